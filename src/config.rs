@@ -1,0 +1,103 @@
+//! Every limit and tunable of the server, in one place.
+//!
+//! Each field says what it bounds, what it costs and why its default is what it
+//! is. The command line (`src/main.rs`) only fills this struct; nothing else in
+//! the crate invents a limit of its own. `docs/limits.md` lists the same table for
+//! operators.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where committed changes are stored and ordered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogKind {
+    /// The embedded write-ahead log in `--data-dir` (the single-machine default).
+    Embedded,
+}
+
+/// TLS settings for the listener.
+#[derive(Clone, Debug)]
+pub enum TlsConfig {
+    /// Plain HTTP/1.1 and h2c (the default on loopback).
+    None,
+    /// A PEM certificate chain and private key.
+    Files { cert: PathBuf, key: PathBuf },
+    /// A certificate generated at start-up for `localhost`/`127.0.0.1`.
+    SelfSigned,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    /// Number of shards, one pinned executor each. Default: available cores.
+    pub shards: u16,
+    pub log: LogKind,
+    pub tls: TlsConfig,
+
+    /// Largest request body accepted, in bytes. Larger bodies get 413.
+    /// kube-apiserver's default is 3 MiB (its `MaxRequestBodyBytes`).
+    pub request_body_bytes_max: usize,
+    /// How long superseded versions stay in memory for exact-resourceVersion reads
+    /// and watch resumption. Costs one `Bytes` handle per superseded version.
+    /// kube-apiserver's watch cache keeps ~5 minutes of events by default.
+    pub history_window: Duration,
+    /// Memory glommio registers with io_uring per executor, in bytes. It is
+    /// locked memory: with RLIMIT_MEMLOCK at 8 MiB and three rings per executor,
+    /// 512 KiB keeps two shards well inside the limit.
+    pub io_memory_bytes: usize,
+    /// io_uring submission queue depth per ring.
+    pub ring_depth: usize,
+    /// Capacity (messages) of each cross-shard channel. A full channel makes the
+    /// sender wait: this is the backpressure between cores.
+    pub mesh_channel_capacity: usize,
+    /// Capacity (entries) of each shard's queue of committed log entries.
+    pub apply_queue_capacity: usize,
+
+    /// Largest number of records one group commit writes before it syncs.
+    pub log_batch_records_max: usize,
+    /// Largest number of bytes one group commit writes before it syncs.
+    pub log_batch_bytes_max: usize,
+    /// A log segment is closed and a new one started past this size.
+    pub log_segment_bytes_max: u64,
+    /// A snapshot is written after this many records since the last one; older
+    /// segments are then deleted.
+    pub log_snapshot_every_records: u64,
+    /// Largest single record (an object plus its key). kube-apiserver's etcd
+    /// limit is 1.5 MiB per value; the request body limit bounds it first.
+    pub log_record_bytes_max: usize,
+
+    /// Concurrent connections accepted per shard; more wait in the kernel backlog.
+    pub connections_per_shard_max: usize,
+    /// Time allowed to read a request's headers (slowloris bound).
+    pub header_read_timeout: Duration,
+    /// Time allowed for in-flight requests after SIGTERM before the process exits.
+    pub shutdown_grace: Duration,
+}
+
+impl Config {
+    pub fn with_defaults(listen: SocketAddr, data_dir: PathBuf, shards: u16) -> Config {
+        Config {
+            listen,
+            data_dir,
+            shards,
+            log: LogKind::Embedded,
+            tls: TlsConfig::None,
+            request_body_bytes_max: 3 * 1024 * 1024,
+            history_window: Duration::from_secs(5 * 60),
+            io_memory_bytes: 512 * 1024,
+            ring_depth: 128,
+            mesh_channel_capacity: 1024,
+            apply_queue_capacity: 4096,
+            log_batch_records_max: 4096,
+            log_batch_bytes_max: 8 * 1024 * 1024,
+            log_segment_bytes_max: 64 * 1024 * 1024,
+            log_snapshot_every_records: 100_000,
+            log_record_bytes_max: 4 * 1024 * 1024,
+            connections_per_shard_max: 10_000,
+            header_read_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}

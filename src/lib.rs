@@ -1,0 +1,16 @@
+//! Shardline: a thread-per-core Kubernetes list/watch API server.
+//!
+//! The crate is split by concern; `docs/architecture.md` is the map. In short:
+//! `runtime/` is the only module that knows glommio (executors, sockets, files,
+//! cross-shard messages); `log/` orders and persists every change; `store/` and
+//! `cache/` hold each shard's objects, already encoded; `types/` knows the
+//! Kubernetes resources; `api/` speaks HTTP and turns every error into a
+//! `metav1.Status`.
+
+pub mod api;
+pub mod cache;
+pub mod config;
+pub mod log;
+pub mod runtime;
+pub mod store;
+pub mod types;
