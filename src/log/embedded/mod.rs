@@ -1,0 +1,1 @@
+//! The embedded durable log (filled in by the first vertical slice).
