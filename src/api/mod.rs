@@ -1,1 +1,118 @@
-//! (filled in by the first vertical slice)
+//! The Kubernetes HTTP API: routing, parameters, content negotiation, one
+//! handler per verb, and the single error-to-`Status` mapping.
+//!
+//! Architecture invariant: only `api/` knows HTTP request/response types and
+//! `metav1.Status`; it reaches shards and the log only through [`Backend`],
+//! so it never touches the runtime directly and can be driven in tests.
+
+pub mod backend;
+pub mod handlers;
+pub mod negotiate;
+pub mod object;
+pub mod params;
+pub mod route;
+pub mod status;
+
+pub use backend::{Backend, BackendError, HealthCheck};
+
+use bytes::Bytes;
+use http::{header, HeaderValue, Method, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
+use params::Params;
+use route::Route;
+use status::ApiError;
+use std::convert::Infallible;
+
+/// The body of every response: whole documents now, streams for watches later.
+pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
+
+pub fn full(bytes: Bytes) -> ResponseBody {
+    UnsyncBoxBody::new(Full::new(bytes))
+}
+
+/// A response with a body and content type.
+pub fn respond(code: StatusCode, content_type: &'static str, body: Bytes) -> Response<ResponseBody> {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = code;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// The Status response for an error; the only place errors become HTTP.
+pub fn error_response(error: &ApiError) -> Response<ResponseBody> {
+    let code = StatusCode::from_u16(error.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = respond(code, "application/json", error.to_status_json());
+    if let Some(seconds) = error.retry_after_seconds() {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// Everything a handler needs about the request besides its body.
+pub struct RequestHead {
+    pub method: Method,
+    pub params: Params,
+    pub accept: Option<String>,
+    pub content_type: Option<String>,
+    pub content_length: Option<u64>,
+}
+
+/// Serves one request.
+pub async fn handle<B, Bd>(backend: &B, request: Request<Bd>) -> Response<ResponseBody>
+where
+    B: Backend,
+    Bd: Body<Data = Bytes>,
+    Bd::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match serve(backend, request).await {
+        Ok(response) => response,
+        Err(error) => error_response(&error),
+    }
+}
+
+async fn serve<B, Bd>(backend: &B, request: Request<Bd>) -> Result<Response<ResponseBody>, ApiError>
+where
+    B: Backend,
+    Bd: Body<Data = Bytes>,
+    Bd::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (parts, body) = request.into_parts();
+    let header_text = |name: header::HeaderName| {
+        parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+    };
+    let head = RequestHead {
+        method: parts.method.clone(),
+        params: Params::parse(parts.uri.query())?,
+        accept: header_text(header::ACCEPT),
+        content_type: header_text(header::CONTENT_TYPE),
+        content_length: header_text(header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
+    };
+    let route = route::parse(parts.uri.path());
+    let limit = backend.config().request_body_bytes_max;
+    if head.content_length.is_some_and(|n| n > limit as u64) {
+        return Err(ApiError::RequestEntityTooLarge { limit_bytes: limit });
+    }
+    let body = read_body(body, limit).await?;
+    match route {
+        Route::Resource(path) => handlers::resource(backend, &head, &path, body).await,
+        Route::Health { kind, check } => Ok(handlers::health::serve(backend, &head, &kind, check.as_deref())),
+        Route::NotFound => Err(ApiError::PathNotFound),
+        other => handlers::discovery::serve(backend, &head, &other),
+    }
+}
+
+/// Reads a whole request body, at most `limit_bytes`.
+async fn read_body<Bd>(body: Bd, limit_bytes: usize) -> Result<Bytes, ApiError>
+where
+    Bd: Body<Data = Bytes>,
+    Bd::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match Limited::new(body, limit_bytes).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            Err(ApiError::RequestEntityTooLarge { limit_bytes })
+        }
+        Err(e) => Err(ApiError::BadRequest(format!("reading the request body failed: {e}"))),
+    }
+}

@@ -7,3 +7,7 @@
 
 pub mod key;
 pub mod registry;
+pub mod discovery;
+pub mod openapi;
+pub mod selector;
+pub mod validation;

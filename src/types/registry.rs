@@ -47,3 +47,51 @@ impl ResourceInfo {
         }
     }
 }
+
+/// The resources served, looked up by (group, version, resource).
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    resources: Vec<ResourceInfo>,
+}
+
+impl Registry {
+    /// Placeholder until the generated table lands: a few core types.
+    pub fn builtin() -> Registry {
+        let r = |group: &str, resource: &str, kind: &str, namespaced: bool| ResourceInfo {
+            group: group.into(),
+            version: "v1".into(),
+            resource: resource.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            list_kind: format!("{kind}List"),
+            namespaced,
+            short_names: vec![],
+            categories: vec![],
+            verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+                .map(String::from)
+                .to_vec(),
+            selectable_fields: vec![],
+            allow_create_on_update: false,
+            has_generation: resource == "deployments" || resource == "pods",
+            subresources: vec!["status".into()],
+        };
+        Registry {
+            resources: vec![
+                r("", "namespaces", "Namespace", false),
+                r("", "pods", "Pod", true),
+                r("", "configmaps", "ConfigMap", true),
+                r("apps", "deployments", "Deployment", true),
+            ],
+        }
+    }
+
+    pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<&ResourceInfo> {
+        self.resources
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.resource == resource)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ResourceInfo> {
+        self.resources.iter()
+    }
+}

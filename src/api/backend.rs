@@ -1,0 +1,50 @@
+//! What the API layer needs from the rest of the server: shards to read from,
+//! the log to append to, the clock, and the registry.
+//!
+//! `runtime/` implements it with executors and cross-core messages; tests can
+//! implement it with one in-process shard. Futures are not `Send`: a request
+//! is served on the core that accepted its connection.
+
+use crate::config::Config;
+use crate::log::{AppendError, Entry, Proposal, Revision};
+use crate::store::ShardStore;
+use crate::types::key::ShardId;
+use crate::types::registry::Registry;
+use std::time::SystemTime;
+
+/// Why a cross-shard call did not complete.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    #[error("shard {0} is unavailable (shutting down)")]
+    ShardUnavailable(ShardId),
+    #[error("shard {shard} had not reached revision {wanted} in time (it is at {current})")]
+    RevisionTimeout { shard: ShardId, wanted: Revision, current: Revision },
+}
+
+/// The result of a named health check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HealthCheck {
+    pub name: &'static str,
+    pub ok: bool,
+    pub detail: String,
+}
+
+#[allow(async_fn_in_trait)]
+pub trait Backend {
+    fn config(&self) -> &Config;
+    fn registry(&self) -> &Registry;
+    fn shard_count(&self) -> u16;
+    /// The log's commit point now: a read at this revision is a consistent
+    /// ("most recent") read.
+    fn committed_revision(&self) -> Revision;
+    fn now(&self) -> SystemTime;
+    /// Runs `f` on `shard`'s store once that shard has applied `min_revision`.
+    async fn on_shard<R, F>(&self, shard: ShardId, min_revision: Revision, f: F) -> Result<R, BackendError>
+    where
+        F: FnOnce(&ShardStore) -> R + Send + 'static,
+        R: Send + 'static;
+    /// Appends to the log; `Ok` once the entry is durable.
+    async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError>;
+    /// Health checks for /livez, /readyz, /healthz.
+    fn health_checks(&self) -> Vec<HealthCheck>;
+}

@@ -1,0 +1,155 @@
+//! POST: create an object. Server-set fields as kube-apiserver sets them
+//! (uid, creationTimestamp, generation, generateName), name validation, the
+//! namespace must exist, and the append is conditional on the key's absence
+//! so a concurrent create of the same name answers 409 AlreadyExists.
+
+use super::{append_error, read_current, Resolved};
+use crate::api::object::{
+    self, check_type_meta, decode_body, generated_suffix, metadata_mut, new_uid, order_fields, storage_value,
+    timestamp, Object,
+};
+use crate::api::status::{ApiError, Cause, Target};
+use crate::api::{respond, Backend, RequestHead, ResponseBody};
+use crate::log::{AppendError, Operation, Precondition, Proposal, Revision};
+use crate::types::key::ObjectKey;
+use crate::types::validation;
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use serde_json::{json, Value};
+
+pub async fn serve(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    body: &[u8],
+) -> Result<Response<ResponseBody>, ApiError> {
+    let mut object = decode_body(head.content_type.as_deref(), body)?;
+    check_type_meta(&mut object, &resolved.info)?;
+    let created = create_object(backend, head, resolved, object).await?;
+    Ok(respond(StatusCode::CREATED, "application/json", created))
+}
+
+/// Checks the object's namespace against the request's; fills it in.
+pub fn apply_namespace(object: &mut Object, resolved: &Resolved) -> Result<(), ApiError> {
+    let namespace = resolved.namespace.clone().unwrap_or_default();
+    let meta = metadata_mut(object);
+    let given = meta.get("namespace").and_then(Value::as_str).unwrap_or("").to_string();
+    if resolved.info.namespaced {
+        if !given.is_empty() && given != namespace {
+            return Err(ApiError::BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request".into(),
+            ));
+        }
+        meta.insert("namespace".into(), json!(namespace));
+    } else {
+        meta.shift_remove("namespace");
+    }
+    Ok(())
+}
+
+/// Name validation causes for a name of this resource.
+pub fn name_causes(resolved: &Resolved, name: &str) -> Vec<Cause> {
+    validation::validate_object_name(&resolved.info.resource, name)
+        .into_iter()
+        .map(|e| Cause { reason: e.reason_code().to_string(), message: e.to_string(), field: e.field.clone() })
+        .collect()
+}
+
+/// Creates `object` (already type-checked); returns the stored encoding.
+pub async fn create_object(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    mut object: Object,
+) -> Result<Bytes, ApiError> {
+    let info = &resolved.info;
+    apply_namespace(&mut object, resolved)?;
+    let now = timestamp(backend.now());
+    let name = {
+        let meta = metadata_mut(&mut object);
+        let mut name = meta.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        if name.is_empty() {
+            let prefix = meta.get("generateName").and_then(Value::as_str).unwrap_or("").to_string();
+            if prefix.is_empty() {
+                return Err(object::invalid(
+                    info,
+                    "",
+                    vec![Cause {
+                        reason: "FieldValueRequired".into(),
+                        message: "metadata.name: Required value: name or generateName is required".into(),
+                        field: "metadata.name".into(),
+                    }],
+                ));
+            }
+            name = format!("{prefix}{}", generated_suffix(rand::random()));
+            meta.insert("name".into(), json!(name));
+        }
+        meta.insert("uid".into(), json!(new_uid(rand::random())));
+        meta.insert("creationTimestamp".into(), json!(now));
+        for server_only in ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+            meta.shift_remove(server_only);
+        }
+        if info.has_generation {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.shift_remove("generation");
+        }
+        name
+    };
+    let causes = name_causes(resolved, &name);
+    if !causes.is_empty() {
+        return Err(object::invalid(info, &name, causes));
+    }
+    if info.subresources.iter().any(|s| s == "status") {
+        // The status subresource owns status: a create starts it empty, as the
+        // registries of these types reset it.
+        let status = if info.group.is_empty() && info.resource == "pods" {
+            json!({"phase": "Pending"})
+        } else if info.group.is_empty() && info.resource == "namespaces" {
+            json!({"phase": "Active"})
+        } else {
+            json!({})
+        };
+        object.insert("status".into(), status);
+    }
+    let object = order_fields(object);
+    let namespace = resolved.namespace.clone().unwrap_or_default();
+    if info.namespaced {
+        let namespace_key = ObjectKey::new("", "namespaces", "", &namespace);
+        if read_current(backend, &namespace_key, backend.committed_revision()).await?.is_none() {
+            return Err(ApiError::NotFound(Target::new("", "namespaces", &namespace)));
+        }
+    }
+    if head.params.dry_run_all {
+        return serde_json::to_vec(&object)
+            .map(Bytes::from)
+            .map_err(|e| ApiError::Internal(e.to_string()));
+    }
+    let key = resolved.key(&name);
+    let proposal = Proposal {
+        key: key.encode(),
+        precondition: Precondition::Absent,
+        operation: Operation::Put(storage_value(&object)?),
+    };
+    let entry = match backend.append(proposal).await {
+        Ok(entry) => entry,
+        Err(AppendError::Conflict { .. }) => {
+            return Err(ApiError::AlreadyExists(Target::new(&info.group, &info.resource, &name)))
+        }
+        Err(e) => return Err(append_error(e)),
+    };
+    stored_after(backend, &key, entry.revision).await
+}
+
+/// The stored encoding of `key` once its owner has applied `revision`.
+pub async fn stored_after(backend: &impl Backend, key: &ObjectKey, revision: Revision) -> Result<Bytes, ApiError> {
+    match read_current(backend, key, revision).await? {
+        Some(object) => Ok(object.json.clone()),
+        // Deleted again between our write and this read: answer with what we
+        // wrote is impossible without its encoding; report the race honestly.
+        None => Err(ApiError::Conflict {
+            target: Target::new("", "", &key.name),
+            message: "the object was deleted concurrently".into(),
+        }),
+    }
+}

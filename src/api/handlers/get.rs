@@ -1,0 +1,30 @@
+//! GET of one object: a consistent read from the owner shard at the log's
+//! commit point, answered with the cached encoding (no re-serialization).
+
+use super::table;
+use super::{read_current, Resolved};
+use crate::api::negotiate::{self, Representation};
+use crate::api::status::ApiError;
+use crate::api::{respond, Backend, RequestHead, ResponseBody};
+use http::{Response, StatusCode};
+
+pub async fn serve(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let representation = negotiate::for_objects(head.accept.as_deref(), true)?;
+    let name = resolved.name.as_deref().unwrap_or("");
+    let key = resolved.key(name);
+    let at = backend.committed_revision();
+    let object = read_current(backend, &key, at)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(resolved.target()))?;
+    match representation {
+        Representation::Table { version } => {
+            let body = table::build(&version, std::slice::from_ref(&object), object.mod_revision, None);
+            Ok(respond(StatusCode::OK, "application/json", body))
+        }
+        _ => Ok(respond(StatusCode::OK, "application/json", object.json.clone())),
+    }
+}

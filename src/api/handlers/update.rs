@@ -1,0 +1,160 @@
+//! PUT: replace an object. The update is an append conditional on the mod
+//! revision read, so optimistic concurrency is exactly the log's: a stale
+//! `metadata.resourceVersion` answers 409 Conflict; without one the update
+//! retries on a concurrent write. Server-owned fields (uid, creationTimestamp,
+//! generation, status for types with a status subresource) are kept from the
+//! stored object; a no-op update writes nothing.
+
+use super::create::{apply_namespace, create_object, stored_after};
+use super::{append_error, read_current, Resolved};
+use crate::api::object::{check_type_meta, decode_body, metadata, metadata_mut, order_fields, storage_value, Object};
+use crate::api::status::ApiError;
+use crate::api::{respond, Backend, RequestHead, ResponseBody};
+use crate::log::{AppendError, Operation, Precondition, Proposal, Revision};
+use http::{Response, StatusCode};
+use serde_json::{json, Value};
+
+/// Attempts of an update without a resourceVersion before giving up (each
+/// failed attempt means another writer won the race).
+const UPDATE_ATTEMPTS_MAX: usize = 16;
+
+pub const MODIFIED: &str = "the object has been modified; please apply your changes to the latest version and try again";
+
+/// Parses a resourceVersion given by a client.
+pub fn parse_resource_version(text: &str) -> Result<Option<Revision>, ApiError> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse::<u64>()
+        .map(|n| Some(Revision(n)))
+        .map_err(|_| ApiError::BadRequest(format!("invalid resource version \"{text}\"")))
+}
+
+pub async fn serve(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    body: &[u8],
+) -> Result<Response<ResponseBody>, ApiError> {
+    if resolved.subresource.is_some() && resolved.subresource.as_deref() != Some("status") {
+        return Err(ApiError::MethodNotAllowed { method: "PUT".into(), target: resolved.target() });
+    }
+    let mut object = decode_body(head.content_type.as_deref(), body)?;
+    check_type_meta(&mut object, &resolved.info)?;
+    let url_name = resolved.name.clone().unwrap_or_default();
+    {
+        let meta = metadata_mut(&mut object);
+        let body_name = meta.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        if body_name.is_empty() {
+            meta.insert("name".into(), json!(url_name));
+        } else if body_name != url_name {
+            return Err(ApiError::BadRequest(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({url_name})"
+            )));
+        }
+    }
+    apply_namespace(&mut object, resolved)?;
+    let wanted = parse_resource_version(
+        metadata(&object).get("resourceVersion").and_then(Value::as_str).unwrap_or(""),
+    )?;
+    let key = resolved.key(&url_name);
+    for _ in 0..UPDATE_ATTEMPTS_MAX {
+        let Some(current) = read_current(backend, &key, backend.committed_revision()).await? else {
+            if !resolved.info.allow_create_on_update || resolved.subresource.is_some() {
+                return Err(ApiError::NotFound(resolved.target()));
+            }
+            if wanted.is_some() {
+                // kube-apiserver refuses a create-on-update that names a version.
+                return Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() });
+            }
+            match create_object(backend, head, resolved, object.clone()).await {
+                Ok(created) => return Ok(respond(StatusCode::CREATED, "application/json", created)),
+                Err(ApiError::AlreadyExists(_)) => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        if wanted.is_some_and(|w| w != current.mod_revision) {
+            return Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() });
+        }
+        let stored: Object = serde_json::from_slice(&current.json)
+            .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
+        let updated = merge_server_fields(object.clone(), &stored, resolved);
+        let updated = order_fields(updated);
+        let value = storage_value(&updated)?;
+        if value == storage_value(&stored)? {
+            return Ok(respond(StatusCode::OK, "application/json", current.json.clone()));
+        }
+        if head.params.dry_run_all {
+            let mut preview = updated.clone();
+            metadata_mut(&mut preview).insert("resourceVersion".into(), json!(current.mod_revision.0.to_string()));
+            let bytes = serde_json::to_vec(&preview).map_err(|e| ApiError::Internal(e.to_string()))?;
+            return Ok(respond(StatusCode::OK, "application/json", bytes.into()));
+        }
+        // An object being deleted whose last finalizer is removed goes away.
+        let finishing = metadata(&updated).contains_key("deletionTimestamp")
+            && metadata(&updated).get("finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
+        let operation = if finishing { Operation::Delete } else { Operation::Put(value) };
+        let proposal = Proposal {
+            key: key.encode(),
+            precondition: Precondition::ModRevision(current.mod_revision),
+            operation,
+        };
+        match backend.append(proposal).await {
+            Ok(entry) if finishing => {
+                let _ = entry;
+                let bytes = serde_json::to_vec(&updated).map_err(|e| ApiError::Internal(e.to_string()))?;
+                return Ok(respond(StatusCode::OK, "application/json", bytes.into()));
+            }
+            Ok(entry) => {
+                let bytes = stored_after(backend, &key, entry.revision).await?;
+                return Ok(respond(StatusCode::OK, "application/json", bytes));
+            }
+            Err(AppendError::Conflict { .. }) if wanted.is_none() => continue,
+            Err(AppendError::Conflict { .. }) => {
+                return Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() })
+            }
+            Err(e) => return Err(append_error(e)),
+        }
+    }
+    Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() })
+}
+
+/// The object to store: the client's, with the server-owned fields of the
+/// stored version.
+fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved) -> Object {
+    let stored_meta = metadata(stored).clone();
+    let status_subresource = resolved.info.subresources.iter().any(|s| s == "status");
+    let is_status_update = resolved.subresource.as_deref() == Some("status");
+    if is_status_update {
+        // PUT .../status changes only status.
+        let mut result = stored.clone();
+        match object.shift_remove("status") {
+            Some(status) => result.insert("status".into(), status),
+            None => result.shift_remove("status"),
+        };
+        return result;
+    }
+    if status_subresource {
+        match stored.get("status") {
+            Some(status) => object.insert("status".into(), status.clone()),
+            None => object.shift_remove("status"),
+        };
+    }
+    let spec_changed = object.get("spec") != stored.get("spec");
+    let meta = metadata_mut(&mut object);
+    for owned in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generateName"] {
+        match stored_meta.get(owned) {
+            Some(v) => meta.insert(owned.into(), v.clone()),
+            None => meta.shift_remove(owned),
+        };
+    }
+    if resolved.info.has_generation {
+        let generation = stored_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
+        let next = if spec_changed { generation + 1 } else { generation };
+        meta.insert("generation".into(), json!(next));
+    } else {
+        meta.shift_remove("generation");
+    }
+    meta.shift_remove("resourceVersion");
+    object
+}

@@ -1,0 +1,142 @@
+//! Content negotiation: which representation of a response the client accepts.
+//!
+//! The Accept header lists media types with parameters in order of preference
+//! (`application/json;as=Table;g=meta.k8s.io;v=v1, application/json`). This
+//! file picks the first one the server can produce for the route, or answers
+//! 406 NotAcceptable.
+//!
+//! Invariant: never panics on any header value.
+
+use super::status::ApiError;
+
+/// A representation the server can produce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Representation {
+    Json,
+    /// `as=Table` (meta.k8s.io v1 or v1beta1).
+    Table { version: String },
+    /// `as=APIGroupDiscoveryList` (apidiscovery.k8s.io v2 / v2beta1).
+    AggregatedDiscovery { version: String },
+}
+
+/// One media range of an Accept header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MediaRange {
+    pub media_type: String,
+    pub params: Vec<(String, String)>,
+}
+
+impl MediaRange {
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+pub fn parse_accept(header: &str) -> Vec<MediaRange> {
+    let mut ranges: Vec<(f32, usize, MediaRange)> = Vec::new();
+    for (index, part) in header.split(',').enumerate() {
+        let mut pieces = part.split(';');
+        let media_type = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
+        if media_type.is_empty() {
+            continue;
+        }
+        let mut params = Vec::new();
+        let mut quality = 1.0f32;
+        for p in pieces {
+            let mut kv = p.splitn(2, '=');
+            let k = kv.next().unwrap_or("").trim().to_string();
+            let v = kv.next().unwrap_or("").trim().trim_matches('"').to_string();
+            if k == "q" {
+                quality = v.parse().unwrap_or(0.0);
+            } else if !k.is_empty() {
+                params.push((k, v));
+            }
+        }
+        if quality > 0.0 {
+            ranges.push((quality, index, MediaRange { media_type, params }));
+        }
+    }
+    ranges.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(&b.1)));
+    ranges.into_iter().map(|(_, _, r)| r).collect()
+}
+
+fn is_json(media_type: &str) -> bool {
+    matches!(media_type, "application/json" | "application/*" | "*/*")
+}
+
+/// Chooses the representation for an object or list response.
+pub fn for_objects(accept: Option<&str>, table_allowed: bool) -> Result<Representation, ApiError> {
+    let Some(header) = accept.filter(|h| !h.trim().is_empty()) else {
+        return Ok(Representation::Json);
+    };
+    let ranges = parse_accept(header);
+    for range in &ranges {
+        if !is_json(&range.media_type) {
+            continue;
+        }
+        match range.param("as") {
+            None => return Ok(Representation::Json),
+            Some("Table") if table_allowed => {
+                let group_ok = range.param("g").is_none_or(|g| g == "meta.k8s.io");
+                let version = range.param("v").unwrap_or("v1");
+                if group_ok && (version == "v1" || version == "v1beta1") {
+                    return Ok(Representation::Table { version: version.to_string() });
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Err(ApiError::NotAcceptable(header.to_string()))
+}
+
+/// Chooses the representation for `/api` and `/apis`.
+pub fn for_discovery(accept: Option<&str>) -> Result<Representation, ApiError> {
+    let Some(header) = accept.filter(|h| !h.trim().is_empty()) else {
+        return Ok(Representation::Json);
+    };
+    for range in parse_accept(header) {
+        if !is_json(&range.media_type) {
+            continue;
+        }
+        match range.param("as") {
+            None => return Ok(Representation::Json),
+            Some("APIGroupDiscoveryList") => {
+                let group_ok = range.param("g") == Some("apidiscovery.k8s.io");
+                let version = range.param("v").unwrap_or("");
+                if group_ok && (version == "v2" || version == "v2beta1") {
+                    return Ok(Representation::AggregatedDiscovery { version: version.to_string() });
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Err(ApiError::NotAcceptable(header.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_table_request() {
+        let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(for_objects(Some(accept), true).unwrap(), Representation::Table { version: "v1".into() });
+        assert_eq!(for_objects(Some(accept), false).unwrap(), Representation::Json);
+    }
+
+    #[test]
+    fn plain_and_wildcards() {
+        assert_eq!(for_objects(None, true).unwrap(), Representation::Json);
+        assert_eq!(for_objects(Some("*/*"), true).unwrap(), Representation::Json);
+        assert_eq!(for_objects(Some("application/json, */*"), true).unwrap(), Representation::Json);
+        assert_eq!(for_objects(Some("text/html"), true).unwrap_err().code(), 406);
+        assert_eq!(for_objects(Some("application/json;q=0"), true).unwrap_err().code(), 406);
+    }
+
+    #[test]
+    fn discovery_prefers_aggregated() {
+        let accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+        assert_eq!(for_discovery(Some(accept)).unwrap(), Representation::AggregatedDiscovery { version: "v2".into() });
+        assert_eq!(for_discovery(Some("application/json")).unwrap(), Representation::Json);
+    }
+}

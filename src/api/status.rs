@@ -1,0 +1,309 @@
+//! The single mapping from every error the server can answer with to a
+//! Kubernetes `metav1.Status` response.
+//!
+//! Invariant: handlers return [`ApiError`]; only this file decides codes,
+//! reasons and message formats, so every path answers the way kube-apiserver
+//! does for the same failure.
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+
+/// What the request names, for `details` and messages (`pods "x"`,
+/// `deployments.apps "web"`).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Target {
+    pub group: String,
+    /// Plural resource name (kube's `details.kind` holds the resource).
+    pub resource: String,
+    pub name: String,
+}
+
+impl Target {
+    pub fn new(group: &str, resource: &str, name: &str) -> Target {
+        Target { group: group.into(), resource: resource.into(), name: name.into() }
+    }
+
+    /// `pods` or `deployments.apps`, as kube-apiserver writes a GroupResource.
+    pub fn group_resource(&self) -> String {
+        if self.group.is_empty() {
+            self.resource.clone()
+        } else {
+            format!("{}.{}", self.resource, self.group)
+        }
+    }
+}
+
+/// One entry of `details.causes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cause {
+    /// `FieldValueRequired`, `FieldValueInvalid`, ...
+    pub reason: String,
+    pub message: String,
+    pub field: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ApiError {
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("not found")]
+    NotFound(Target),
+    /// A path the server does not serve at all (kube answers a bare 404 Status).
+    #[error("path not found")]
+    PathNotFound,
+    #[error("already exists")]
+    AlreadyExists(Target),
+    /// A stale resourceVersion (or other optimistic-concurrency failure).
+    #[error("conflict: {message}")]
+    Conflict { target: Target, message: String },
+    #[error("method not allowed")]
+    MethodNotAllowed { method: String, target: Target },
+    #[error("unsupported media type {0}")]
+    UnsupportedMediaType(String),
+    #[error("not acceptable")]
+    NotAcceptable(String),
+    #[error("request entity too large: limit is {limit_bytes} bytes")]
+    RequestEntityTooLarge { limit_bytes: usize },
+    #[error("invalid")]
+    Invalid { kind: String, target: Target, causes: Vec<Cause> },
+    #[error("internal error: {0}")]
+    Internal(String),
+    #[error("service unavailable: {0}")]
+    ServiceUnavailable(String),
+    #[error("timeout: {message}")]
+    Timeout { message: String, retry_after_seconds: u32 },
+}
+
+impl ApiError {
+    pub fn code(&self) -> u16 {
+        match self {
+            ApiError::BadRequest(_) => 400,
+            ApiError::NotFound(_) | ApiError::PathNotFound => 404,
+            ApiError::AlreadyExists(_) | ApiError::Conflict { .. } => 409,
+            ApiError::MethodNotAllowed { .. } => 405,
+            ApiError::UnsupportedMediaType(_) => 415,
+            ApiError::NotAcceptable(_) => 406,
+            ApiError::RequestEntityTooLarge { .. } => 413,
+            ApiError::Invalid { .. } => 422,
+            ApiError::Internal(_) => 500,
+            ApiError::ServiceUnavailable(_) => 503,
+            ApiError::Timeout { .. } => 504,
+        }
+    }
+
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest(_) => "BadRequest",
+            ApiError::NotFound(_) | ApiError::PathNotFound => "NotFound",
+            ApiError::AlreadyExists(_) => "AlreadyExists",
+            ApiError::Conflict { .. } => "Conflict",
+            ApiError::MethodNotAllowed { .. } => "MethodNotAllowed",
+            ApiError::UnsupportedMediaType(_) => "UnsupportedMediaType",
+            ApiError::NotAcceptable(_) => "NotAcceptable",
+            ApiError::RequestEntityTooLarge { .. } => "RequestEntityTooLarge",
+            ApiError::Invalid { .. } => "Invalid",
+            ApiError::Internal(_) => "InternalError",
+            ApiError::ServiceUnavailable(_) => "ServiceUnavailable",
+            ApiError::Timeout { .. } => "Timeout",
+        }
+    }
+
+    /// Seconds for a `Retry-After` header, when the error asks clients to retry.
+    pub fn retry_after_seconds(&self) -> Option<u32> {
+        match self {
+            ApiError::Timeout { retry_after_seconds, .. } => Some(*retry_after_seconds),
+            ApiError::ServiceUnavailable(_) => Some(1),
+            _ => None,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::BadRequest(m) => m.clone(),
+            ApiError::NotFound(t) => format!("{} \"{}\" not found", t.group_resource(), t.name),
+            ApiError::PathNotFound => "the server could not find the requested resource".into(),
+            ApiError::AlreadyExists(t) => {
+                format!("{} \"{}\" already exists", t.group_resource(), t.name)
+            }
+            ApiError::Conflict { target, message } => format!(
+                "Operation cannot be fulfilled on {} \"{}\": {}",
+                target.group_resource(),
+                target.name,
+                message
+            ),
+            ApiError::MethodNotAllowed { method, target } => format!(
+                "{} is not supported on resources of kind \"{}\"",
+                method,
+                target.group_resource()
+            ),
+            ApiError::UnsupportedMediaType(t) => {
+                format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {t:?})")
+            }
+            ApiError::NotAcceptable(_) => {
+                "only the following media types are accepted: application/json, application/yaml".into()
+            }
+            ApiError::RequestEntityTooLarge { limit_bytes } => {
+                format!("the request body is larger than the server's limit of {limit_bytes} bytes")
+            }
+            ApiError::Invalid { kind, target, causes } => {
+                let list: Vec<String> = causes.iter().map(|c| c.message.clone()).collect();
+                let joined = if list.len() == 1 {
+                    list[0].clone()
+                } else {
+                    format!("[{}]", list.join(", "))
+                };
+                format!("{} \"{}\" is invalid: {}", kind, target.name, joined)
+            }
+            ApiError::Internal(m) => format!("Internal error occurred: {m}"),
+            ApiError::ServiceUnavailable(m) => m.clone(),
+            ApiError::Timeout { message, .. } => message.clone(),
+        }
+    }
+
+    fn details(&self) -> Option<Value> {
+        let target_details = |t: &Target| {
+            let mut d = serde_json::Map::new();
+            if !t.name.is_empty() {
+                d.insert("name".into(), json!(t.name));
+            }
+            if !t.group.is_empty() {
+                d.insert("group".into(), json!(t.group));
+            }
+            if !t.resource.is_empty() {
+                d.insert("kind".into(), json!(t.resource));
+            }
+            d
+        };
+        match self {
+            ApiError::NotFound(t) | ApiError::AlreadyExists(t) => Some(Value::Object(target_details(t))),
+            ApiError::Conflict { target, .. } => Some(Value::Object(target_details(target))),
+            ApiError::Invalid { kind, target, causes } => {
+                let mut d = target_details(target);
+                d.insert("kind".into(), json!(kind));
+                let causes: Vec<Value> = causes
+                    .iter()
+                    .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                    .collect();
+                d.insert("causes".into(), Value::Array(causes));
+                Some(Value::Object(d))
+            }
+            ApiError::Timeout { retry_after_seconds, .. } => {
+                Some(json!({"retryAfterSeconds": retry_after_seconds}))
+            }
+            _ => None,
+        }
+    }
+
+    /// The `Status` object as JSON bytes.
+    pub fn to_status_json(&self) -> Bytes {
+        let mut status = serde_json::Map::new();
+        status.insert("kind".into(), json!("Status"));
+        status.insert("apiVersion".into(), json!("v1"));
+        status.insert("metadata".into(), json!({}));
+        status.insert("status".into(), json!("Failure"));
+        status.insert("message".into(), json!(self.message()));
+        status.insert("reason".into(), json!(self.reason()));
+        if let Some(details) = self.details() {
+            status.insert("details".into(), details);
+        }
+        status.insert("code".into(), json!(self.code()));
+        Bytes::from(serde_json::to_vec(&Value::Object(status)).unwrap_or_default())
+    }
+}
+
+/// The `Status` a successful delete answers with for resources that do not
+/// return the deleted object.
+pub fn success_status(target: &Target, uid: &str) -> Bytes {
+    let mut details = serde_json::Map::new();
+    details.insert("name".into(), json!(target.name));
+    if !target.group.is_empty() {
+        details.insert("group".into(), json!(target.group));
+    }
+    details.insert("kind".into(), json!(target.resource));
+    if !uid.is_empty() {
+        details.insert("uid".into(), json!(uid));
+    }
+    let status = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": Value::Object(details),
+    });
+    Bytes::from(serde_json::to_vec(&status).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(e: &ApiError) -> Value {
+        serde_json::from_slice(&e.to_status_json()).unwrap()
+    }
+
+    #[test]
+    fn not_found_matches_kube_format() {
+        let e = ApiError::NotFound(Target::new("apps", "deployments", "web"));
+        let s = parse(&e);
+        assert_eq!(s["code"], 404);
+        assert_eq!(s["reason"], "NotFound");
+        assert_eq!(s["message"], "deployments.apps \"web\" not found");
+        assert_eq!(s["details"], json!({"name": "web", "group": "apps", "kind": "deployments"}));
+        assert_eq!(s["kind"], "Status");
+        assert_eq!(s["status"], "Failure");
+    }
+
+    #[test]
+    fn conflict_and_already_exists() {
+        let t = Target::new("", "pods", "a");
+        let e = ApiError::Conflict { target: t.clone(), message: "the object has been modified; please apply your changes to the latest version and try again".into() };
+        let s = parse(&e);
+        assert_eq!(s["code"], 409);
+        assert_eq!(s["reason"], "Conflict");
+        assert!(s["message"].as_str().unwrap().starts_with("Operation cannot be fulfilled on pods \"a\": the object has been modified"));
+        let s = parse(&ApiError::AlreadyExists(t));
+        assert_eq!(s["reason"], "AlreadyExists");
+        assert_eq!(s["message"], "pods \"a\" already exists");
+    }
+
+    #[test]
+    fn invalid_lists_causes() {
+        let e = ApiError::Invalid {
+            kind: "Pod".into(),
+            target: Target::new("", "pods", "Bad_Name"),
+            causes: vec![Cause {
+                reason: "FieldValueInvalid".into(),
+                message: "metadata.name: Invalid value: \"Bad_Name\": bad".into(),
+                field: "metadata.name".into(),
+            }],
+        };
+        let s = parse(&e);
+        assert_eq!(s["code"], 422);
+        assert_eq!(s["details"]["kind"], "Pod");
+        assert_eq!(s["details"]["causes"][0]["field"], "metadata.name");
+        assert_eq!(s["message"], "Pod \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": bad");
+    }
+
+    #[test]
+    fn every_variant_has_a_code_and_reason() {
+        let t = Target::new("", "pods", "a");
+        let all = vec![
+            ApiError::BadRequest("x".into()),
+            ApiError::NotFound(t.clone()),
+            ApiError::PathNotFound,
+            ApiError::AlreadyExists(t.clone()),
+            ApiError::Conflict { target: t.clone(), message: "m".into() },
+            ApiError::MethodNotAllowed { method: "PATCH".into(), target: t.clone() },
+            ApiError::UnsupportedMediaType("text/plain".into()),
+            ApiError::NotAcceptable("x".into()),
+            ApiError::RequestEntityTooLarge { limit_bytes: 3 },
+            ApiError::Invalid { kind: "Pod".into(), target: t, causes: vec![] },
+            ApiError::Internal("x".into()),
+            ApiError::ServiceUnavailable("x".into()),
+            ApiError::Timeout { message: "x".into(), retry_after_seconds: 1 },
+        ];
+        let codes: Vec<u16> = all.iter().map(|e| parse(e)["code"].as_u64().unwrap() as u16).collect();
+        assert_eq!(codes, [400, 404, 404, 409, 409, 405, 415, 406, 413, 422, 500, 503, 504]);
+        assert_eq!(all[12].retry_after_seconds(), Some(1));
+    }
+}
