@@ -74,6 +74,14 @@ pub struct Config {
     pub header_read_timeout: Duration,
     /// Time allowed for in-flight requests after SIGTERM before the process exits.
     pub shutdown_grace: Duration,
+    /// Concurrent HTTP/2 streams per connection (each watch is one stream).
+    pub http2_max_concurrent_streams: u32,
+    /// Appends in flight at the log at once; more wait at the log's channel.
+    pub log_appends_in_flight_max: usize,
+    /// Committed entries the log keeps in memory until every shard received them.
+    pub log_tail_entries_max: usize,
+    /// How often the log checks whether a snapshot is due.
+    pub log_snapshot_check_interval: Duration,
 }
 
 impl Config {
@@ -98,6 +106,10 @@ impl Config {
             connections_per_shard_max: 10_000,
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),
+            http2_max_concurrent_streams: 1000,
+            log_appends_in_flight_max: 4096,
+            log_tail_entries_max: 65536,
+            log_snapshot_check_interval: Duration::from_secs(1),
         }
     }
 }

@@ -1,1 +1,122 @@
-fn main() {}
+//! The `shardline` command line: `shardline serve ...` starts the server.
+//!
+//! Every flag fills a field of `config::Config`; defaults and the meaning of
+//! each limit live there (and in docs/limits.md), not here.
+
+use clap::{Args, Parser, Subcommand};
+use shardline::config::{Config, TlsConfig};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "shardline", version, about = "A thread-per-core Kubernetes list/watch API server")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the API server.
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on (every shard binds it with SO_REUSEPORT).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Directory of the embedded log.
+    #[arg(long, default_value = "shardline-data")]
+    data_dir: PathBuf,
+    /// Number of shards (pinned executors). Default: available cores.
+    #[arg(long)]
+    shards: Option<u16>,
+    /// PEM certificate chain for TLS (with --tls-key).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key for TLS (with --tls-cert).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve TLS with a certificate generated at start-up.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    tls_self_signed: bool,
+    /// How long superseded versions stay in memory (e.g. 300s, 5m).
+    #[arg(long, value_parser = parse_duration)]
+    history_window: Option<Duration>,
+    /// Largest request body in bytes (413 above it).
+    #[arg(long)]
+    request_body_bytes_max: Option<usize>,
+    /// Locked memory glommio registers with io_uring, per shard, in bytes.
+    #[arg(long)]
+    io_memory_bytes: Option<usize>,
+    /// Time in-flight requests get after SIGTERM (e.g. 10s).
+    #[arg(long, value_parser = parse_duration)]
+    shutdown_grace: Option<Duration>,
+    /// Records between log snapshots.
+    #[arg(long)]
+    log_snapshot_every_records: Option<u64>,
+    /// Log segment size in bytes before rotation.
+    #[arg(long)]
+    log_segment_bytes_max: Option<u64>,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let n: u64 = number.parse().map_err(|_| format!("invalid duration {text:?}"))?;
+    match unit {
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        "h" => Ok(Duration::from_secs(n * 3600)),
+        _ => Err(format!("invalid duration unit in {text:?} (use ms, s, m or h)")),
+    }
+}
+
+fn config_from(args: ServeArgs) -> Config {
+    let shards = args.shards.unwrap_or_else(shardline::runtime::default_shard_count).max(1);
+    let mut config = Config::with_defaults(args.listen, args.data_dir, shards);
+    config.tls = match (args.tls_cert, args.tls_key, args.tls_self_signed) {
+        (Some(cert), Some(key), _) => TlsConfig::Files { cert, key },
+        (_, _, true) => TlsConfig::SelfSigned,
+        _ => TlsConfig::None,
+    };
+    if let Some(v) = args.history_window {
+        config.history_window = v;
+    }
+    if let Some(v) = args.request_body_bytes_max {
+        config.request_body_bytes_max = v;
+    }
+    if let Some(v) = args.io_memory_bytes {
+        config.io_memory_bytes = v;
+    }
+    if let Some(v) = args.shutdown_grace {
+        config.shutdown_grace = v;
+    }
+    if let Some(v) = args.log_snapshot_every_records {
+        config.log_snapshot_every_records = v.max(1);
+    }
+    if let Some(v) = args.log_segment_bytes_max {
+        config.log_segment_bytes_max = v.max(64 * 1024);
+    }
+    config
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => {
+            let config = config_from(args);
+            let registry = shardline::types::registry::Registry::builtin();
+            match shardline::runtime::serve(config, registry) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("shardline: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}

@@ -1,1 +1,719 @@
-//! (filled in by the first vertical slice)
+//! The thread-per-core runtime: the only module that knows glommio.
+//!
+//! One executor per shard, pinned to a core, each with its own listener on
+//! the same port (SO_REUSEPORT) serving the connections it accepts. Shards
+//! talk only through bounded channels: `invoke` (run a closure on another
+//! shard's store once it has applied a revision), `apply` (committed log
+//! entries, in revision order, to every shard) and the log's request channel
+//! (appends go to the log, which lives on shard 0).
+//!
+//! Architecture invariants: no glommio type leaves this module; a full
+//! channel makes its sender wait (backpressure), never grows; a write is
+//! acknowledged only after the log made it durable; shutdown stops accepting,
+//! drains connections, then closes (flushes) the log.
+
+pub mod hyper_glue;
+pub mod limits;
+pub mod log_dir;
+pub mod tls;
+
+use crate::api::{self, Backend, BackendError, HealthCheck};
+use crate::config::Config;
+use crate::log::embedded::{EmbeddedLog, LogOptions};
+use crate::log::{AppendError, Entry, KeyValue, Operation, Precondition, Proposal, Revision};
+use crate::store::{FieldIndex, ShardStore};
+use crate::types::key::{ObjectKey, ShardId};
+use crate::types::registry::Registry;
+use futures_channel::oneshot;
+use glommio::net::TcpListener;
+use glommio::{LocalExecutorBuilder, Placement};
+use hyper_glue::{HyperIo, LocalExecutor, LocalTimer};
+use limits::ProcessLimits;
+use std::cell::{Cell, RefCell};
+use std::convert::Infallible;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant, SystemTime};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("starting shard {shard}: {reason}")]
+    Executor { shard: u16, reason: String },
+    #[error("listening on {addr}: {reason}")]
+    Listen { addr: String, reason: String },
+    #[error("TLS: {0}")]
+    Tls(#[from] tls::TlsError),
+    #[error("the log: {0}")]
+    Log(String),
+    #[error("installing signal handlers: {0}")]
+    Signals(std::io::Error),
+    #[error("a shard stopped abnormally: {0}")]
+    ShardFailed(String),
+}
+
+/// Work for a shard's store, run once it has applied `min_revision`.
+type Job = Box<dyn FnOnce(&ShardStore) + Send>;
+
+enum ShardMessage {
+    Invoke { min_revision: Revision, job: Job },
+    Shutdown,
+}
+
+struct LogRequest {
+    proposal: Proposal,
+    reply: oneshot::Sender<Result<Entry, AppendError>>,
+}
+
+/// The consistent state every shard loads before serving.
+struct InitialState {
+    revision: Revision,
+    live: Vec<KeyValue>,
+}
+
+/// State shared by every core; only atomics and channel senders.
+struct Shared {
+    config: Config,
+    registry: Registry,
+    limits: ProcessLimits,
+    /// The log's commit point: the highest revision acknowledged durable.
+    committed: AtomicU64,
+    invoke_tx: Vec<flume::Sender<ShardMessage>>,
+    apply_tx: Vec<flume::Sender<Arc<Vec<Entry>>>>,
+    init_tx: Vec<flume::Sender<Arc<InitialState>>>,
+    log_tx: flume::Sender<LogRequest>,
+    bootstrapped: AtomicBool,
+    log_healthy: AtomicBool,
+    shutting_down: AtomicBool,
+    drained_shards: AtomicUsize,
+    log_closed: AtomicBool,
+}
+
+/// The receiving ends a shard owns.
+struct ShardInbox {
+    invoke_rx: flume::Receiver<ShardMessage>,
+    apply_rx: flume::Receiver<Arc<Vec<Entry>>>,
+    init_rx: flume::Receiver<Arc<InitialState>>,
+    /// Only shard 0 hosts the log.
+    log_rx: Option<flume::Receiver<LogRequest>>,
+}
+
+impl FieldIndex for Registry {
+    fn selectable_fields(&self, group: &str, resource: &str) -> &[String] {
+        self.iter()
+            .find(|r| r.group == group && r.resource == resource)
+            .map(|r| r.selectable_fields.as_slice())
+            .unwrap_or(&[])
+    }
+}
+
+/// A one-shot event on one executor (shutdown).
+#[derive(Default)]
+struct LocalSignal {
+    fired: Cell<bool>,
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl LocalSignal {
+    fn fire(&self) {
+        self.fired.set(true);
+        for waker in self.wakers.borrow_mut().drain(..) {
+            waker.wake();
+        }
+    }
+
+    async fn wait(&self) {
+        std::future::poll_fn(|cx| {
+            if self.fired.get() {
+                Poll::Ready(())
+            } else {
+                self.wakers.borrow_mut().push(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+}
+
+/// One shard's executor-local state.
+struct Local {
+    id: ShardId,
+    store: RefCell<ShardStore>,
+    /// Jobs waiting for the store to reach a revision.
+    deferred: RefCell<Vec<(Revision, Job)>>,
+    shutdown: LocalSignal,
+    connections: Cell<usize>,
+    started: Instant,
+}
+
+impl Local {
+    fn run_or_defer(&self, min_revision: Revision, job: Job) {
+        let applied = self.store.borrow().applied();
+        if applied >= min_revision {
+            job(&self.store.borrow());
+        } else {
+            self.deferred.borrow_mut().push((min_revision, job));
+        }
+    }
+
+    fn run_ready_jobs(&self) {
+        let applied = self.store.borrow().applied();
+        let ready: Vec<Job> = {
+            let mut deferred = self.deferred.borrow_mut();
+            let (ready, waiting): (Vec<_>, Vec<_>) = deferred.drain(..).partition(|(r, _)| *r <= applied);
+            *deferred = waiting;
+            ready.into_iter().map(|(_, job)| job).collect()
+        };
+        let store = self.store.borrow();
+        for job in ready {
+            job(&store);
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+}
+
+/// The [`Backend`] the API layer uses on one shard.
+pub struct ShardBackend {
+    shared: Arc<Shared>,
+    local: Rc<Local>,
+}
+
+impl Backend for ShardBackend {
+    fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    fn registry(&self) -> &Registry {
+        &self.shared.registry
+    }
+
+    fn shard_count(&self) -> u16 {
+        self.shared.config.shards
+    }
+
+    fn committed_revision(&self) -> Revision {
+        Revision(self.shared.committed.load(Ordering::Acquire))
+    }
+
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+
+    async fn on_shard<R, F>(&self, shard: ShardId, min_revision: Revision, f: F) -> Result<R, BackendError>
+    where
+        F: FnOnce(&ShardStore) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let (reply, result) = oneshot::channel();
+        let job: Job = Box::new(move |store| {
+            let _ = reply.send(f(store));
+        });
+        if shard == self.local.id {
+            self.local.run_or_defer(min_revision, job);
+        } else {
+            let inbox = self.shared.invoke_tx.get(shard.0 as usize).ok_or(BackendError::ShardUnavailable(shard))?;
+            inbox
+                .send_async(ShardMessage::Invoke { min_revision, job })
+                .await
+                .map_err(|_| BackendError::ShardUnavailable(shard))?;
+        }
+        result.await.map_err(|_| BackendError::ShardUnavailable(shard))
+    }
+
+    async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError> {
+        let (reply, result) = oneshot::channel();
+        self.shared
+            .log_tx
+            .send_async(LogRequest { proposal, reply })
+            .await
+            .map_err(|_| AppendError::Unavailable("the log is closed".into()))?;
+        result.await.map_err(|_| AppendError::Unavailable("the log dropped the request".into()))?
+    }
+
+    fn health_checks(&self) -> Vec<HealthCheck> {
+        vec![
+            HealthCheck {
+                name: "log",
+                ok: self.shared.log_healthy.load(Ordering::Acquire),
+                detail: "the log is not accepting writes".into(),
+            },
+            HealthCheck {
+                name: "bootstrap-namespaces",
+                ok: self.shared.bootstrapped.load(Ordering::Acquire),
+                detail: "the default namespaces are not created yet".into(),
+            },
+            HealthCheck {
+                name: "shutdown",
+                ok: !self.shared.shutting_down.load(Ordering::Acquire),
+                detail: "the server is shutting down".into(),
+            },
+        ]
+    }
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    match glommio::CpuSet::online() {
+        Ok(set) => {
+            let mut cpus: Vec<usize> = set.into_iter().map(|l| l.cpu).collect();
+            cpus.sort_unstable();
+            cpus.dedup();
+            if cpus.is_empty() {
+                vec![0]
+            } else {
+                cpus
+            }
+        }
+        Err(_) => vec![0],
+    }
+}
+
+/// Number of shards to run when `--shards` is not given: one per usable core.
+pub fn default_shard_count() -> u16 {
+    std::thread::available_parallelism().map(|n| n.get().min(u16::MAX as usize) as u16).unwrap_or(1)
+}
+
+/// Runs the server until SIGTERM/SIGINT; returns after a clean shutdown.
+pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
+    let limits = limits::read_and_raise();
+    eprintln!("shardline: process limits: {limits}");
+    eprintln!(
+        "shardline: {} shards, io_uring registered memory {} bytes per shard, data dir {}",
+        config.shards,
+        config.io_memory_bytes,
+        config.data_dir.display()
+    );
+    let tls = tls::server_config(&config.tls)?;
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(|e| RuntimeError::Log(format!("creating {}: {e}", config.data_dir.display())))?;
+    let mut listen = config.listen;
+    if listen.port() == 0 {
+        // Every shard must bind the same port: pick one now.
+        let probe = std::net::TcpListener::bind(listen)
+            .map_err(|e| RuntimeError::Listen { addr: listen.to_string(), reason: e.to_string() })?;
+        listen = probe.local_addr().map_err(|e| RuntimeError::Listen { addr: listen.to_string(), reason: e.to_string() })?;
+    }
+    let shard_count = config.shards.max(1);
+    let mut invoke_tx = Vec::new();
+    let mut apply_tx = Vec::new();
+    let mut init_tx = Vec::new();
+    let mut inboxes = Vec::new();
+    let (log_tx, log_rx) = flume::bounded(config.mesh_channel_capacity);
+    for shard in 0..shard_count {
+        let (itx, irx) = flume::bounded(config.mesh_channel_capacity);
+        let (atx, arx) = flume::bounded(config.apply_queue_capacity);
+        let (ntx, nrx) = flume::bounded(1);
+        invoke_tx.push(itx);
+        apply_tx.push(atx);
+        init_tx.push(ntx);
+        inboxes.push(ShardInbox {
+            invoke_rx: irx,
+            apply_rx: arx,
+            init_rx: nrx,
+            log_rx: if shard == 0 { Some(log_rx.clone()) } else { None },
+        });
+    }
+    drop(log_rx);
+    let mut config = config;
+    config.shards = shard_count;
+    config.listen = listen;
+    let shared = Arc::new(Shared {
+        config,
+        registry,
+        limits,
+        committed: AtomicU64::new(0),
+        invoke_tx,
+        apply_tx,
+        init_tx,
+        log_tx,
+        bootstrapped: AtomicBool::new(false),
+        log_healthy: AtomicBool::new(false),
+        shutting_down: AtomicBool::new(false),
+        drained_shards: AtomicUsize::new(0),
+        log_closed: AtomicBool::new(false),
+    });
+
+    spawn_signal_thread(shared.clone())?;
+
+    let cpus = allowed_cpus();
+    let (bound_tx, bound_rx) = std::sync::mpsc::channel::<Result<ShardId, String>>();
+    let mut handles = Vec::new();
+    for (index, inbox) in inboxes.into_iter().enumerate() {
+        let shard = ShardId(index as u16);
+        let cpu = cpus[index % cpus.len()];
+        let shared = shared.clone();
+        let tls = tls.clone();
+        let bound_tx = bound_tx.clone();
+        let handle = LocalExecutorBuilder::new(Placement::Fixed(cpu))
+            .name(&format!("shard-{index}"))
+            .io_memory(shared.config.io_memory_bytes)
+            .ring_depth(shared.config.ring_depth)
+            .spawn(move || async move { shard_main(shard, shared, inbox, tls, bound_tx).await })
+            .map_err(|e| RuntimeError::Executor { shard: index as u16, reason: e.to_string() })?;
+        handles.push(handle);
+    }
+    drop(bound_tx);
+    let mut bound = 0;
+    while bound < shard_count {
+        match bound_rx.recv() {
+            Ok(Ok(_)) => bound += 1,
+            Ok(Err(reason)) => {
+                eprintln!("shardline: {reason}");
+                shared.shutting_down.store(true, Ordering::Release);
+                for tx in &shared.invoke_tx {
+                    let _ = tx.send(ShardMessage::Shutdown);
+                }
+                return Err(RuntimeError::Listen { addr: listen.to_string(), reason });
+            }
+            Err(_) => break,
+        }
+    }
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    eprintln!("shardline: listening on {scheme}://{listen} with {shard_count} shards");
+    let mut failure = None;
+    for (index, handle) in handles.into_iter().enumerate() {
+        match handle.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(reason)) => failure = Some(format!("shard {index}: {reason}")),
+            Err(e) => failure = Some(format!("shard {index}: {e}")),
+        }
+    }
+    match failure {
+        Some(reason) => Err(RuntimeError::ShardFailed(reason)),
+        None => {
+            eprintln!("shardline: shutdown complete");
+            Ok(())
+        }
+    }
+}
+
+fn spawn_signal_thread(shared: Arc<Shared>) -> Result<(), RuntimeError> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT]).map_err(RuntimeError::Signals)?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                eprintln!("shardline: signal {signal}: stopping (draining connections, then flushing the log)");
+                shared.shutting_down.store(true, Ordering::Release);
+                for tx in &shared.invoke_tx {
+                    let _ = tx.send(ShardMessage::Shutdown);
+                }
+            }
+        })
+        .map_err(RuntimeError::Signals)?;
+    Ok(())
+}
+
+fn log_options(config: &Config) -> LogOptions {
+    LogOptions {
+        segment_bytes_max: config.log_segment_bytes_max,
+        snapshot_every_records: config.log_snapshot_every_records,
+        batch_records_max: config.log_batch_records_max,
+        batch_bytes_max: config.log_batch_bytes_max,
+        record_bytes_max: config.log_record_bytes_max,
+        tail_entries_max: config.log_tail_entries_max,
+    }
+}
+
+/// The namespaces a fresh server has.
+const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+async fn shard_main(
+    shard: ShardId,
+    shared: Arc<Shared>,
+    inbox: ShardInbox,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    bound_tx: std::sync::mpsc::Sender<Result<ShardId, String>>,
+) -> Result<(), String> {
+    let config = &shared.config;
+    let local = Rc::new(Local {
+        id: shard,
+        store: RefCell::new(ShardStore::new(shard, config.shards, config.history_window.as_millis() as u64)),
+        deferred: RefCell::new(Vec::new()),
+        shutdown: LocalSignal::default(),
+        connections: Cell::new(0),
+        started: Instant::now(),
+    });
+
+    let log = match inbox.log_rx {
+        Some(log_rx) => match start_log(&shared, log_rx).await {
+            Ok(log) => Some(log),
+            Err(reason) => {
+                let _ = bound_tx.send(Err(reason.clone()));
+                return Err(reason);
+            }
+        },
+        None => None,
+    };
+
+    let Ok(initial) = inbox.init_rx.recv_async().await else {
+        let reason = "the log did not deliver the initial state".to_string();
+        let _ = bound_tx.send(Err(reason.clone()));
+        return Err(reason);
+    };
+    local.store.borrow_mut().load(initial.revision, &initial.live, &shared.registry);
+    drop(initial);
+
+    glommio::spawn_local(apply_loop(local.clone(), shared.clone(), inbox.apply_rx)).detach();
+    glommio::spawn_local(invoke_loop(local.clone(), inbox.invoke_rx)).detach();
+
+    let listener = match TcpListener::bind(config.listen) {
+        Ok(l) => l,
+        Err(e) => {
+            let reason = format!("shard {shard} cannot listen on {}: {e}", config.listen);
+            let _ = bound_tx.send(Err(reason.clone()));
+            return Err(reason);
+        }
+    };
+    let _ = bound_tx.send(Ok(shard));
+    drop(bound_tx);
+
+    if log.is_some() {
+        let backend = ShardBackend { shared: shared.clone(), local: local.clone() };
+        glommio::spawn_local(async move { bootstrap_namespaces(&backend).await }).detach();
+    }
+
+    accept_loop(&local, &shared, listener, tls).await;
+
+    // Drain: connections were told to finish; wait for them, bounded.
+    let deadline = Instant::now() + config.shutdown_grace;
+    while local.connections.get() > 0 && Instant::now() < deadline {
+        glommio::timer::sleep(Duration::from_millis(10)).await;
+    }
+    shared.drained_shards.fetch_add(1, Ordering::AcqRel);
+    while shared.drained_shards.load(Ordering::Acquire) < config.shards as usize && Instant::now() < deadline {
+        glommio::timer::sleep(Duration::from_millis(10)).await;
+    }
+    if let Some(log) = log {
+        if let Err(e) = log.close().await {
+            eprintln!("shardline: closing the log: {e}");
+        }
+        shared.log_healthy.store(false, Ordering::Release);
+        shared.log_closed.store(true, Ordering::Release);
+    } else {
+        while !shared.log_closed.load(Ordering::Acquire) && Instant::now() < deadline + config.shutdown_grace {
+            glommio::timer::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    Ok(())
+}
+
+type Log = EmbeddedLog<log_dir::DmaDirectory>;
+
+/// Opens the log on this shard, hands every shard the recovered state, and
+/// starts the append, broadcast and snapshot tasks.
+async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) -> Result<Rc<Log>, String> {
+    let config = &shared.config;
+    let directory = log_dir::DmaDirectory::new(config.data_dir.join("log"))
+        .await
+        .map_err(|e| format!("opening the log directory: {e}"))?;
+    let (log, recovered) = EmbeddedLog::open(directory, log_options(config))
+        .await
+        .map_err(|e| format!("opening the log in {}: {e}", config.data_dir.display()))?;
+    let log = Rc::new(log);
+    eprintln!(
+        "shardline: log recovered at revision {} with {} objects",
+        recovered.revision,
+        recovered.live.len()
+    );
+    shared.committed.store(recovered.revision.0, Ordering::Release);
+    let initial = Arc::new(InitialState { revision: recovered.revision, live: recovered.live });
+    for tx in &shared.init_tx {
+        tx.send_async(initial.clone()).await.map_err(|_| "a shard stopped before start-up".to_string())?;
+    }
+    shared.log_healthy.store(true, Ordering::Release);
+
+    // Appends: one local task each, so concurrent appends share a group commit.
+    let in_flight = Rc::new(glommio::sync::Semaphore::new(config.log_appends_in_flight_max as u64));
+    let append_log = log.clone();
+    let append_shared = shared.clone();
+    glommio::spawn_local(async move {
+        while let Ok(request) = log_rx.recv_async().await {
+            let Ok(permit) = in_flight.clone().acquire_static_permit(1).await else { break };
+            let log = append_log.clone();
+            let shared = append_shared.clone();
+            glommio::spawn_local(async move {
+                let result = log.append(request.proposal).await;
+                match &result {
+                    Ok(entry) => {
+                        shared.committed.fetch_max(entry.revision.0, Ordering::AcqRel);
+                    }
+                    Err(AppendError::Unavailable(_)) => shared.log_healthy.store(false, Ordering::Release),
+                    Err(_) => {}
+                }
+                let _ = request.reply.send(result);
+                drop(permit);
+            })
+            .detach();
+        }
+    })
+    .detach();
+
+    // Broadcast: every committed entry to every shard, in revision order.
+    let broadcast_log = log.clone();
+    let broadcast_shared = shared.clone();
+    let mut last = recovered.revision;
+    glommio::spawn_local(async move {
+        loop {
+            if broadcast_log.wait_committed(last).await.is_err() {
+                break;
+            }
+            let entries = match broadcast_log.read_committed(last, 1024) {
+                Ok(entries) if entries.is_empty() => continue,
+                Ok(entries) => entries,
+                Err(e) => {
+                    eprintln!("shardline: the log tail lost entries after {last}: {e}");
+                    broadcast_shared.log_healthy.store(false, Ordering::Release);
+                    break;
+                }
+            };
+            let batch_last = entries[entries.len() - 1].revision;
+            let batch = Arc::new(entries);
+            for tx in &broadcast_shared.apply_tx {
+                // A shard that has stopped (shutdown) no longer needs entries.
+                let _ = tx.send_async(batch.clone()).await;
+            }
+            broadcast_log.release(batch_last);
+            last = batch_last;
+        }
+    })
+    .detach();
+
+    // Snapshots: checked periodically; the log decides when one is due.
+    let snapshot_log = log.clone();
+    let interval = config.log_snapshot_check_interval;
+    let snapshot_shared = shared.clone();
+    glommio::spawn_local(async move {
+        while !snapshot_shared.log_closed.load(Ordering::Acquire) {
+            glommio::timer::sleep(interval).await;
+            if let Err(e) = snapshot_log.snapshot_if_due().await {
+                eprintln!("shardline: snapshot failed: {e}");
+            }
+        }
+    })
+    .detach();
+    Ok(log)
+}
+
+async fn bootstrap_namespaces(backend: &ShardBackend) {
+    for name in DEFAULT_NAMESPACES {
+        let key = ObjectKey::new("", "namespaces", "", name);
+        let object = serde_json::json!({
+            "kind": "Namespace",
+            "apiVersion": "v1",
+            "metadata": {
+                "name": name,
+                "uid": api::object::new_uid(rand::random()),
+                "creationTimestamp": api::object::timestamp(SystemTime::now()),
+                "labels": {"kubernetes.io/metadata.name": name},
+            },
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"},
+        });
+        let value = bytes::Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
+        let proposal = Proposal { key: key.encode(), precondition: Precondition::Absent, operation: Operation::Put(value) };
+        match backend.append(proposal).await {
+            Ok(_) | Err(AppendError::Conflict { .. }) => {}
+            Err(e) => {
+                eprintln!("shardline: creating namespace {name}: {e}");
+                return;
+            }
+        }
+    }
+    backend.shared.bootstrapped.store(true, Ordering::Release);
+}
+
+async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Receiver<Arc<Vec<Entry>>>) {
+    while let Ok(batch) = apply_rx.recv_async().await {
+        let now_ms = local.now_ms();
+        local.store.borrow_mut().apply(&batch, now_ms, &shared.registry);
+        local.run_ready_jobs();
+    }
+}
+
+async fn invoke_loop(local: Rc<Local>, invoke_rx: flume::Receiver<ShardMessage>) {
+    while let Ok(message) = invoke_rx.recv_async().await {
+        match message {
+            ShardMessage::Invoke { min_revision, job } => local.run_or_defer(min_revision, job),
+            ShardMessage::Shutdown => local.shutdown.fire(),
+        }
+    }
+}
+
+async fn accept_loop(
+    local: &Rc<Local>,
+    shared: &Arc<Shared>,
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) {
+    let acceptor = tls.map(futures_rustls::TlsAcceptor::from);
+    let slots = Rc::new(glommio::sync::Semaphore::new(shared.config.connections_per_shard_max as u64));
+    loop {
+        let Ok(permit) = slots.clone().acquire_static_permit(1).await else { return };
+        let accepted = futures_lite::future::or(async { Some(listener.accept().await) }, async {
+            local.shutdown.wait().await;
+            None
+        })
+        .await;
+        let stream = match accepted {
+            None => return,
+            Some(Ok(stream)) => stream,
+            Some(Err(e)) => {
+                eprintln!("shardline: accept failed: {e}");
+                glommio::timer::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let backend = Rc::new(ShardBackend { shared: shared.clone(), local: local.clone() });
+        let acceptor = acceptor.clone();
+        let local = local.clone();
+        local.connections.set(local.connections.get() + 1);
+        glommio::spawn_local(async move {
+            match acceptor {
+                Some(acceptor) => {
+                    if let Ok(stream) = acceptor.accept(stream).await {
+                        serve_connection(HyperIo::new(stream), backend, &local).await;
+                    }
+                }
+                None => serve_connection(HyperIo::new(stream), backend, &local).await,
+            }
+            local.connections.set(local.connections.get() - 1);
+            drop(permit);
+        })
+        .detach();
+    }
+}
+
+async fn serve_connection<T>(io: HyperIo<T>, backend: Rc<ShardBackend>, local: &Rc<Local>)
+where
+    T: futures_lite::AsyncRead + futures_lite::AsyncWrite + Unpin + 'static,
+{
+    let config = &backend.shared.config;
+    let mut builder = hyper_util::server::conn::auto::Builder::new(LocalExecutor);
+    builder.http1().timer(LocalTimer).header_read_timeout(config.header_read_timeout).keep_alive(true);
+    builder
+        .http2()
+        .timer(LocalTimer)
+        .max_concurrent_streams(config.http2_max_concurrent_streams);
+    let service = hyper::service::service_fn(move |request| {
+        let backend = backend.clone();
+        async move { Ok::<_, Infallible>(api::handle(&*backend, request).await) }
+    });
+    let connection = builder.serve_connection(io, service);
+    futures_util::pin_mut!(connection);
+    let finished = futures_lite::future::or(async { Some(connection.as_mut().await) }, async {
+        local.shutdown.wait().await;
+        None
+    })
+    .await;
+    if finished.is_none() {
+        connection.as_mut().graceful_shutdown();
+        let _ = connection.await;
+    }
+}
