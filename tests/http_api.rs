@@ -397,3 +397,40 @@ fn health_endpoints() {
     assert_eq!(s.request("GET", "/livez/no-such-check", &[], None).status, 404);
     assert_eq!(s.request("GET", "/readyz/no-such-check", &[], None).status, 404);
 }
+
+/// `kubectl create namespace demo` (kubectl 1.32 and later, whose typed clients
+/// prefer protobuf) sends exactly these bytes with
+/// `Content-Type: application/vnd.kubernetes.protobuf`: the `k8s\0` magic, then
+/// a `runtime.Unknown` holding `{apiVersion: v1, kind: Namespace}` and the
+/// protobuf Namespace `{metadata: {name: "demo"}}`. Captured from kubectl 1.37.1.
+const KUBECTL_CREATE_NAMESPACE_DEMO_PROTOBUF: &[u8] = b"k8s\x00\n\x0f\n\x02v1\x12\tNamespace\x12\x1c\n\x14\n\x04demo\x12\x00\x1a\x00\"\x00*\x002\x008\x00B\x00\x12\x00\x1a\x02\n\x00\x1a\x00\"\x00";
+
+#[test]
+fn create_accepts_what_kubectl_sends() {
+    let s = Server::start();
+
+    // The typed-client namespace create: protobuf body, kubectl's query
+    // parameters, an Accept that allows JSON back.
+    let r = s.request(
+        "POST",
+        "/api/v1/namespaces?fieldManager=kubectl-create&fieldValidation=Strict&timeout=30s",
+        &[
+            ("Content-Type", "application/vnd.kubernetes.protobuf"),
+            ("Accept", "application/vnd.kubernetes.protobuf,application/json"),
+        ],
+        Some(KUBECTL_CREATE_NAMESPACE_DEMO_PROTOBUF),
+    );
+    assert_eq!(r.status, 201, "protobuf namespace create: {}", r.text());
+    let got = s.get_ok("/api/v1/namespaces/demo");
+    assert_eq!(got["kind"], "Namespace");
+    assert_eq!(got["metadata"]["name"], "demo");
+    resource_version(&got);
+
+    // The JSON create kubectl sends for `create -f`, with the same parameters.
+    let r = s.post_json(
+        "/api/v1/namespaces/demo/configmaps?fieldManager=kubectl-create&fieldValidation=Strict&timeout=30s",
+        &configmap("from-kubectl", &[]),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.json()["metadata"]["namespace"], "demo");
+}
