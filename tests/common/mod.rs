@@ -229,28 +229,32 @@ impl Server {
         let memlock = self.launch.memlock_bytes;
         let nofile = self.launch.nofile;
         let run_as = self.launch.run_as;
-        if memlock.is_some() || nofile.is_some() || run_as.is_some() {
-            // SAFETY: the closure runs between fork and exec and only makes
-            // async-signal-safe system calls (setrlimit, setgroups, setgid, setuid).
-            unsafe {
-                cmd.pre_exec(move || {
-                    if let Some(bytes) = memlock {
-                        set_rlimit(libc::RLIMIT_MEMLOCK, bytes)?;
+        // SAFETY: the closure runs between fork and exec and only makes
+        // async-signal-safe system calls (setrlimit, setgroups, setgid, setuid, prctl).
+        unsafe {
+            cmd.pre_exec(move || {
+                if let Some(bytes) = memlock {
+                    set_rlimit(libc::RLIMIT_MEMLOCK, bytes)?;
+                }
+                if let Some(n) = nofile {
+                    set_rlimit(libc::RLIMIT_NOFILE, n)?;
+                }
+                if let Some((uid, gid)) = run_as {
+                    if libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setgid(gid) != 0
+                        || libc::setuid(uid) != 0
+                    {
+                        return Err(io::Error::last_os_error());
                     }
-                    if let Some(n) = nofile {
-                        set_rlimit(libc::RLIMIT_NOFILE, n)?;
-                    }
-                    if let Some((uid, gid)) = run_as {
-                        if libc::setgroups(0, std::ptr::null()) != 0
-                            || libc::setgid(gid) != 0
-                            || libc::setuid(uid) != 0
-                        {
-                            return Err(io::Error::last_os_error());
-                        }
-                    }
-                    Ok(())
-                });
-            }
+                }
+                // If the test process dies without running Drop (killed by a CI
+                // time-out), the kernel kills the server too. Set last: a change
+                // of credentials clears it.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
         }
         cmd.spawn()
     }
