@@ -141,6 +141,27 @@ fn rv_number(obj: &Value) -> u64 {
     rv.parse().unwrap_or_else(|_| panic!("resourceVersion {rv:?} is not a decimal revision"))
 }
 
+/// True when `line` says 8388608 or "8 MiB"/"8MiB" as a whole number (not "128 MiB").
+fn reports_8_mib(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    ["8388608", "8 MiB", "8MiB"].iter().any(|needle| {
+        line.match_indices(needle).any(|(i, _)| {
+            let before_ok = i == 0 || !bytes[i - 1].is_ascii_digit();
+            let after = i + needle.len();
+            let after_ok = after == bytes.len() || !bytes[after].is_ascii_digit();
+            before_ok && after_ok
+        })
+    })
+}
+
+#[test]
+fn reports_8_mib_matches_whole_numbers_only() {
+    assert!(reports_8_mib("limits: memlock 8388608 bytes"));
+    assert!(reports_8_mib("memlock=8 MiB (hard 8 MiB)"));
+    assert!(!reports_8_mib("memlock 128 MiB"));
+    assert!(!reports_8_mib("memlock 83886080"));
+}
+
 fn is_open_files_line(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
     l.contains("open files") || l.contains("nofile") || l.contains("open_files")
@@ -187,7 +208,7 @@ fn runs_unprivileged_with_8_mib_memlock() {
         .find(|l| l.to_ascii_lowercase().contains("memlock"))
         .unwrap_or_else(|| panic!("no memlock line in stderr:\n{stderr}"));
     assert!(
-        memlock_line.contains("8388608") || memlock_line.contains("8 MiB") || memlock_line.contains("8MiB"),
+        reports_8_mib(memlock_line),
         "memlock must be reported as 8388608 bytes (8 MiB): {memlock_line}"
     );
     let nofile_line = stderr
