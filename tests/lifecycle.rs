@@ -1,0 +1,258 @@
+//! Process lifecycle of a real `shardline` binary: start-up report, clean
+//! shutdown, durability across SIGTERM and SIGKILL, and running unprivileged
+//! with an 8 MiB RLIMIT_MEMLOCK.
+//!
+//! Owns: the promises an operator relies on. The server prints its limits and
+//! then `listening on`; SIGTERM and SIGINT exit 0; every write acknowledged
+//! before a stop (clean or SIGKILL) is there, unchanged, after a restart on the
+//! same `--data-dir`; and a non-root user with the common 8 MiB memlock limit
+//! can run it.
+
+mod common;
+
+use common::{
+    assert_status, configmap, describe, get_rlimit, resource_version, running_as_root, Launch, Server, NOBODY,
+};
+use serde_json::Value;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+const CM: &str = "/api/v1/namespaces/default/configmaps";
+const MEMLOCK_8_MIB: u64 = 8 * 1024 * 1024;
+
+#[test]
+fn startup_reports_limits_then_listening() {
+    let s = Server::start();
+    let stderr = s.stderr();
+    let lines: Vec<&str> = stderr.lines().collect();
+    let listening = lines
+        .iter()
+        .position(|l| l.contains("listening on"))
+        .unwrap_or_else(|| panic!("no \"listening on\" line in stderr:\n{stderr}"));
+    assert!(
+        lines[listening].contains(&s.addr.port().to_string()),
+        "the listening line names the port: {}",
+        lines[listening]
+    );
+    let memlock = lines.iter().position(|l| l.to_ascii_lowercase().contains("memlock"));
+    let nofile = lines.iter().position(|l| is_open_files_line(l));
+    assert!(
+        memlock.is_some_and(|i| i < listening),
+        "memlock limit must be printed before \"listening on\":\n{stderr}"
+    );
+    assert!(
+        nofile.is_some_and(|i| i < listening),
+        "open-files limit must be printed before \"listening on\":\n{stderr}"
+    );
+}
+
+#[test]
+fn sigterm_exits_zero_and_keeps_acknowledged_writes() {
+    let mut s = Server::start();
+    let r = s.post_json(CM, &configmap("before-term", &[("k", "v")]));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let created = r.json();
+    let mut updated = created.clone();
+    updated["data"]["k"] = "v2".into();
+    let r = s.put_json(&format!("{CM}/before-term"), &updated);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let updated = r.json();
+
+    let status = s.terminate();
+    assert_eq!(status.code(), Some(0), "SIGTERM must exit 0, got {}; stderr:\n{}", describe(status), s.stderr());
+    assert!(!s.readyz_ok(), "nothing may answer on the port after exit");
+
+    s.restart();
+    assert_eq!(s.get_ok(&format!("{CM}/before-term")), updated, "acknowledged update lost or changed across SIGTERM");
+
+    // SIGINT is a clean shutdown too.
+    let status = s.interrupt();
+    assert_eq!(status.code(), Some(0), "SIGINT must exit 0, got {}; stderr:\n{}", describe(status), s.stderr());
+    s.restart();
+    assert_eq!(s.get_ok(&format!("{CM}/before-term")), updated);
+}
+
+#[test]
+fn sigkill_loses_nothing_acknowledged() {
+    let mut s = Server::start();
+    const N: usize = 40;
+    let mut expected: Vec<(String, Value)> = Vec::new();
+    for i in 0..N {
+        let name = format!("cm-{i:03}");
+        let r = s.post_json(CM, &configmap(&name, &[("i", &i.to_string())]));
+        assert_eq!(r.status, 201, "{}", r.text());
+        expected.push((name, r.json()));
+    }
+    // Update every third, delete every fifth: the last acknowledged state is what counts.
+    for (i, (name, obj)) in expected.iter_mut().enumerate() {
+        if i % 3 == 0 {
+            let mut next = obj.clone();
+            next["data"]["updated"] = "yes".into();
+            let r = s.put_json(&format!("{CM}/{name}"), &next);
+            assert_eq!(r.status, 200, "{}", r.text());
+            *obj = r.json();
+        }
+    }
+    let mut deleted = Vec::new();
+    for (i, (name, _)) in expected.iter().enumerate() {
+        if i % 5 == 0 {
+            let r = s.delete(&format!("{CM}/{name}"));
+            assert_eq!(r.status, 200, "{}", r.text());
+            deleted.push(name.clone());
+        }
+    }
+    expected.retain(|(name, _)| !deleted.contains(name));
+    let max_rv_before: u64 = expected.iter().map(|(_, o)| rv_number(o)).max().unwrap();
+
+    // SIGKILL right after the last acknowledgement.
+    s.kill();
+    s.restart();
+
+    for (name, obj) in &expected {
+        assert_eq!(&s.get_ok(&format!("{CM}/{name}")), obj, "{name} changed across SIGKILL + restart");
+    }
+    for name in &deleted {
+        assert_status(&s.get(&format!("{CM}/{name}")), 404, "NotFound");
+    }
+    let list = s.get_ok(CM);
+    let mut names: Vec<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_string))
+        .filter(|n| n.starts_with("cm-"))
+        .collect();
+    names.sort();
+    let want: Vec<String> = expected.iter().map(|(n, _)| n.clone()).collect();
+    assert_eq!(names, want, "list after restart");
+
+    // New writes after the restart get resourceVersions above every acknowledged one.
+    let r = s.post_json(CM, &configmap("after-restart", &[]));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let rv_after = rv_number(&r.json());
+    assert!(rv_after > max_rv_before, "resourceVersion went back after restart: {rv_after} <= {max_rv_before}");
+}
+
+/// The resourceVersion of an object as a number. Kubernetes clients must treat
+/// it as opaque, but Shardline's is a decimal revision (like etcd's): the
+/// restart test needs to see that revisions never go backwards.
+fn rv_number(obj: &Value) -> u64 {
+    let rv = resource_version(obj);
+    rv.parse().unwrap_or_else(|_| panic!("resourceVersion {rv:?} is not a decimal revision"))
+}
+
+/// True when `line` says 8388608 or "8 MiB"/"8MiB" as a whole number (not "128 MiB").
+fn reports_8_mib(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    ["8388608", "8 MiB", "8MiB"].iter().any(|needle| {
+        line.match_indices(needle).any(|(i, _)| {
+            let before_ok = i == 0 || !bytes[i - 1].is_ascii_digit();
+            let after = i + needle.len();
+            let after_ok = after == bytes.len() || !bytes[after].is_ascii_digit();
+            before_ok && after_ok
+        })
+    })
+}
+
+#[test]
+fn reports_8_mib_matches_whole_numbers_only() {
+    assert!(reports_8_mib("limits: memlock 8388608 bytes"));
+    assert!(reports_8_mib("memlock=8 MiB (hard 8 MiB)"));
+    assert!(!reports_8_mib("memlock 128 MiB"));
+    assert!(!reports_8_mib("memlock 83886080"));
+}
+
+fn is_open_files_line(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    l.contains("open files") || l.contains("nofile") || l.contains("open_files")
+}
+
+/// As root: runs the server as `nobody` with RLIMIT_MEMLOCK = 8 MiB (the
+/// common default for unprivileged users, and what glommio's io_uring rings
+/// must fit in). As a non-root user: runs it as that user with the same limit.
+#[test]
+fn runs_unprivileged_with_8_mib_memlock() {
+    let (_, nofile_hard) = get_rlimit(libc::RLIMIT_NOFILE);
+    // A distinctive open-files limit the server must report back.
+    let nofile = nofile_hard.min(16_000);
+    let root = running_as_root();
+    if !root {
+        let (_, memlock_hard) = get_rlimit(libc::RLIMIT_MEMLOCK);
+        assert!(
+            memlock_hard >= MEMLOCK_8_MIB,
+            "this test needs to set RLIMIT_MEMLOCK to 8 MiB but the hard limit is {memlock_hard} bytes"
+        );
+    }
+
+    // The binary is copied into a world-readable directory: a fresh clone may
+    // live under a home directory that `nobody` cannot traverse.
+    let stage = tempfile::Builder::new().prefix("shardline-bin-").tempdir().expect("tempdir for binary");
+    fs::set_permissions(stage.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let binary = stage.path().join("shardline");
+    fs::copy(common::shardline_bin(), &binary).expect("copy shardline binary");
+    fs::set_permissions(&binary, fs::Permissions::from_mode(0o755)).unwrap();
+
+    let launch = Launch {
+        memlock_bytes: Some(MEMLOCK_8_MIB),
+        nofile: Some(nofile),
+        run_as: root.then_some((NOBODY, NOBODY)),
+        binary: Some(binary),
+        ..Launch::default()
+    };
+    // The data dir (inside the server's 0700 tempdir) must belong to that user.
+    let s = start_prepared(launch, root);
+
+    let stderr = s.stderr();
+    let memlock_line = stderr
+        .lines()
+        .find(|l| l.to_ascii_lowercase().contains("memlock"))
+        .unwrap_or_else(|| panic!("no memlock line in stderr:\n{stderr}"));
+    assert!(
+        reports_8_mib(memlock_line),
+        "memlock must be reported as 8388608 bytes (8 MiB): {memlock_line}"
+    );
+    let nofile_line = stderr
+        .lines()
+        .find(|l| is_open_files_line(l))
+        .unwrap_or_else(|| panic!("no open-files line in stderr:\n{stderr}"));
+    assert!(nofile_line.contains(&nofile.to_string()), "open-files limit must be reported as {nofile}: {nofile_line}");
+
+    // It serves: create then get.
+    let r = s.post_json(CM, &configmap("unprivileged", &[("who", "nobody")]));
+    assert_eq!(r.status, 201, "create as unprivileged server: {}\nstderr:\n{}", r.text(), s.stderr());
+    let created = r.json();
+    assert_eq!(s.get_ok(&format!("{CM}/unprivileged")), created);
+
+    // And really is unprivileged with the limit applied.
+    let pid = s.pid().expect("running");
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/PID/status");
+    let uid_line = status.lines().find(|l| l.starts_with("Uid:")).expect("Uid line");
+    let want_uid = if root { NOBODY } else { unsafe { libc::geteuid() } };
+    assert!(
+        uid_line.split_whitespace().skip(1).all(|u| u == want_uid.to_string()),
+        "server runs as {uid_line}, expected uid {want_uid}"
+    );
+    let limits = fs::read_to_string(format!("/proc/{pid}/limits")).expect("read /proc/PID/limits");
+    let locked = limits.lines().find(|l| l.starts_with("Max locked memory")).expect("Max locked memory");
+    assert!(locked.contains("8388608"), "{locked}");
+}
+
+/// Starts a server whose data dir is first handed to `nobody` when `chown` is set.
+fn start_prepared(launch: Launch, chown: bool) -> Server {
+    if !chown {
+        return Server::start_with(launch);
+    }
+    Server::start_with_setup(launch, |dir, data_dir| {
+        for path in [dir, data_dir] {
+            chown_nobody(path);
+        }
+    })
+}
+
+fn chown_nobody(path: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: chown with a valid NUL-terminated path.
+    let rc = unsafe { libc::chown(c.as_ptr(), NOBODY, NOBODY) };
+    assert_eq!(rc, 0, "chown {} to nobody: {}", path.display(), std::io::Error::last_os_error());
+}
