@@ -10,6 +10,7 @@ pub mod handlers;
 pub mod negotiate;
 pub mod object;
 pub mod params;
+pub mod protobuf;
 pub mod route;
 pub mod status;
 

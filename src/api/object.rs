@@ -26,10 +26,11 @@ pub fn media_type(content_type: Option<&str>) -> String {
 }
 
 /// Decodes a create/update body into a JSON object.
-pub fn decode_body(content_type: Option<&str>, body: &[u8]) -> Result<Object, ApiError> {
+pub fn decode_body(content_type: Option<&str>, body: &[u8], kind: &str) -> Result<Object, ApiError> {
     let media = media_type(content_type);
     match media.as_str() {
         "application/json" | "" => {}
+        "application/vnd.kubernetes.protobuf" => return super::protobuf::decode_object(body, kind),
         other => return Err(ApiError::UnsupportedMediaType(other.to_string())),
     }
     let value: Value = serde_json::from_slice(body).map_err(|e| {
@@ -229,9 +230,9 @@ mod tests {
 
     #[test]
     fn bodies_are_checked() {
-        assert_eq!(decode_body(Some("text/plain"), b"{}").unwrap_err().code(), 415);
-        assert_eq!(decode_body(Some("application/json"), b"{").unwrap_err().code(), 400);
-        assert_eq!(decode_body(Some("application/json"), b"[]").unwrap_err().code(), 400);
-        assert!(decode_body(Some("application/json; charset=utf-8"), b"{}").is_ok());
+        assert_eq!(decode_body(Some("text/plain"), b"{}", "Pod").unwrap_err().code(), 415);
+        assert_eq!(decode_body(Some("application/json"), b"{", "Pod").unwrap_err().code(), 400);
+        assert_eq!(decode_body(Some("application/json"), b"[]", "Pod").unwrap_err().code(), 400);
+        assert!(decode_body(Some("application/json; charset=utf-8"), b"{}", "Pod").is_ok());
     }
 }

@@ -23,7 +23,7 @@ pub async fn serve(
     resolved: &Resolved,
     body: &[u8],
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let mut object = decode_body(head.content_type.as_deref(), body)?;
+    let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
     check_type_meta(&mut object, &resolved.info)?;
     let created = create_object(backend, head, resolved, object).await?;
     Ok(respond(StatusCode::CREATED, "application/json", created))

@@ -39,7 +39,7 @@ pub async fn serve(
     if resolved.subresource.is_some() && resolved.subresource.as_deref() != Some("status") {
         return Err(ApiError::MethodNotAllowed { method: "PUT".into(), target: resolved.target() });
     }
-    let mut object = decode_body(head.content_type.as_deref(), body)?;
+    let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
     check_type_meta(&mut object, &resolved.info)?;
     let url_name = resolved.name.clone().unwrap_or_default();
     {
