@@ -1,0 +1,1 @@
+//! Name validation (in progress).
