@@ -71,7 +71,12 @@ const SERVED: &[ServedGroupVersion] = &[
         file_stem: "apis__rbac.authorization.k8s.io__v1",
         group: "rbac.authorization.k8s.io",
         version: "v1",
-        resources: &["roles", "rolebindings", "clusterroles", "clusterrolebindings"],
+        resources: &[
+            "roles",
+            "rolebindings",
+            "clusterroles",
+            "clusterrolebindings",
+        ],
     },
     ServedGroupVersion {
         file_stem: "apis__apiextensions.k8s.io__v1",
@@ -346,14 +351,22 @@ fn derive(doc: &Value, gv: &ServedGroupVersion) -> BTreeMap<String, Derived> {
     let paths = doc["paths"].as_object().expect("paths");
     let mut out: BTreeMap<String, Derived> = BTreeMap::new();
     for (path, item) in paths {
-        let Some(parsed) = parse_path(path, &prefix) else { continue };
+        let Some(parsed) = parse_path(path, &prefix) else {
+            continue;
+        };
         for method in METHODS {
-            let Some(op) = item.get(*method) else { continue };
+            let Some(op) = item.get(*method) else {
+                continue;
+            };
             let Some(action) = op.get("x-kubernetes-action").and_then(Value::as_str) else {
                 continue;
             };
-            let Some(verb) = verb_for_action(action) else { continue };
-            let Some((g, v, k)) = gvk_of(op) else { continue };
+            let Some(verb) = verb_for_action(action) else {
+                continue;
+            };
+            let Some((g, v, k)) = gvk_of(op) else {
+                continue;
+            };
             let entry = out.entry(parsed.resource.clone()).or_default();
             match &parsed.subresource {
                 None => {
@@ -402,13 +415,17 @@ fn normalise(v: &mut Value, parent_key: Option<&str>) {
                 }
             }
             let split_keys = ["SchemaProps", "SwaggerSchemaProps", "ArbitraryKeys"];
-            if map.contains_key("SchemaProps") && map.keys().all(|k| split_keys.contains(&k.as_str()))
+            if map.contains_key("SchemaProps")
+                && map.keys().all(|k| split_keys.contains(&k.as_str()))
             {
                 let mut merged = Map::new();
                 for key in split_keys {
                     if let Some(Value::Object(part)) = map.remove(key) {
                         for (k, val) in part {
-                            assert!(merged.insert(k, val).is_none(), "duplicate key in split schema");
+                            assert!(
+                                merged.insert(k, val).is_none(),
+                                "duplicate key in split schema"
+                            );
                         }
                     }
                 }
@@ -478,7 +495,9 @@ fn filter_document(doc: &Value, gv: &ServedGroupVersion) -> Value {
             true // the group-version's own APIResourceList
         } else if let Some(p) = parse_path(path, &prefix) {
             gv.resources.contains(&p.resource.as_str())
-                && p.subresource.as_deref().is_none_or(|s| SERVED_SUBRESOURCES.contains(&s))
+                && p.subresource
+                    .as_deref()
+                    .is_none_or(|s| SERVED_SUBRESOURCES.contains(&s))
         } else {
             false
         };
@@ -491,7 +510,9 @@ fn filter_document(doc: &Value, gv: &ServedGroupVersion) -> Value {
     collect_refs(&Value::Object(kept.clone()), &mut wanted);
     let mut done: BTreeSet<String> = BTreeSet::new();
     while let Some(name) = wanted.iter().find(|n| !done.contains(*n)).cloned() {
-        let schema = all_schemas.get(&name).unwrap_or_else(|| panic!("missing schema {name}"));
+        let schema = all_schemas
+            .get(&name)
+            .unwrap_or_else(|| panic!("missing schema {name}"));
         collect_refs(schema, &mut wanted);
         done.insert(name);
     }
@@ -598,7 +619,11 @@ fn main() {
                     "scale" => ("autoscaling".into(), "v1".into(), "Scale".into()),
                     other => panic!("no rule for subresource {other}"),
                 };
-                assert_eq!((g.clone(), v.clone(), k.clone()), expect_gvk, "{resource}/{name}");
+                assert_eq!(
+                    (g.clone(), v.clone(), k.clone()),
+                    expect_gvk,
+                    "{resource}/{name}"
+                );
                 let got: Vec<&str> = sub_verbs.iter().map(String::as_str).collect();
                 assert_eq!(got, ["get", "patch", "update"], "{resource}/{name} verbs");
                 subresources.push(name.clone());
@@ -613,8 +638,18 @@ fn main() {
             writeln!(table, "        kind: {kind:?},").ok();
             writeln!(table, "        list_kind: {list_kind:?},").ok();
             writeln!(table, "        namespaced: {},", d.namespaced).ok();
-            writeln!(table, "        short_names: {},", rust_str_list(&strs(f.short_names))).ok();
-            writeln!(table, "        categories: {},", rust_str_list(&strs(f.categories))).ok();
+            writeln!(
+                table,
+                "        short_names: {},",
+                rust_str_list(&strs(f.short_names))
+            )
+            .ok();
+            writeln!(
+                table,
+                "        categories: {},",
+                rust_str_list(&strs(f.categories))
+            )
+            .ok();
             writeln!(table, "        verbs: {},", rust_str_list(&verbs)).ok();
             writeln!(
                 table,
@@ -622,9 +657,19 @@ fn main() {
                 rust_str_list(&strs(f.selectable_fields))
             )
             .ok();
-            writeln!(table, "        allow_create_on_update: {},", f.allow_create_on_update).ok();
+            writeln!(
+                table,
+                "        allow_create_on_update: {},",
+                f.allow_create_on_update
+            )
+            .ok();
             writeln!(table, "        has_generation: {},", f.has_generation).ok();
-            writeln!(table, "        subresources: {},", rust_str_list(&subresources)).ok();
+            writeln!(
+                table,
+                "        subresources: {},",
+                rust_str_list(&subresources)
+            )
+            .ok();
             writeln!(table, "    }},").ok();
         }
 
@@ -645,13 +690,24 @@ fn main() {
         writeln!(documents, "        path: {url_path:?},").ok();
         writeln!(documents, "        hash: {hash:?},").ok();
         writeln!(documents, "        json_len: {},", json.len()).ok();
-        writeln!(documents, "        gzip: include_bytes!(\"openapi/{gz_name}\"),").ok();
+        writeln!(
+            documents,
+            "        gzip: include_bytes!(\"openapi/{gz_name}\"),"
+        )
+        .ok();
         writeln!(documents, "    }},").ok();
     }
-    assert_eq!(facts_used, FACTS.len(), "facts for a resource that is not served");
+    assert_eq!(
+        facts_used,
+        FACTS.len(),
+        "facts for a resource that is not served"
+    );
     table.push_str("];\n");
     documents.push_str("];\n");
-    let rust_files = [out_dir.join("builtin.rs"), out_dir.join("openapi_documents.rs")];
+    let rust_files = [
+        out_dir.join("builtin.rs"),
+        out_dir.join("openapi_documents.rs"),
+    ];
     write_file(&rust_files[0], table.as_bytes());
     write_file(&rust_files[1], documents.as_bytes());
     // The tables are read in review: format them as the rest of the code.
