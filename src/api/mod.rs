@@ -57,6 +57,8 @@ pub struct RequestHead {
     pub accept: Option<String>,
     pub content_type: Option<String>,
     pub content_length: Option<u64>,
+    /// The raw query string.
+    pub query: Option<String>,
 }
 
 /// Serves one request.
@@ -88,6 +90,7 @@ where
         accept: header_text(header::ACCEPT),
         content_type: header_text(header::CONTENT_TYPE),
         content_length: header_text(header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
+        query: parts.uri.query().map(str::to_string),
     };
     let route = route::parse(parts.uri.path());
     let limit = backend.config().request_body_bytes_max;

@@ -24,7 +24,7 @@ struct Reader<'a> {
 
 #[derive(Debug)]
 enum Field<'a> {
-    Varint(u64),
+    Varint,
     Bytes(&'a [u8]),
     Fixed64,
     Fixed32,
@@ -59,7 +59,10 @@ impl<'a> Reader<'a> {
         let key = self.varint()?;
         let number = u32::try_from(key >> 3).map_err(|_| malformed("field number too large"))?;
         let field = match key & 7 {
-            0 => Field::Varint(self.varint()?),
+            0 => {
+                self.varint()?;
+                Field::Varint
+            }
             1 => {
                 self.skip(8)?;
                 Field::Fixed64

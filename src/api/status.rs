@@ -146,7 +146,10 @@ impl ApiError {
                 format!("the request body is larger than the server's limit of {limit_bytes} bytes")
             }
             ApiError::Invalid { kind, target, causes } => {
-                let list: Vec<String> = causes.iter().map(|c| c.message.clone()).collect();
+                let list: Vec<String> = causes
+                    .iter()
+                    .map(|c| if c.field.is_empty() { c.message.clone() } else { format!("{}: {}", c.field, c.message) })
+                    .collect();
                 let joined = if list.len() == 1 {
                     list[0].clone()
                 } else {
@@ -273,7 +276,7 @@ mod tests {
             target: Target::new("", "pods", "Bad_Name"),
             causes: vec![Cause {
                 reason: "FieldValueInvalid".into(),
-                message: "metadata.name: Invalid value: \"Bad_Name\": bad".into(),
+                message: "Invalid value: \"Bad_Name\": bad".into(),
                 field: "metadata.name".into(),
             }],
         };

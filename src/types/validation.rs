@@ -1,33 +1,858 @@
-//! Name validation (temporary minimal version; replaced by the types work).
+//! Kubernetes name and label validation, with kube-apiserver's observable
+//! error messages: DNS-1123 subdomains and labels, DNS-1035 labels, path
+//! segment names, `generateName` prefixes, label keys and values, annotation
+//! keys, and the field errors (`FieldError`) that become a Status's causes.
+//!
+//! Invariant: pure functions; messages are byte-for-byte kube's, because
+//! clients and users match on them. Lengths are in bytes, as Go counts them.
+//! Invariant: nothing here builds a `metav1.Status`; the API layer turns a
+//! list of `FieldError`s into a 422 Invalid response (see [`invalid_message`]).
 
+use std::fmt;
+
+/// Maximum length of a DNS-1123 subdomain (most object names).
+pub const DNS1123_SUBDOMAIN_MAX_LEN: usize = 253;
+/// Maximum length of a DNS-1123 or DNS-1035 label (namespaces, services).
+pub const DNS1123_LABEL_MAX_LEN: usize = 63;
+/// Maximum length of the name part of a qualified name (label keys).
+pub const QUALIFIED_NAME_MAX_LEN: usize = 63;
+/// Maximum length of a label value.
+pub const LABEL_VALUE_MAX_LEN: usize = 63;
+/// Maximum length of a CronJob name: a Job name made from it gets an 11-byte
+/// suffix and must stay a 63-byte label.
+pub const CRONJOB_NAME_MAX_LEN: usize = 52;
+/// Maximum total size of an object's annotations (keys plus values).
+pub const ANNOTATIONS_BYTES_MAX: usize = 256 * 1024;
+
+const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const DNS1123_SUBDOMAIN_FMT: &str =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/// The kind of a field error, as kube's `field.ErrorType`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldErrorType {
+    Required,
+    Invalid,
+    TooLong,
+    Duplicate,
+    NotSupported,
+    Forbidden,
+}
+
+impl FieldErrorType {
+    /// The words kube prints before the value (`Invalid value`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldErrorType::Required => "Required value",
+            FieldErrorType::Invalid => "Invalid value",
+            FieldErrorType::TooLong => "Too long",
+            FieldErrorType::Duplicate => "Duplicate value",
+            FieldErrorType::NotSupported => "Unsupported value",
+            FieldErrorType::Forbidden => "Forbidden",
+        }
+    }
+
+    /// The `reason` of a Status cause (`FieldValueInvalid`).
+    pub fn cause_reason(self) -> &'static str {
+        match self {
+            FieldErrorType::Required => "FieldValueRequired",
+            FieldErrorType::Invalid => "FieldValueInvalid",
+            FieldErrorType::TooLong => "FieldValueTooLong",
+            FieldErrorType::Duplicate => "FieldValueDuplicate",
+            FieldErrorType::NotSupported => "FieldValueNotSupported",
+            FieldErrorType::Forbidden => "FieldValueForbidden",
+        }
+    }
+
+    /// Whether kube prints the bad value for this type.
+    fn shows_value(self) -> bool {
+        !matches!(
+            self,
+            FieldErrorType::Required | FieldErrorType::Forbidden | FieldErrorType::TooLong
+        )
+    }
+}
+
+/// One validation failure, as kube's `field.Error`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldError {
+    /// Path of the field, e.g. `metadata.name`.
     pub field: String,
-    pub value: String,
+    pub reason: FieldErrorType,
+    /// The bad value, printed quoted; `None` prints nothing.
+    pub value: Option<String>,
+    /// The detail, e.g. `must be no more than 253 characters`.
     pub message: String,
 }
 
 impl FieldError {
-    pub fn reason_code(&self) -> &'static str {
-        "FieldValueInvalid"
+    pub fn new(field: &str, reason: FieldErrorType, value: Option<&str>, message: &str) -> Self {
+        FieldError {
+            field: field.to_string(),
+            reason,
+            value: value.map(str::to_string),
+            message: message.to_string(),
+        }
+    }
+
+    pub fn invalid(field: &str, value: &str, message: &str) -> Self {
+        FieldError::new(field, FieldErrorType::Invalid, Some(value), message)
+    }
+
+    pub fn required(field: &str, message: &str) -> Self {
+        FieldError::new(field, FieldErrorType::Required, None, message)
+    }
+
+    pub fn forbidden(field: &str, message: &str) -> Self {
+        FieldError::new(field, FieldErrorType::Forbidden, None, message)
+    }
+
+    /// The error without its field (`Invalid value: "Foo": ...`): the
+    /// `message` of a Status cause, whose `field` carries the path.
+    pub fn body(&self) -> String {
+        let mut s = self.reason.as_str().to_string();
+        if self.reason.shows_value() {
+            if let Some(value) = &self.value {
+                s.push_str(": ");
+                s.push_str(&go_quote(value));
+            }
+        }
+        if !self.message.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.message);
+        }
+        s
     }
 }
 
-impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: Invalid value: {:?}: {}", self.field, self.value, self.message)
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.body())
     }
 }
 
-pub fn validate_object_name(_resource: &str, name: &str) -> Vec<FieldError> {
-    let ok = !name.is_empty()
-        && name.len() <= 253
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    if ok {
-        vec![]
+/// The message of kube's 422 Invalid Status: `Pod "Foo" is invalid:
+/// metadata.name: Invalid value: ...`, several errors in `[a, b]`, each
+/// distinct message once. `qualified_kind` is `Pod` or `Deployment.apps`.
+pub fn invalid_message(qualified_kind: &str, name: &str, errors: &[FieldError]) -> String {
+    let mut messages: Vec<String> = Vec::with_capacity(errors.len());
+    for e in errors {
+        let m = e.to_string();
+        if !messages.contains(&m) {
+            messages.push(m);
+        }
+    }
+    let joined = match messages.len() {
+        0 => String::new(),
+        1 => messages.remove(0),
+        _ => format!("[{}]", messages.join(", ")),
+    };
+    format!("{qualified_kind} {} is invalid: {joined}", go_quote(name))
+}
+
+/// A string quoted as Go's `%q` prints it.
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x0b' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => {
+                if (c as u32) < 0x10000 {
+                    out.push_str(&format!("\\u{:04x}", c as u32));
+                } else {
+                    out.push_str(&format!("\\U{:08x}", c as u32));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// kube's `validation.MaxLenError`.
+pub fn max_len_error(max: usize) -> String {
+    format!("must be no more than {max} characters")
+}
+
+/// kube's `validation.RegexError`: the message, examples, and the regex.
+fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+    let mut s = msg.to_string();
+    if examples.is_empty() {
+        s.push_str(" (regex used for validation is '");
     } else {
-        vec![FieldError { field: "metadata.name".into(), value: name.into(), message: "a lowercase RFC 1123 subdomain".into() }]
+        s.push_str(" (e.g. ");
+        for (i, example) in examples.iter().enumerate() {
+            if i > 0 {
+                s.push_str(" or ");
+            }
+            s.push('\'');
+            s.push_str(example);
+            s.push_str("', ");
+        }
+        s.push_str("regex used for validation is '");
+    }
+    s.push_str(fmt);
+    s.push_str("')");
+    s
+}
+
+fn is_lower_alnum(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit()
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
+fn matches_dns1123_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(&first), Some(&last)) => {
+            is_lower_alnum(first)
+                && is_lower_alnum(last)
+                && b.iter().all(|&c| is_lower_alnum(c) || c == b'-')
+        }
+        _ => false,
+    }
+}
+
+/// `[a-z]([-a-z0-9]*[a-z0-9])?`
+fn matches_dns1035_label(s: &str) -> bool {
+    s.as_bytes().first().is_some_and(u8::is_ascii_lowercase) && matches_dns1123_label(s)
+}
+
+/// Labels joined by `.`.
+fn matches_dns1123_subdomain(s: &str) -> bool {
+    s.split('.').all(matches_dns1123_label)
+}
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
+fn matches_qualified_name_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && b.iter()
+                    .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        }
+        _ => false,
+    }
+}
+
+/// kube's `IsDNS1123Subdomain`: the messages for `value`, empty if valid.
+pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LEN {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LEN));
+    }
+    if !matches_dns1123_subdomain(value) {
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_MSG,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
+    }
+    errs
+}
+
+/// kube's `IsDNS1123Label`.
+pub fn is_dns1123_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX_LEN {
+        errs.push(max_len_error(DNS1123_LABEL_MAX_LEN));
+    }
+    if !matches_dns1123_label(value) {
+        if matches_dns1123_subdomain(value) {
+            // kube adds this hint when the value would be a valid subdomain.
+            errs.push("must not contain dots".to_string());
+        } else {
+            errs.push(regex_error(
+                DNS1123_LABEL_MSG,
+                DNS1123_LABEL_FMT,
+                &["my-name", "123-abc"],
+            ));
+        }
+    }
+    errs
+}
+
+/// kube's `IsDNS1035Label`.
+pub fn is_dns1035_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX_LEN {
+        errs.push(max_len_error(DNS1123_LABEL_MAX_LEN));
+    }
+    if !matches_dns1035_label(value) {
+        errs.push(regex_error(
+            DNS1035_LABEL_MSG,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
+    }
+    errs
+}
+
+/// kube's `IsValidPathSegmentName`: not `.` or `..`, no `/` or `%`.
+pub fn is_valid_path_segment_name(value: &str) -> Vec<String> {
+    for illegal in [".", ".."] {
+        if value == illegal {
+            return vec![format!("may not be '{illegal}'")];
+        }
+    }
+    is_valid_path_segment_prefix(value)
+}
+
+/// kube's `IsValidPathSegmentPrefix`: no `/` or `%`.
+pub fn is_valid_path_segment_prefix(value: &str) -> Vec<String> {
+    ["/", "%"]
+        .iter()
+        .filter(|illegal| value.contains(*illegal))
+        .map(|illegal| format!("may not contain '{illegal}'"))
+        .collect()
+}
+
+/// kube's `IsQualifiedName` (label keys, annotation keys, finalizer names):
+/// an optional DNS subdomain prefix and `/`, then a 63-byte name.
+pub fn is_qualified_name(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let parts: Vec<&str> = value.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push("prefix part must be non-empty".to_string());
+            } else {
+                for msg in is_dns1123_subdomain(prefix) {
+                    errs.push(format!("prefix part {msg}"));
+                }
+            }
+            *name
+        }
+        _ => {
+            errs.push(format!(
+                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, &["MyName", "my.name", "123-abc"])
+            ));
+            return errs;
+        }
+    };
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else if name.len() > QUALIFIED_NAME_MAX_LEN {
+        errs.push(format!(
+            "name part {}",
+            max_len_error(QUALIFIED_NAME_MAX_LEN)
+        ));
+    }
+    if !matches_qualified_name_part(name) {
+        errs.push(format!(
+            "name part {}",
+            regex_error(
+                QUALIFIED_NAME_MSG,
+                QUALIFIED_NAME_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
+        ));
+    }
+    errs
+}
+
+/// kube's `IsValidLabelValue`: empty, or a 63-byte qualified name part.
+pub fn is_valid_label_value(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > LABEL_VALUE_MAX_LEN {
+        errs.push(max_len_error(LABEL_VALUE_MAX_LEN));
+    }
+    if !value.is_empty() && !matches_qualified_name_part(value) {
+        errs.push(regex_error(
+            LABEL_VALUE_MSG,
+            LABEL_VALUE_FMT,
+            &["MyValue", "my_value", "12345"],
+        ));
+    }
+    errs
+}
+
+/// Which rule a resource's object names follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameRule {
+    /// DNS-1123 subdomain, at most 253 bytes: the default.
+    Dns1123Subdomain,
+    /// DNS-1123 label, at most 63 bytes: namespaces.
+    Dns1123Label,
+    /// DNS-1035 label (starts with a letter), at most 63 bytes: services.
+    Dns1035Label,
+    /// Any string that is a safe path segment: not `.` or `..`, no `/` or
+    /// `%`: the RBAC types.
+    PathSegment,
+    /// DNS-1123 subdomain of at most 52 bytes: cronjobs.
+    CronJob,
+}
+
+/// The name rule kube-apiserver applies to a built-in resource's objects
+/// (custom resources: [`NameRule::Dns1123Subdomain`]). Services follow
+/// DNS-1035 because kube's `RelaxedServiceNameValidation` gate is off by
+/// default in 1.36. CustomResourceDefinitions must also be named
+/// `<spec.names.plural>.<spec.group>` ([`validate_crd_name`]).
+pub fn name_rule(group: &str, resource: &str) -> NameRule {
+    match (group, resource) {
+        ("", "namespaces") => NameRule::Dns1123Label,
+        ("", "services") => NameRule::Dns1035Label,
+        ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+        ("batch", "cronjobs") => NameRule::CronJob,
+        _ => NameRule::Dns1123Subdomain,
+    }
+}
+
+/// kube's `maskTrailingDash`, used for `generateName` prefixes: a trailing
+/// `-` (with the byte before it) is replaced by `a`, so the prefix validates
+/// as a name would once the random suffix is appended.
+fn mask_trailing_dash(name: &str) -> String {
+    if name.len() > 1 && name.ends_with('-') {
+        // Like kube, drop the dash and the byte before it; a multi-byte
+        // character before the dash is invalid either way.
+        let cut = name.len() - 2;
+        match name.get(..cut) {
+            Some(head) => format!("{head}a"),
+            None => name.to_string(),
+        }
+    } else {
+        name.to_string()
+    }
+}
+
+impl NameRule {
+    /// The messages for a name (`prefix: false`) or a `generateName` prefix
+    /// (`prefix: true`), as kube's `ValidateNameFunc`s return them.
+    pub fn check(self, name: &str, prefix: bool) -> Vec<String> {
+        match self {
+            NameRule::PathSegment => {
+                // RBAC validates prefixes with the full path-segment rule.
+                is_valid_path_segment_name(name)
+            }
+            NameRule::Dns1123Subdomain | NameRule::CronJob => {
+                let masked = if prefix {
+                    mask_trailing_dash(name)
+                } else {
+                    name.to_string()
+                };
+                is_dns1123_subdomain(&masked)
+            }
+            NameRule::Dns1123Label => {
+                let masked = if prefix {
+                    mask_trailing_dash(name)
+                } else {
+                    name.to_string()
+                };
+                is_dns1123_label(&masked)
+            }
+            NameRule::Dns1035Label => {
+                let masked = if prefix {
+                    mask_trailing_dash(name)
+                } else {
+                    name.to_string()
+                };
+                is_dns1035_label(&masked)
+            }
+        }
+    }
+}
+
+/// kube's object-meta name checks: `metadata.generateName` if set, then
+/// `metadata.name` (required unless `generateName` is set; a server that has
+/// already generated the name passes it as `name`).
+pub fn validate_object_name(rule: NameRule, name: &str, generate_name: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if !generate_name.is_empty() {
+        for msg in rule.check(generate_name, true) {
+            errs.push(FieldError::invalid(
+                "metadata.generateName",
+                generate_name,
+                &msg,
+            ));
+        }
+    }
+    if name.is_empty() {
+        if generate_name.is_empty() {
+            errs.push(FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
+            ));
+        }
+    } else {
+        for msg in rule.check(name, false) {
+            errs.push(FieldError::invalid("metadata.name", name, &msg));
+        }
+        if rule == NameRule::CronJob && name.len() > CRONJOB_NAME_MAX_LEN {
+            errs.push(FieldError::invalid(
+                "metadata.name",
+                name,
+                &max_len_error(CRONJOB_NAME_MAX_LEN),
+            ));
+        }
+    }
+    errs
+}
+
+/// A namespace named in `metadata.namespace` of a namespaced object.
+pub fn validate_object_namespace(namespace: &str) -> Vec<FieldError> {
+    if namespace.is_empty() {
+        return vec![FieldError::required("metadata.namespace", "")];
+    }
+    is_dns1123_label(namespace)
+        .into_iter()
+        .map(|msg| FieldError::invalid("metadata.namespace", namespace, &msg))
+        .collect()
+}
+
+/// The extra rule for CustomResourceDefinition names.
+pub fn validate_crd_name(name: &str, plural: &str, group: &str) -> Vec<FieldError> {
+    if name == format!("{plural}.{group}") {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid(
+            "metadata.name",
+            name,
+            "must be spec.names.plural+\".\"+spec.group",
+        )]
+    }
+}
+
+/// kube's `ValidateLabels` for `metadata.labels` (errors carry the path
+/// `metadata.labels`, with the bad key or value).
+pub fn validate_labels<'a>(
+    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<FieldError> {
+    let field = "metadata.labels";
+    let mut errs = Vec::new();
+    for (key, value) in labels {
+        for msg in is_qualified_name(key) {
+            errs.push(FieldError::invalid(field, key, &msg));
+        }
+        for msg in is_valid_label_value(value) {
+            errs.push(FieldError::invalid(field, value, &msg));
+        }
+    }
+    errs
+}
+
+/// kube's `ValidateAnnotations` for `metadata.annotations`: keys are
+/// qualified names (checked lower-cased), total size at most 256 KiB.
+pub fn validate_annotations<'a>(
+    annotations: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<FieldError> {
+    let field = "metadata.annotations";
+    let mut errs = Vec::new();
+    let mut total = 0usize;
+    for (key, value) in annotations {
+        for msg in is_qualified_name(&key.to_lowercase()) {
+            errs.push(FieldError::invalid(field, key, &msg));
+        }
+        total = total.saturating_add(key.len()).saturating_add(value.len());
+    }
+    if total > ANNOTATIONS_BYTES_MAX {
+        errs.push(FieldError::new(
+            field,
+            FieldErrorType::TooLong,
+            None,
+            &format!("may not be more than {ANNOTATIONS_BYTES_MAX} bytes"),
+        ));
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    const DNS1035_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+    #[test]
+    fn subdomain_table() {
+        let long = "a".repeat(254);
+        let max = format!(
+            "{}.{}.{}.{}",
+            "a".repeat(63),
+            "b".repeat(63),
+            "c".repeat(63),
+            "d".repeat(61)
+        );
+        assert_eq!(max.len(), 253);
+        let cases: &[(&str, &[&str])] = &[
+            ("a", &[]),
+            ("example.com", &[]),
+            ("web-0", &[]),
+            ("0abc", &[]),
+            (&max, &[]),
+            ("Foo", &[SUBDOMAIN_MSG]),
+            ("", &[SUBDOMAIN_MSG]),
+            ("-a", &[SUBDOMAIN_MSG]),
+            ("a-", &[SUBDOMAIN_MSG]),
+            ("a..b", &[SUBDOMAIN_MSG]),
+            (".a", &[SUBDOMAIN_MSG]),
+            ("a_b", &[SUBDOMAIN_MSG]),
+            ("a/b", &[SUBDOMAIN_MSG]),
+            ("é", &[SUBDOMAIN_MSG]),
+            (&long, &["must be no more than 253 characters"]),
+        ];
+        for (value, want) in cases {
+            assert_eq!(is_dns1123_subdomain(value), *want, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn label_table() {
+        let cases: &[(&str, &[&str])] = &[
+            ("default", &[]),
+            ("kube-system", &[]),
+            ("123-abc", &[]),
+            (&"a".repeat(63), &[]),
+            (&"a".repeat(64), &["must be no more than 63 characters"]),
+            ("My-Name", &[LABEL_MSG]),
+            ("a.b", &["must not contain dots"]),
+            ("-a", &[LABEL_MSG]),
+        ];
+        for (value, want) in cases {
+            assert_eq!(is_dns1123_label(value), *want, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn dns1035_table() {
+        let cases: &[(&str, &[&str])] = &[
+            ("my-svc", &[]),
+            ("a", &[]),
+            ("abc-123", &[]),
+            ("1svc", &[DNS1035_MSG]),
+            ("svc-", &[DNS1035_MSG]),
+            ("Svc", &[DNS1035_MSG]),
+            (&"a".repeat(64), &["must be no more than 63 characters"]),
+        ];
+        for (value, want) in cases {
+            assert_eq!(is_dns1035_label(value), *want, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn path_segment_table() {
+        let cases: &[(&str, &[&str])] = &[
+            ("system:admin", &[]),
+            ("Cluster Admin", &[]),
+            (".", &["may not be '.'"]),
+            ("..", &["may not be '..'"]),
+            ("a/b", &["may not contain '/'"]),
+            ("a/%b", &["may not contain '/'", "may not contain '%'"]),
+        ];
+        for (value, want) in cases {
+            assert_eq!(is_valid_path_segment_name(value), *want, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn name_rules_by_resource() {
+        assert_eq!(name_rule("", "pods"), NameRule::Dns1123Subdomain);
+        assert_eq!(name_rule("", "namespaces"), NameRule::Dns1123Label);
+        assert_eq!(name_rule("", "services"), NameRule::Dns1035Label);
+        assert_eq!(
+            name_rule("", "persistentvolumes"),
+            NameRule::Dns1123Subdomain
+        );
+        assert_eq!(
+            name_rule("rbac.authorization.k8s.io", "clusterroles"),
+            NameRule::PathSegment
+        );
+        assert_eq!(name_rule("batch", "cronjobs"), NameRule::CronJob);
+        assert_eq!(
+            name_rule("example.com", "widgets"),
+            NameRule::Dns1123Subdomain
+        );
+    }
+
+    #[test]
+    fn object_names_with_kube_causes() {
+        let e = validate_object_name(NameRule::Dns1123Subdomain, "Foo", "");
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            e[0].to_string(),
+            format!("metadata.name: Invalid value: \"Foo\": {SUBDOMAIN_MSG}")
+        );
+        assert_eq!(e[0].reason.cause_reason(), "FieldValueInvalid");
+        assert_eq!(
+            e[0].body(),
+            format!("Invalid value: \"Foo\": {SUBDOMAIN_MSG}")
+        );
+
+        let e = validate_object_name(NameRule::Dns1123Subdomain, "", "");
+        assert_eq!(
+            e,
+            [FieldError::required(
+                "metadata.name",
+                "name or generateName is required"
+            )]
+        );
+        assert_eq!(
+            e[0].to_string(),
+            "metadata.name: Required value: name or generateName is required"
+        );
+
+        assert!(validate_object_name(NameRule::Dns1123Subdomain, "", "web-").is_empty());
+        assert!(validate_object_name(NameRule::Dns1123Label, "", "ns-").is_empty());
+        assert!(validate_object_name(NameRule::Dns1035Label, "", "svc-").is_empty());
+        let e = validate_object_name(NameRule::Dns1123Subdomain, "", "Web-");
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "metadata.generateName");
+        assert_eq!(e[0].value.as_deref(), Some("Web-"));
+
+        let e = validate_object_name(NameRule::PathSegment, "a/b", "");
+        assert_eq!(
+            e[0].to_string(),
+            "metadata.name: Invalid value: \"a/b\": may not contain '/'"
+        );
+        // RBAC checks a generateName prefix with the full path-segment rule.
+        assert_eq!(
+            validate_object_name(NameRule::PathSegment, "", "..").len(),
+            1
+        );
+
+        let long = "a".repeat(53);
+        let e = validate_object_name(NameRule::CronJob, &long, "");
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].message, "must be no more than 52 characters");
+        assert!(validate_object_name(NameRule::CronJob, &"a".repeat(52), "").is_empty());
+    }
+
+    #[test]
+    fn generate_name_masks_trailing_dash_like_kube() {
+        assert_eq!(mask_trailing_dash("abc-"), "aba");
+        assert_eq!(mask_trailing_dash("-"), "-");
+        assert_eq!(mask_trailing_dash("a-"), "a");
+        assert_eq!(mask_trailing_dash("abc"), "abc");
+        assert_eq!(mask_trailing_dash("é-"), "é-");
+    }
+
+    #[test]
+    fn label_keys_and_values() {
+        assert!(validate_labels([
+            ("app", "web"),
+            ("example.com/tier", ""),
+            ("a_b.c-d", "X.y_z-1")
+        ])
+        .is_empty());
+        let e = validate_labels([("-bad", "ok")]);
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            e[0].to_string(),
+            "metadata.labels: Invalid value: \"-bad\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        );
+        let e = validate_labels([("/x", "ok")]);
+        assert_eq!(e[0].message, "prefix part must be non-empty");
+        let e = validate_labels([("a/b/c", "ok")]);
+        assert!(e[0].message.starts_with("a qualified name must consist of"));
+        assert!(e[0].message.ends_with(
+            "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ));
+        let e = validate_labels([("Example.com/x", "ok")]);
+        assert!(e[0]
+            .message
+            .starts_with("prefix part a lowercase RFC 1123 subdomain"));
+        let e = validate_labels([(&*"k".repeat(64), "ok")]);
+        assert_eq!(e[0].message, "name part must be no more than 63 characters");
+        let e = validate_labels([("k", "-v")]);
+        assert!(e[0]
+            .message
+            .starts_with("a valid label must be an empty string"));
+        assert_eq!(e[0].value.as_deref(), Some("-v"));
+        let value = "v".repeat(64);
+        let e = validate_labels([("k", value.as_str())]);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].message, "must be no more than 63 characters");
+    }
+
+    #[test]
+    fn annotations() {
+        assert!(validate_annotations([("Example.com/Key", "anything at all")]).is_empty());
+        let big = "x".repeat(ANNOTATIONS_BYTES_MAX);
+        let e = validate_annotations([("k", big.as_str())]);
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            e[0].to_string(),
+            "metadata.annotations: Too long: may not be more than 262144 bytes"
+        );
+    }
+
+    #[test]
+    fn display_formats() {
+        let e = FieldError::new(
+            "spec.x",
+            FieldErrorType::NotSupported,
+            Some("a\"b\n"),
+            "supported values: \"y\"",
+        );
+        assert_eq!(
+            e.to_string(),
+            "spec.x: Unsupported value: \"a\\\"b\\n\": supported values: \"y\""
+        );
+        let e = FieldError::forbidden("spec.y", "may not be changed");
+        assert_eq!(e.to_string(), "spec.y: Forbidden: may not be changed");
+        let e = FieldError::new("metadata.name", FieldErrorType::Duplicate, Some("a"), "");
+        assert_eq!(e.to_string(), "metadata.name: Duplicate value: \"a\"");
+        assert_eq!(go_quote("é\u{1}"), "\"é\\x01\"");
+    }
+
+    #[test]
+    fn invalid_status_message() {
+        let errs = validate_object_name(NameRule::Dns1123Subdomain, "Foo", "");
+        assert_eq!(
+            invalid_message("Pod", "Foo", &errs),
+            format!(
+                "Pod \"Foo\" is invalid: metadata.name: Invalid value: \"Foo\": {SUBDOMAIN_MSG}"
+            )
+        );
+        let two = [
+            FieldError::required("a", ""),
+            FieldError::required("b", ""),
+            FieldError::required("a", ""),
+        ];
+        assert_eq!(
+            invalid_message("Deployment.apps", "x", &two),
+            "Deployment.apps \"x\" is invalid: [a: Required value, b: Required value]"
+        );
+    }
+
+    #[test]
+    fn namespaces_and_crd_names() {
+        assert!(validate_object_namespace("default").is_empty());
+        assert_eq!(
+            validate_object_namespace("")[0].reason,
+            FieldErrorType::Required
+        );
+        assert_eq!(
+            validate_object_namespace("a.b")[0].message,
+            "must not contain dots"
+        );
+        assert!(validate_crd_name("widgets.example.com", "widgets", "example.com").is_empty());
+        assert_eq!(
+            validate_crd_name("widget.example.com", "widgets", "example.com")[0].to_string(),
+            "metadata.name: Invalid value: \"widget.example.com\": must be spec.names.plural+\".\"+spec.group"
+        );
     }
 }

@@ -47,12 +47,57 @@ pub fn apply_namespace(object: &mut Object, resolved: &Resolved) -> Result<(), A
     Ok(())
 }
 
-/// Name validation causes for a name of this resource.
-pub fn name_causes(resolved: &Resolved, name: &str) -> Vec<Cause> {
-    validation::validate_object_name(&resolved.info.resource, name)
+/// Status causes for field errors.
+pub fn causes(errors: Vec<validation::FieldError>) -> Vec<Cause> {
+    errors
         .into_iter()
-        .map(|e| Cause { reason: e.reason_code().to_string(), message: e.to_string(), field: e.field.clone() })
+        .map(|e| Cause { reason: e.reason.cause_reason().to_string(), message: e.body(), field: e.field.clone() })
         .collect()
+}
+
+/// Validation of the name, generateName, labels and annotations of an object
+/// of this resource.
+pub fn metadata_causes(resolved: &Resolved, object: &Object) -> Result<Vec<Cause>, ApiError> {
+    let meta = object::metadata(object);
+    let text = |field: &str| meta.get(field).and_then(Value::as_str).unwrap_or("").to_string();
+    let rule = validation::name_rule(&resolved.info.group, &resolved.info.resource);
+    let mut errors = validation::validate_object_name(rule, &text("name"), &text("generateName"));
+    errors.extend(validation::validate_labels(string_pairs(meta, "labels")?));
+    errors.extend(validation::validate_annotations(string_pairs(meta, "annotations")?));
+    Ok(causes(errors))
+}
+
+/// A metadata map of strings (labels, annotations) as pairs; other shapes are
+/// a decoding error, as kube-apiserver reports them.
+fn string_pairs<'a>(meta: &'a Object, field: &str) -> Result<Vec<(&'a str, &'a str)>, ApiError> {
+    match meta.get(field) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.as_str(), s.as_str())),
+                _ => Err(ApiError::BadRequest(format!(
+                    "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{field} of type string",
+                    json_type(v)
+                ))),
+            })
+            .collect(),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{field} of type map[string]string",
+            json_type(other)
+        ))),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 /// Creates `object` (already type-checked); returns the stored encoding.
@@ -96,7 +141,7 @@ pub async fn create_object(
         }
         name
     };
-    let causes = name_causes(resolved, &name);
+    let causes = metadata_causes(resolved, &object)?;
     if !causes.is_empty() {
         return Err(object::invalid(info, &name, causes));
     }

@@ -1,0 +1,720 @@
+//! gen-tables: derives Shardline's committed type tables from the Kubernetes
+//! OpenAPI v3 documents (`../shared/k8s-openapi/v3`).
+//!
+//! Usage: `cargo run -p gen-tables -- <openapi-v3-dir> <out-dir>`, normally
+//! `cargo run -p gen-tables -- ../shared/k8s-openapi/v3 src/types/generated`.
+//!
+//! Writes, into `<out-dir>`:
+//! - `builtin.rs`: the static table of built-in resources (kind, list kind,
+//!   scope, verbs, subresources from OpenAPI; short names, categories,
+//!   field-selector fields and write behaviour from the hand-kept [`FACTS`]);
+//! - `openapi/<gv>.json.gz`: one OpenAPI v3 document per served group-version,
+//!   filtered to the served resources and the schemas they reference;
+//! - `openapi_documents.rs`: the index of those documents with content hashes.
+//!
+//! Invariant: the output is a pure function of the input files and the tables
+//! in this file (sorted JSON keys, fixed gzip header), so regenerating without
+//! changes gives byte-identical files. The generator panics on any surprise in
+//! the input: it runs by hand, never in the server.
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A served group-version: OpenAPI file stem, group, version, and the
+/// resources served from it, in the order the table lists them.
+struct ServedGroupVersion {
+    file_stem: &'static str,
+    group: &'static str,
+    version: &'static str,
+    resources: &'static [&'static str],
+}
+
+/// What Shardline serves, in discovery order (core first, then kube-apiserver's
+/// group priority order).
+const SERVED: &[ServedGroupVersion] = &[
+    ServedGroupVersion {
+        file_stem: "api__v1",
+        group: "",
+        version: "v1",
+        resources: &[
+            "namespaces",
+            "pods",
+            "services",
+            "endpoints",
+            "configmaps",
+            "secrets",
+            "nodes",
+            "events",
+            "serviceaccounts",
+            "persistentvolumes",
+            "persistentvolumeclaims",
+        ],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__apps__v1",
+        group: "apps",
+        version: "v1",
+        resources: &["deployments", "replicasets", "statefulsets", "daemonsets"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__batch__v1",
+        group: "batch",
+        version: "v1",
+        resources: &["jobs", "cronjobs"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__rbac.authorization.k8s.io__v1",
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        resources: &[
+            "roles",
+            "rolebindings",
+            "clusterroles",
+            "clusterrolebindings",
+        ],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__apiextensions.k8s.io__v1",
+        group: "apiextensions.k8s.io",
+        version: "v1",
+        resources: &["customresourcedefinitions"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__coordination.k8s.io__v1",
+        group: "coordination.k8s.io",
+        version: "v1",
+        resources: &["leases"],
+    },
+];
+
+/// Subresources Shardline serves. Others in OpenAPI (exec, log, proxy,
+/// binding, eviction, token, finalize, ...) need a kubelet or side effects the
+/// server does not have, so they are neither listed in discovery nor kept in
+/// the OpenAPI documents.
+const SERVED_SUBRESOURCES: &[&str] = &["status", "scale"];
+
+/// Facts about a resource that OpenAPI does not carry.
+struct Fact {
+    group: &'static str,
+    resource: &'static str,
+    short_names: &'static [&'static str],
+    categories: &'static [&'static str],
+    /// Field-selector fields besides metadata.name and metadata.namespace.
+    selectable_fields: &'static [&'static str],
+    allow_create_on_update: bool,
+    has_generation: bool,
+}
+
+const fn fact(group: &'static str, resource: &'static str) -> Fact {
+    Fact {
+        group,
+        resource,
+        short_names: &[],
+        categories: &[],
+        selectable_fields: &[],
+        allow_create_on_update: false,
+        has_generation: false,
+    }
+}
+
+/// The hand-kept facts table (kube-apiserver's registry strategies and
+/// field-label conversion functions).
+const FACTS: &[Fact] = &[
+    Fact {
+        short_names: &["ns"],
+        selectable_fields: &["status.phase"],
+        ..fact("", "namespaces")
+    },
+    Fact {
+        short_names: &["po"],
+        categories: &["all"],
+        selectable_fields: &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+        has_generation: true,
+        ..fact("", "pods")
+    },
+    Fact {
+        short_names: &["svc"],
+        categories: &["all"],
+        ..fact("", "services")
+    },
+    Fact {
+        short_names: &["ep"],
+        allow_create_on_update: true,
+        ..fact("", "endpoints")
+    },
+    Fact {
+        short_names: &["cm"],
+        ..fact("", "configmaps")
+    },
+    Fact {
+        selectable_fields: &["type"],
+        ..fact("", "secrets")
+    },
+    Fact {
+        short_names: &["no"],
+        selectable_fields: &["spec.unschedulable"],
+        ..fact("", "nodes")
+    },
+    Fact {
+        short_names: &["ev"],
+        selectable_fields: &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        allow_create_on_update: true,
+        ..fact("", "events")
+    },
+    Fact {
+        short_names: &["sa"],
+        ..fact("", "serviceaccounts")
+    },
+    Fact {
+        short_names: &["pv"],
+        ..fact("", "persistentvolumes")
+    },
+    Fact {
+        short_names: &["pvc"],
+        ..fact("", "persistentvolumeclaims")
+    },
+    Fact {
+        short_names: &["deploy"],
+        categories: &["all"],
+        has_generation: true,
+        ..fact("apps", "deployments")
+    },
+    Fact {
+        short_names: &["rs"],
+        categories: &["all"],
+        selectable_fields: &["status.replicas"],
+        has_generation: true,
+        ..fact("apps", "replicasets")
+    },
+    Fact {
+        short_names: &["sts"],
+        categories: &["all"],
+        has_generation: true,
+        ..fact("apps", "statefulsets")
+    },
+    Fact {
+        short_names: &["ds"],
+        categories: &["all"],
+        has_generation: true,
+        ..fact("apps", "daemonsets")
+    },
+    Fact {
+        categories: &["all"],
+        selectable_fields: &["status.successful"],
+        has_generation: true,
+        ..fact("batch", "jobs")
+    },
+    Fact {
+        short_names: &["cj"],
+        categories: &["all"],
+        has_generation: true,
+        ..fact("batch", "cronjobs")
+    },
+    Fact {
+        allow_create_on_update: true,
+        ..fact("coordination.k8s.io", "leases")
+    },
+    Fact {
+        allow_create_on_update: true,
+        ..fact("rbac.authorization.k8s.io", "roles")
+    },
+    Fact {
+        allow_create_on_update: true,
+        ..fact("rbac.authorization.k8s.io", "rolebindings")
+    },
+    Fact {
+        allow_create_on_update: true,
+        ..fact("rbac.authorization.k8s.io", "clusterroles")
+    },
+    Fact {
+        allow_create_on_update: true,
+        ..fact("rbac.authorization.k8s.io", "clusterrolebindings")
+    },
+    Fact {
+        short_names: &["crd", "crds"],
+        categories: &["api-extensions"],
+        has_generation: true,
+        ..fact("apiextensions.k8s.io", "customresourcedefinitions")
+    },
+];
+
+/// One resource as derived from OpenAPI.
+#[derive(Default, Debug)]
+struct Derived {
+    kind: Option<String>,
+    list_kind: Option<String>,
+    namespaced: bool,
+    verbs: BTreeSet<String>,
+    /// subresource -> (response group, version, kind, verbs)
+    subresources: BTreeMap<String, (String, String, String, BTreeSet<String>)>,
+}
+
+/// A path split into its resource parts.
+struct ParsedPath {
+    namespaced: bool,
+    resource: String,
+    subresource: Option<String>,
+}
+
+fn parse_path(path: &str, prefix: &str) -> Option<ParsedPath> {
+    let rest = path.strip_prefix(prefix)?;
+    let rest = rest.strip_prefix("watch/").unwrap_or(rest);
+    let (namespaced, rest) = match rest.strip_prefix("namespaces/{namespace}/") {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let segments: Vec<&str> = rest.split('/').collect();
+    match segments.as_slice() {
+        [resource] if !resource.is_empty() => Some(ParsedPath {
+            namespaced,
+            resource: resource.to_string(),
+            subresource: None,
+        }),
+        [resource, "{name}"] => Some(ParsedPath {
+            namespaced,
+            resource: resource.to_string(),
+            subresource: None,
+        }),
+        [resource, "{name}", sub] | [resource, "{name}", sub, "{path}"] => Some(ParsedPath {
+            namespaced,
+            resource: resource.to_string(),
+            subresource: Some(sub.to_string()),
+        }),
+        _ => None,
+    }
+}
+
+fn verb_for_action(action: &str) -> Option<&'static str> {
+    match action {
+        "get" => Some("get"),
+        "list" => Some("list"),
+        "watch" | "watchlist" => Some("watch"),
+        "post" => Some("create"),
+        "put" => Some("update"),
+        "patch" => Some("patch"),
+        "delete" => Some("delete"),
+        "deletecollection" => Some("deletecollection"),
+        "connect" => None,
+        other => panic!("unknown x-kubernetes-action {other}"),
+    }
+}
+
+const METHODS: &[&str] = &["get", "put", "post", "patch", "delete", "head", "options"];
+
+fn gvk_of(op: &Value) -> Option<(String, String, String)> {
+    let g = op.get("x-kubernetes-group-version-kind")?;
+    Some((
+        g.get("group")?.as_str()?.to_string(),
+        g.get("version")?.as_str()?.to_string(),
+        g.get("kind")?.as_str()?.to_string(),
+    ))
+}
+
+fn api_prefix(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("/api/{version}/")
+    } else {
+        format!("/apis/{group}/{version}/")
+    }
+}
+
+/// Derives every resource of one document.
+fn derive(doc: &Value, gv: &ServedGroupVersion) -> BTreeMap<String, Derived> {
+    let prefix = api_prefix(gv.group, gv.version);
+    let schemas = &doc["components"]["schemas"];
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut out: BTreeMap<String, Derived> = BTreeMap::new();
+    for (path, item) in paths {
+        let Some(parsed) = parse_path(path, &prefix) else {
+            continue;
+        };
+        for method in METHODS {
+            let Some(op) = item.get(*method) else {
+                continue;
+            };
+            let Some(action) = op.get("x-kubernetes-action").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(verb) = verb_for_action(action) else {
+                continue;
+            };
+            let Some((g, v, k)) = gvk_of(op) else {
+                continue;
+            };
+            let entry = out.entry(parsed.resource.clone()).or_default();
+            match &parsed.subresource {
+                None => {
+                    entry.namespaced |= parsed.namespaced;
+                    entry.verbs.insert(verb.to_string());
+                    if action == "list" {
+                        let list_ref = op["responses"]["200"]["content"]["application/json"]
+                            ["schema"]["$ref"]
+                            .as_str()
+                            .expect("list response schema");
+                        let name = list_ref.trim_start_matches("#/components/schemas/");
+                        let list_gvk = &schemas[name]["x-kubernetes-group-version-kind"][0];
+                        let list_kind = list_gvk["kind"].as_str().expect("list kind");
+                        entry.list_kind = Some(list_kind.to_string());
+                    }
+                    match &entry.kind {
+                        None => entry.kind = Some(k),
+                        Some(prev) => assert_eq!(prev, &k, "{path}: kind mismatch"),
+                    }
+                    assert_eq!((g.as_str(), v.as_str()), (gv.group, gv.version), "{path}");
+                }
+                Some(sub) => {
+                    let s = entry
+                        .subresources
+                        .entry(sub.clone())
+                        .or_insert_with(|| (g.clone(), v.clone(), k.clone(), BTreeSet::new()));
+                    assert_eq!((&s.0, &s.1, &s.2), (&g, &v, &k), "{path}: subresource kind");
+                    s.3.insert(verb.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Repairs two artifacts of the normalisation of the input documents: an
+/// operation's `responses` wrapped in `{"ArbitraryKeys": {...}}`, and a schema
+/// split into `{"SchemaProps", "SwaggerSchemaProps", "ArbitraryKeys"}` (seen
+/// where a property is itself named `properties` or `paths`).
+fn normalise(v: &mut Value, parent_key: Option<&str>) {
+    match v {
+        Value::Object(map) => {
+            if parent_key == Some("responses") && map.len() == 1 {
+                if let Some(Value::Object(inner)) = map.remove("ArbitraryKeys") {
+                    *map = inner;
+                }
+            }
+            let split_keys = ["SchemaProps", "SwaggerSchemaProps", "ArbitraryKeys"];
+            if map.contains_key("SchemaProps")
+                && map.keys().all(|k| split_keys.contains(&k.as_str()))
+            {
+                let mut merged = Map::new();
+                for key in split_keys {
+                    if let Some(Value::Object(part)) = map.remove(key) {
+                        for (k, val) in part {
+                            assert!(
+                                merged.insert(k, val).is_none(),
+                                "duplicate key in split schema"
+                            );
+                        }
+                    }
+                }
+                *map = merged;
+            }
+            let keys: Vec<String> = map.keys().cloned().collect();
+            for k in keys {
+                if let Some(child) = map.get_mut(&k) {
+                    normalise(child, Some(&k));
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                normalise(item, parent_key);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Rebuilds a value with object keys in sorted order, whatever map type
+/// serde_json was compiled with.
+fn canonical(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let mut out = Map::new();
+            for (k, val) in entries {
+                out.insert(k.clone(), canonical(val));
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+fn collect_refs(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, val) in map {
+                // A schema property may itself be named `$ref` (JSONSchemaProps).
+                if let (true, Some(r)) = (k == "$ref", val.as_str()) {
+                    let name = r
+                        .strip_prefix("#/components/schemas/")
+                        .unwrap_or_else(|| panic!("unexpected $ref {r}"));
+                    out.insert(name.to_string());
+                } else {
+                    collect_refs(val, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_refs(i, out)),
+        _ => {}
+    }
+}
+
+/// The filtered document for one group-version.
+fn filter_document(doc: &Value, gv: &ServedGroupVersion) -> Value {
+    let prefix = api_prefix(gv.group, gv.version);
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut kept = Map::new();
+    for (path, item) in paths {
+        let keep = if path == &prefix {
+            true // the group-version's own APIResourceList
+        } else if let Some(p) = parse_path(path, &prefix) {
+            gv.resources.contains(&p.resource.as_str())
+                && p.subresource
+                    .as_deref()
+                    .is_none_or(|s| SERVED_SUBRESOURCES.contains(&s))
+        } else {
+            false
+        };
+        if keep {
+            kept.insert(path.clone(), item.clone());
+        }
+    }
+    let all_schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    let mut wanted = BTreeSet::new();
+    collect_refs(&Value::Object(kept.clone()), &mut wanted);
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    while let Some(name) = wanted.iter().find(|n| !done.contains(*n)).cloned() {
+        let schema = all_schemas
+            .get(&name)
+            .unwrap_or_else(|| panic!("missing schema {name}"));
+        collect_refs(schema, &mut wanted);
+        done.insert(name);
+    }
+    let mut schemas = Map::new();
+    for name in &done {
+        schemas.insert(name.clone(), all_schemas[name].clone());
+    }
+    let mut components = Map::new();
+    components.insert("schemas".into(), Value::Object(schemas));
+    if let Some(sec) = doc["components"].get("securitySchemes") {
+        components.insert("securitySchemes".into(), sec.clone());
+    }
+    let mut out = Map::new();
+    out.insert("components".into(), Value::Object(components));
+    out.insert("info".into(), doc["info"].clone());
+    out.insert("openapi".into(), doc["openapi"].clone());
+    out.insert("paths".into(), Value::Object(kept));
+    if let Some(sec) = doc.get("security") {
+        out.insert("security".into(), sec.clone());
+    }
+    canonical(&Value::Object(out))
+}
+
+/// FNV-1a 128 of the bytes, as 32 upper-case hex digits.
+fn content_hash(bytes: &[u8]) -> String {
+    let mut hash: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    for b in bytes {
+        hash ^= u128::from(*b);
+        hash = hash.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+    }
+    format!("{hash:032X}")
+}
+
+fn rust_str_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
+    format!("&[{}]", quoted.join(", "))
+}
+
+fn write_file(path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    println!("wrote {} ({} bytes)", path.display(), bytes.len());
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 3 {
+        eprintln!("usage: gen-tables <openapi-v3-dir> <out-dir>");
+        std::process::exit(2);
+    }
+    let input = PathBuf::from(&args[1]);
+    let out_dir = PathBuf::from(&args[2]);
+    std::fs::create_dir_all(out_dir.join("openapi")).expect("create out dir");
+
+    let mut table = String::new();
+    table.push_str(
+        "//! The built-in resource table. GENERATED by `tools/gen-tables` from the\n\
+         //! Kubernetes OpenAPI v3 documents and the generator's facts table; do not\n\
+         //! edit by hand (see docs/types.md).\n\n\
+         use crate::types::registry::BuiltinResource;\n\n\
+         /// Every built-in resource, in discovery order.\n\
+         pub static BUILTIN_RESOURCES: &[BuiltinResource] = &[\n",
+    );
+    let mut documents = String::new();
+    documents.push_str(
+        "//! The committed OpenAPI v3 documents, one per served group-version.\n\
+         //! GENERATED by `tools/gen-tables`; do not edit by hand (see docs/types.md).\n\n\
+         use crate::types::openapi::OpenApiDocument;\n\n\
+         /// Every served group-version's document, in discovery order.\n\
+         pub static OPENAPI_V3_DOCUMENTS: &[OpenApiDocument] = &[\n",
+    );
+
+    let mut facts_used = 0;
+    for gv in SERVED {
+        let file = input.join(format!("{}.json", gv.file_stem));
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+        let mut doc: Value = serde_json::from_str(&text).expect("parse OpenAPI document");
+        normalise(&mut doc, None);
+        let derived = derive(&doc, gv);
+
+        for resource in gv.resources {
+            let d = derived
+                .get(*resource)
+                .unwrap_or_else(|| panic!("{resource} not found in {}", gv.file_stem));
+            let f = FACTS
+                .iter()
+                .find(|f| f.group == gv.group && f.resource == *resource)
+                .unwrap_or_else(|| panic!("no facts for {resource}"));
+            facts_used += 1;
+            let kind = d.kind.clone().expect("kind");
+            let list_kind = d.list_kind.clone().expect("list kind");
+            assert_eq!(list_kind, format!("{kind}List"));
+            let mut verbs: Vec<String> = d.verbs.iter().cloned().collect();
+            verbs.sort();
+            let mut subresources = Vec::new();
+            for (name, (g, v, k, sub_verbs)) in &d.subresources {
+                if !SERVED_SUBRESOURCES.contains(&name.as_str()) {
+                    continue;
+                }
+                // The registry records only the subresource's name; discovery
+                // derives kind and verbs by rule. Check the rule holds.
+                let expect_gvk = match name.as_str() {
+                    "status" => (gv.group.to_string(), gv.version.to_string(), kind.clone()),
+                    "scale" => ("autoscaling".into(), "v1".into(), "Scale".into()),
+                    other => panic!("no rule for subresource {other}"),
+                };
+                assert_eq!(
+                    (g.clone(), v.clone(), k.clone()),
+                    expect_gvk,
+                    "{resource}/{name}"
+                );
+                let got: Vec<&str> = sub_verbs.iter().map(String::as_str).collect();
+                assert_eq!(got, ["get", "patch", "update"], "{resource}/{name} verbs");
+                subresources.push(name.clone());
+            }
+            let strs = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+            let singular = kind.to_lowercase();
+            writeln!(table, "    BuiltinResource {{").ok();
+            writeln!(table, "        group: {:?},", gv.group).ok();
+            writeln!(table, "        version: {:?},", gv.version).ok();
+            writeln!(table, "        resource: {:?},", resource).ok();
+            writeln!(table, "        singular: {singular:?},").ok();
+            writeln!(table, "        kind: {kind:?},").ok();
+            writeln!(table, "        list_kind: {list_kind:?},").ok();
+            writeln!(table, "        namespaced: {},", d.namespaced).ok();
+            writeln!(
+                table,
+                "        short_names: {},",
+                rust_str_list(&strs(f.short_names))
+            )
+            .ok();
+            writeln!(
+                table,
+                "        categories: {},",
+                rust_str_list(&strs(f.categories))
+            )
+            .ok();
+            writeln!(table, "        verbs: {},", rust_str_list(&verbs)).ok();
+            writeln!(
+                table,
+                "        selectable_fields: {},",
+                rust_str_list(&strs(f.selectable_fields))
+            )
+            .ok();
+            writeln!(
+                table,
+                "        allow_create_on_update: {},",
+                f.allow_create_on_update
+            )
+            .ok();
+            writeln!(table, "        has_generation: {},", f.has_generation).ok();
+            writeln!(
+                table,
+                "        subresources: {},",
+                rust_str_list(&subresources)
+            )
+            .ok();
+            writeln!(table, "    }},").ok();
+        }
+
+        let filtered = filter_document(&doc, gv);
+        let json = serde_json::to_vec(&filtered).expect("serialize");
+        let hash = content_hash(&json);
+        let mut enc = GzEncoder::new(Vec::new(), Compression::best());
+        enc.write_all(&json).expect("gzip");
+        let gz = enc.finish().expect("gzip");
+        let gz_name = format!("{}.json.gz", gv.file_stem);
+        write_file(&out_dir.join("openapi").join(&gz_name), &gz);
+        let url_path = if gv.group.is_empty() {
+            format!("api/{}", gv.version)
+        } else {
+            format!("apis/{}/{}", gv.group, gv.version)
+        };
+        writeln!(documents, "    OpenApiDocument {{").ok();
+        writeln!(documents, "        path: {url_path:?},").ok();
+        writeln!(documents, "        hash: {hash:?},").ok();
+        writeln!(documents, "        json_len: {},", json.len()).ok();
+        writeln!(
+            documents,
+            "        gzip: include_bytes!(\"openapi/{gz_name}\"),"
+        )
+        .ok();
+        writeln!(documents, "    }},").ok();
+    }
+    assert_eq!(
+        facts_used,
+        FACTS.len(),
+        "facts for a resource that is not served"
+    );
+    table.push_str("];\n");
+    documents.push_str("];\n");
+    let rust_files = [
+        out_dir.join("builtin.rs"),
+        out_dir.join("openapi_documents.rs"),
+    ];
+    write_file(&rust_files[0], table.as_bytes());
+    write_file(&rust_files[1], documents.as_bytes());
+    // The tables are read in review: format them as the rest of the code.
+    let status = std::process::Command::new("rustfmt")
+        .args(["--edition", "2021"])
+        .args(&rust_files)
+        .status()
+        .expect("run rustfmt (install it with `rustup component add rustfmt`)");
+    assert!(status.success(), "rustfmt failed");
+}
