@@ -74,7 +74,7 @@ pub fn serve(backend: &impl Backend, head: &RequestHead, route: &Route) -> Resul
             if wants_protobuf {
                 Ok(respond(
                     StatusCode::OK,
-                    "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+                    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
                     openapi::openapi_v2_minimal_protobuf(),
                 ))
             } else {
