@@ -29,6 +29,15 @@ pub struct HealthCheck {
     pub detail: String,
 }
 
+/// Process limits the server runs under, as reported by /metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessLimits {
+    pub memlock_bytes_soft: u64,
+    pub memlock_bytes_hard: u64,
+    pub open_files_soft: u64,
+    pub open_files_hard: u64,
+}
+
 #[allow(async_fn_in_trait)]
 pub trait Backend {
     fn config(&self) -> &Config;
@@ -47,4 +56,5 @@ pub trait Backend {
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError>;
     /// Health checks for /livez, /readyz, /healthz.
     fn health_checks(&self) -> Vec<HealthCheck>;
+    fn process_limits(&self) -> ProcessLimits;
 }

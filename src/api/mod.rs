@@ -101,6 +101,7 @@ where
     match route {
         Route::Resource(path) => handlers::resource(backend, &head, &path, body).await,
         Route::Health { kind, check } => Ok(handlers::health::serve(backend, &head, &kind, check.as_deref())),
+        Route::Metrics => handlers::metrics::serve(backend).await,
         Route::NotFound => Err(ApiError::PathNotFound),
         other => handlers::discovery::serve(backend, &head, &other),
     }

@@ -51,6 +51,8 @@ pub enum Route {
     OpenApiV3(String),
     OpenApiV2,
     Health { kind: HealthKind, check: Option<String> },
+    /// `/metrics` (Prometheus text format).
+    Metrics,
     Resource(ResourcePath),
     NotFound,
 }
@@ -70,6 +72,7 @@ pub fn parse(path: &str) -> Route {
         ["openapi", "v3"] => Route::OpenApiV3Index,
         ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),
         ["openapi", "v2"] => Route::OpenApiV2,
+        ["metrics"] => Route::Metrics,
         [kind @ ("livez" | "readyz" | "healthz")] => Route::Health { kind: health_kind(kind), check: None },
         [kind @ ("livez" | "readyz" | "healthz"), check] => {
             Route::Health { kind: health_kind(kind), check: Some(check.to_string()) }

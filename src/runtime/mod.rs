@@ -234,6 +234,16 @@ impl Backend for ShardBackend {
         result.await.map_err(|_| AppendError::Unavailable("the log dropped the request".into()))?
     }
 
+    fn process_limits(&self) -> api::backend::ProcessLimits {
+        let l = self.shared.limits;
+        api::backend::ProcessLimits {
+            memlock_bytes_soft: l.memlock_bytes.soft,
+            memlock_bytes_hard: l.memlock_bytes.hard,
+            open_files_soft: l.open_files.soft,
+            open_files_hard: l.open_files.hard,
+        }
+    }
+
     fn health_checks(&self) -> Vec<HealthCheck> {
         vec![
             HealthCheck {

@@ -11,6 +11,7 @@ pub mod discovery;
 pub mod get;
 pub mod health;
 pub mod list;
+pub mod metrics;
 pub mod table;
 pub mod update;
 

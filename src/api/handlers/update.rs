@@ -80,6 +80,10 @@ pub async fn serve(
             .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
         let updated = merge_server_fields(object.clone(), &stored, resolved);
         let updated = order_fields(updated);
+        let causes = super::create::metadata_causes(resolved, &updated)?;
+        if !causes.is_empty() {
+            return Err(crate::api::object::invalid(&resolved.info, &url_name, causes));
+        }
         let value = storage_value(&updated)?;
         if value == storage_value(&stored)? {
             return Ok(respond(StatusCode::OK, "application/json", current.json.clone()));

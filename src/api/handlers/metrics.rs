@@ -1,0 +1,53 @@
+//! `/metrics`: the server's limits and per-shard state in the Prometheus text
+//! format, so operators can see what the process runs under (locked memory,
+//! open files) and how full each shard is.
+
+use super::backend_error;
+use crate::api::status::ApiError;
+use crate::api::{respond, Backend, ResponseBody};
+use crate::types::key::ShardId;
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use std::fmt::Write;
+
+pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, ApiError> {
+    let limits = backend.process_limits();
+    let config = backend.config();
+    let mut out = String::new();
+    let mut gauge = |name: &str, help: &str, samples: &[(String, u64)]| {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for (labels, value) in samples {
+            let _ = writeln!(out, "{name}{labels} {value}");
+        }
+    };
+    gauge("shardline_process_memlock_bytes", "RLIMIT_MEMLOCK of the process.", &[
+        ("{limit=\"soft\"}".into(), limits.memlock_bytes_soft),
+        ("{limit=\"hard\"}".into(), limits.memlock_bytes_hard),
+    ]);
+    gauge("shardline_process_open_files", "RLIMIT_NOFILE of the process.", &[
+        ("{limit=\"soft\"}".into(), limits.open_files_soft),
+        ("{limit=\"hard\"}".into(), limits.open_files_hard),
+    ]);
+    gauge("shardline_shards", "Number of shards (pinned executors).", &[(String::new(), u64::from(config.shards))]);
+    gauge("shardline_io_memory_bytes", "io_uring registered memory per shard.", &[(String::new(), config.io_memory_bytes as u64)]);
+    gauge("shardline_request_body_bytes_max", "Largest request body accepted.", &[(String::new(), config.request_body_bytes_max as u64)]);
+    gauge("shardline_committed_revision", "The log's commit point.", &[(String::new(), backend.committed_revision().0)]);
+    let mut applied = Vec::new();
+    let mut live = Vec::new();
+    let mut retained = Vec::new();
+    for shard in 0..backend.shard_count() {
+        let (revision, stats) = backend
+            .on_shard(ShardId(shard), crate::log::Revision::ZERO, |store| (store.applied(), store.stats()))
+            .await
+            .map_err(backend_error)?;
+        let label = format!("{{shard=\"{shard}\"}}");
+        applied.push((label.clone(), revision.0));
+        live.push((label.clone(), stats.live_objects as u64));
+        retained.push((label, stats.retained_versions as u64));
+    }
+    gauge("shardline_shard_applied_revision", "Last revision each shard applied.", &applied);
+    gauge("shardline_shard_objects", "Live objects each shard owns.", &live);
+    gauge("shardline_shard_retained_versions", "Versions each shard keeps (current and history window).", &retained);
+    Ok(respond(StatusCode::OK, "text/plain; version=0.0.4", Bytes::from(out)))
+}
