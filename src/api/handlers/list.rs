@@ -57,11 +57,26 @@ pub async fn serve(
         runs.push(call.map_err(backend_error)?);
     }
     let objects = merge(runs);
-    let body = match representation {
-        Representation::Table { version } => table::build(&version, &objects, revision, None),
-        _ => encode_list(&resolved.info.list_kind, &resolved.info.api_version(), revision.0, &objects),
-    };
-    Ok(respond(StatusCode::OK, "application/json", body))
+    match representation {
+        Representation::Table { version } => {
+            Ok(respond(StatusCode::OK, "application/json", table::build(&version, &objects, revision, None)))
+        }
+        _ => {
+            let frames = list_frames(&resolved.info.list_kind, &resolved.info.api_version(), revision.0, &objects);
+            let mut response = http::Response::new(stream_body(frames));
+            response
+                .headers_mut()
+                .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+            Ok(response)
+        }
+    }
+}
+
+/// A body sent as it is produced (HTTP/1.1 chunked encoding), one frame per
+/// piece: the cached encodings go to the socket without being copied.
+pub fn stream_body(frames: Vec<Bytes>) -> ResponseBody {
+    let stream = futures_util::stream::iter(frames.into_iter().map(|b| Ok(http_body::Frame::data(b))));
+    http_body_util::combinators::UnsyncBoxBody::new(http_body_util::StreamBody::new(stream))
 }
 
 fn filter(objects: Vec<Arc<CachedObject>>, labels: &Selector, fields: &Selector) -> Vec<Arc<CachedObject>> {
@@ -95,20 +110,62 @@ pub fn merge(runs: Vec<Vec<Arc<CachedObject>>>) -> Vec<Arc<CachedObject>> {
     out
 }
 
-fn encode_list(list_kind: &str, api_version: &str, revision: u64, objects: &[Arc<CachedObject>]) -> Bytes {
-    let items_bytes: usize = objects.iter().map(|o| o.json.len() + 1).sum();
-    let mut out = BytesMut::with_capacity(items_bytes + 128);
-    out.put_slice(b"{\"kind\":");
-    out.put_slice(serde_json::to_string(list_kind).unwrap_or_default().as_bytes());
-    out.put_slice(b",\"apiVersion\":");
-    out.put_slice(serde_json::to_string(api_version).unwrap_or_default().as_bytes());
-    out.put_slice(format!(",\"metadata\":{{\"resourceVersion\":\"{revision}\"}},\"items\":[").as_bytes());
+/// The list document as frames: a header, each item's cached encoding
+/// (shared, not copied) preceded by a separator, and the closing bytes.
+pub fn list_frames(list_kind: &str, api_version: &str, revision: u64, objects: &[Arc<CachedObject>]) -> Vec<Bytes> {
+    let mut frames = Vec::with_capacity(objects.len() * 2 + 2);
+    let mut head = BytesMut::with_capacity(128);
+    head.put_slice(b"{\"kind\":");
+    head.put_slice(serde_json::to_string(list_kind).unwrap_or_default().as_bytes());
+    head.put_slice(b",\"apiVersion\":");
+    head.put_slice(serde_json::to_string(api_version).unwrap_or_default().as_bytes());
+    head.put_slice(format!(",\"metadata\":{{\"resourceVersion\":\"{revision}\"}},\"items\":[").as_bytes());
+    frames.push(head.freeze());
     for (i, object) in objects.iter().enumerate() {
         if i > 0 {
-            out.put_u8(b',');
+            frames.push(Bytes::from_static(b","));
         }
-        out.put_slice(&object.json);
+        frames.push(object.json.clone());
     }
-    out.put_slice(b"]}");
-    out.freeze()
+    frames.push(Bytes::from_static(b"]}"));
+    frames
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::encode_stored;
+    use crate::log::Revision;
+
+    fn object(namespace: &str, name: &str) -> Arc<CachedObject> {
+        let key = crate::types::key::ObjectKey::new("", "pods", namespace, name).encode();
+        let value = format!(r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"{name}","namespace":"{namespace}"}}}}"#);
+        encode_stored(key, value.as_bytes(), Revision(1), Revision(1), &[]).unwrap()
+    }
+
+    #[test]
+    fn merge_interleaves_sorted_runs() {
+        let a = vec![object("a", "1"), object("b", "1")];
+        let b = vec![object("a", "2"), object("c", "0")];
+        let merged: Vec<String> = merge(vec![a, vec![], b])
+            .iter()
+            .map(|o| format!("{}/{}", o.meta.namespace, o.meta.name))
+            .collect();
+        assert_eq!(merged, ["a/1", "a/2", "b/1", "c/0"]);
+    }
+
+    #[test]
+    fn list_frames_form_one_json_document_sharing_item_bytes() {
+        let objects = vec![object("a", "1"), object("a", "2")];
+        let frames = list_frames("PodList", "v1", 7, &objects);
+        let joined: Vec<u8> = frames.iter().flat_map(|f| f.iter().copied()).collect();
+        let list: serde_json::Value = serde_json::from_slice(&joined).unwrap();
+        assert_eq!(list["kind"], "PodList");
+        assert_eq!(list["metadata"]["resourceVersion"], "7");
+        assert_eq!(list["items"].as_array().unwrap().len(), 2);
+        // The item frames are the cached encodings themselves, not copies.
+        assert_eq!(frames[1].as_ptr(), objects[0].json.as_ptr());
+        let empty: Vec<u8> = list_frames("PodList", "v1", 7, &[]).iter().flat_map(|f| f.to_vec()).collect();
+        assert_eq!(serde_json::from_slice::<serde_json::Value>(&empty).unwrap()["items"], serde_json::json!([]));
+    }
 }
