@@ -67,6 +67,10 @@ pub struct Config {
     /// Largest single record (an object plus its key). kube-apiserver's etcd
     /// limit is 1.5 MiB per value; the request body limit bounds it first.
     pub log_record_bytes_max: usize,
+    /// Committed log entries kept in memory until every subscriber has released
+    /// them; appends wait (backpressure) while this many are unreleased or
+    /// pending. Costs one entry (key, value and previous-value handles) each.
+    pub log_tail_entries_max: usize,
 
     /// Concurrent connections accepted per shard; more wait in the kernel backlog.
     pub connections_per_shard_max: usize,
@@ -95,6 +99,7 @@ impl Config {
             log_segment_bytes_max: 64 * 1024 * 1024,
             log_snapshot_every_records: 100_000,
             log_record_bytes_max: 4 * 1024 * 1024,
+            log_tail_entries_max: 16_384,
             connections_per_shard_max: 10_000,
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),

@@ -1,0 +1,1 @@
+//! Tests of the embedded log as a whole.
