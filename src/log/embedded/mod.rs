@@ -219,6 +219,18 @@ pub struct EmbeddedLog<D: LogDirectory> {
     builder: RefCell<FlatBufferBuilder<'static>>,
 }
 
+impl<D: LogDirectory> std::fmt::Debug for EmbeddedLog<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.state.borrow();
+        f.debug_struct("EmbeddedLog")
+            .field("committed", &self.committed.get())
+            .field("status", &state.status)
+            .field("keys", &state.index.len())
+            .field("segments", &state.segments.len())
+            .finish()
+    }
+}
+
 enum SlotEvent {
     Lead,
     Done(Result<Entry, AppendError>),
