@@ -1,1 +1,3 @@
 //! (filled in by the first vertical slice)
+
+pub mod log_dir;
