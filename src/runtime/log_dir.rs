@@ -44,7 +44,10 @@ impl GlommioLogDirectory {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
             return Err(io_error(
                 &self.path,
-                std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("bad file name {name:?}")),
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("bad file name {name:?}"),
+                ),
             ));
         }
         Ok(self.path.join(name))
@@ -155,7 +158,10 @@ impl LogDirectory for GlommioLogDirectory {
         let directory = Directory::open(&self.path)
             .await
             .map_err(|e| io_error(&self.path, e))?;
-        directory.sync().await.map_err(|e| io_error(&self.path, e))?;
+        directory
+            .sync()
+            .await
+            .map_err(|e| io_error(&self.path, e))?;
         directory.close().await.map_err(|e| io_error(&self.path, e))
     }
 }
@@ -177,7 +183,10 @@ impl LogFile for GlommioLogFile {
                     &self.path,
                     std::io::Error::new(
                         std::io::ErrorKind::WriteZero,
-                        format!("short write of {count} bytes at {}", offset + written as u64),
+                        format!(
+                            "short write of {count} bytes at {}",
+                            offset + written as u64
+                        ),
                     ),
                 ));
             }
@@ -187,11 +196,17 @@ impl LogFile for GlommioLogFile {
     }
 
     async fn sync(&self) -> Result<(), LogError> {
-        self.file.fdatasync().await.map_err(|e| io_error(&self.path, e))
+        self.file
+            .fdatasync()
+            .await
+            .map_err(|e| io_error(&self.path, e))
     }
 
     async fn truncate(&self, len: u64) -> Result<(), LogError> {
-        self.file.truncate(len).await.map_err(|e| io_error(&self.path, e))
+        self.file
+            .truncate(len)
+            .await
+            .map_err(|e| io_error(&self.path, e))
     }
 
     async fn close(self) -> Result<(), LogError> {
@@ -269,7 +284,10 @@ mod tests {
                 .iter()
                 .find(|kv| kv.key == "/registry/pods/p9".as_bytes())
                 .unwrap();
-            assert_eq!((p9.mod_revision, p9.value.len()), (Revision(120), 700 + 119));
+            assert_eq!(
+                (p9.mod_revision, p9.value.len()),
+                (Revision(120), 700 + 119)
+            );
             let next = log
                 .append(Proposal {
                     key: Bytes::from_static(b"/registry/pods/new"),

@@ -43,8 +43,7 @@ use self::snapshot::{is_temporary_snapshot, parse_snapshot_name, read_snapshot, 
 use crate::config::Config;
 use crate::log::{
     AppendError, Entry, KeyValue, LogDirectory, LogError, LogFile, Operation, Precondition,
-    PreviousValue,
-    Proposal, Revision,
+    PreviousValue, Proposal, Revision,
 };
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
@@ -190,9 +189,7 @@ impl State {
     }
 
     fn pending_entries(&self) -> usize {
-        self.tail.len()
-            + self.queue.len()
-            + self.in_flight.as_ref().map_or(0, |f| f.entries.len())
+        self.tail.len() + self.queue.len() + self.in_flight.as_ref().map_or(0, |f| f.entries.len())
     }
 
     fn unavailable(&self) -> Option<AppendError> {
@@ -379,8 +376,9 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             }
         }
         // Older snapshots are superseded.
-        let (stale_snapshots, kept_snapshots): (Vec<_>, Vec<_>) =
-            snapshots.into_iter().partition(|(revision, _)| *revision < base);
+        let (stale_snapshots, kept_snapshots): (Vec<_>, Vec<_>) = snapshots
+            .into_iter()
+            .partition(|(revision, _)| *revision < base);
         garbage.extend(stale_snapshots.into_iter().map(|(_, name)| name));
 
         // Segments entirely covered by the snapshot: the next segment starts
@@ -400,19 +398,25 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             let scan = scan_segment(name, &data, is_last)?;
             match scan.records.first() {
                 Some(record) if record.revision != *first => {
-                    return Err(corrupt(name, 0, format!(
-                        "first record has revision {}, the name says {}",
-                        record.revision, first
-                    )));
+                    return Err(corrupt(
+                        name,
+                        0,
+                        format!(
+                            "first record has revision {}, the name says {}",
+                            record.revision, first
+                        ),
+                    ));
                 }
                 Some(_) => {}
                 None if !is_last => return Err(corrupt(name, 0, "empty segment before the last")),
                 None => {
                     let expected = previous.unwrap_or(base).next();
                     if *first != expected {
-                        return Err(corrupt(name, 0, format!(
-                            "empty last segment starts at {first}, expected {expected}"
-                        )));
+                        return Err(corrupt(
+                            name,
+                            0,
+                            format!("empty last segment starts at {first}, expected {expected}"),
+                        ));
                     }
                 }
             }
@@ -420,16 +424,21 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             for record in scan.records {
                 match previous {
                     Some(p) if record.revision != p.next() => {
-                        return Err(corrupt(name, offset_hint, format!(
-                            "revision gap: {} follows {}",
-                            record.revision, p
-                        )));
+                        return Err(corrupt(
+                            name,
+                            offset_hint,
+                            format!("revision gap: {} follows {}", record.revision, p),
+                        ));
                     }
                     None if record.revision > base.next() => {
-                        return Err(corrupt(name, offset_hint, format!(
-                            "revision gap: log resumes at {} after {}",
-                            record.revision, base
-                        )));
+                        return Err(corrupt(
+                            name,
+                            offset_hint,
+                            format!(
+                                "revision gap: log resumes at {} after {}",
+                                record.revision, base
+                            ),
+                        ));
                     }
                     _ => {}
                 }
@@ -627,7 +636,11 @@ impl<D: LogDirectory> EmbeddedLog<D> {
 
     /// Committed entries with revision > `after`, oldest first, at most
     /// `max_entries`. `Err(Compacted)` if the tail no longer holds `after + 1`.
-    pub fn read_committed(&self, after: Revision, max_entries: usize) -> Result<Vec<Entry>, LogError> {
+    pub fn read_committed(
+        &self,
+        after: Revision,
+        max_entries: usize,
+    ) -> Result<Vec<Entry>, LogError> {
         let state = self.state.borrow();
         if after < state.tail_after {
             return Err(LogError::Compacted {
@@ -812,7 +825,9 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         };
         let records_max = self.options.batch_records_max.max(1);
         while batch.entries.len() < records_max {
-            let Some(front) = state.queue.front() else { break };
+            let Some(front) = state.queue.front() else {
+                break;
+            };
             let key = front.proposal.key.clone();
             let current = match batch.overlay.get(&key) {
                 Some(overlaid) => overlaid.clone(),
@@ -842,7 +857,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             };
             let frame_start = batch.frames.len();
             let payload = encode_record(
-                &mut *builder,
+                &mut builder,
                 revision,
                 &key,
                 &front.proposal.operation,
@@ -858,13 +873,14 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 }
                 continue;
             }
-            if !batch.entries.is_empty()
-                && frame_start + frame_bytes > self.options.batch_bytes_max
+            if !batch.entries.is_empty() && frame_start + frame_bytes > self.options.batch_bytes_max
             {
                 break;
             }
             push_frame(&mut batch.frames, payload);
-            let Some(queued) = state.queue.pop_front() else { break };
+            let Some(queued) = state.queue.pop_front() else {
+                break;
+            };
             state.last_assigned = revision;
             let operation = queued.proposal.operation;
             let entry = Entry {
@@ -905,8 +921,13 @@ impl<D: LogDirectory> EmbeddedLog<D> {
     async fn write_in_flight(&self) -> Result<(), LogError> {
         let (staged, first, frames_bytes) = {
             let state = self.state.borrow();
-            let Some(batch) = &state.in_flight else { return Ok(()) };
-            let first = batch.entries.first().map_or(Revision::ZERO, |(_, e)| e.revision);
+            let Some(batch) = &state.in_flight else {
+                return Ok(());
+            };
+            let first = batch
+                .entries
+                .first()
+                .map_or(Revision::ZERO, |(_, e)| e.revision);
             (batch.staged, first, batch.frames.len() as u64)
         };
         if !staged {
@@ -951,7 +972,9 @@ impl<D: LogDirectory> EmbeddedLog<D> {
     /// The in-flight batch is durable: apply it, publish it, answer callers.
     fn commit_in_flight(&self) {
         let mut state = self.state.borrow_mut();
-        let Some(batch) = state.in_flight.take() else { return };
+        let Some(batch) = state.in_flight.take() else {
+            return;
+        };
         let mut last = self.committed.get();
         for (slot, entry) in batch.entries {
             match &entry.operation {

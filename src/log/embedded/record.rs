@@ -230,19 +230,29 @@ mod tests {
         let mut data = framed(7, b"/pods/a", &Operation::Put(Bytes::from_static(b"v1")), 3);
         data.extend(framed(8, b"/pods/a", &Operation::Delete, 3));
         let data = Bytes::from(data);
-        let FrameRead::Frame { payload, next_offset } = read_frame(&data, 0) else {
+        let FrameRead::Frame {
+            payload,
+            next_offset,
+        } = read_frame(&data, 0)
+        else {
             panic!("first frame")
         };
         let first = decode_record(&data, payload).unwrap();
         assert_eq!(first.revision, Revision(7));
         assert_eq!(first.create_revision, Revision(3));
         assert_eq!(&first.key[..], b"/pods/a");
-        let Operation::Put(value) = &first.operation else { panic!("put") };
+        let Operation::Put(value) = &first.operation else {
+            panic!("put")
+        };
         assert_eq!(&value[..], b"v1");
         // Zero copy: the value points into the read buffer.
         let range = data.as_ptr() as usize..data.as_ptr() as usize + data.len();
         assert!(range.contains(&(value.as_ptr() as usize)));
-        let FrameRead::Frame { payload, next_offset: end } = read_frame(&data, next_offset) else {
+        let FrameRead::Frame {
+            payload,
+            next_offset: end,
+        } = read_frame(&data, next_offset)
+        else {
             panic!("second frame")
         };
         let second = decode_record(&data, payload).unwrap();
@@ -266,10 +276,16 @@ mod tests {
         for i in FRAME_HEADER_BYTES..data.len() {
             let mut bad = data.clone();
             bad[i] ^= 0x40;
-            assert!(matches!(read_frame(&bad, 0), FrameRead::Invalid(_)), "byte {i}");
+            assert!(
+                matches!(read_frame(&bad, 0), FrameRead::Invalid(_)),
+                "byte {i}"
+            );
         }
         for cut in 1..data.len() {
-            assert!(matches!(read_frame(&data[..cut], 0), FrameRead::Invalid(_)), "cut {cut}");
+            assert!(
+                matches!(read_frame(&data[..cut], 0), FrameRead::Invalid(_)),
+                "cut {cut}"
+            );
         }
         let mut bad_crc = data.clone();
         bad_crc[4] ^= 1;
@@ -279,7 +295,9 @@ mod tests {
     #[test]
     fn garbage_with_valid_crc_is_a_record_error_not_a_panic() {
         for seed in 0u8..=255 {
-            let payload: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(seed).wrapping_add(seed)).collect();
+            let payload: Vec<u8> = (0..40u8)
+                .map(|i| i.wrapping_mul(seed).wrapping_add(seed))
+                .collect();
             let mut out = Vec::new();
             push_frame(&mut out, &payload);
             let data = Bytes::from(out);

@@ -29,7 +29,9 @@ pub fn segment_name(first: Revision) -> String {
 
 /// The first revision named by a segment file name, if it is one.
 pub fn parse_segment_name(name: &str) -> Option<Revision> {
-    let digits = name.strip_prefix(SEGMENT_PREFIX)?.strip_suffix(SEGMENT_SUFFIX)?;
+    let digits = name
+        .strip_prefix(SEGMENT_PREFIX)?
+        .strip_suffix(SEGMENT_SUFFIX)?;
     if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -60,11 +62,13 @@ impl<F: LogFile> BlockWriter<F> {
             reason: "file too large".to_string(),
         })?;
         let block_start = valid - valid % alignment;
-        let tail = existing.get(block_start..valid).ok_or_else(|| LogError::Corrupt {
-            path: name.clone(),
-            offset: valid_len,
-            reason: "valid length past the data".to_string(),
-        })?;
+        let tail = existing
+            .get(block_start..valid)
+            .ok_or_else(|| LogError::Corrupt {
+                path: name.clone(),
+                offset: valid_len,
+                reason: "valid length past the data".to_string(),
+            })?;
         Ok(BlockWriter {
             file,
             alignment,
@@ -189,7 +193,10 @@ mod tests {
         assert_eq!(name, "segment-00000000000000000042.wal");
         assert_eq!(parse_segment_name(&name), Some(Revision(42)));
         assert_eq!(parse_segment_name("segment-42.wal"), None);
-        assert_eq!(parse_segment_name("snapshot-00000000000000000042.snap"), None);
+        assert_eq!(
+            parse_segment_name("snapshot-00000000000000000042.snap"),
+            None
+        );
         assert!(segment_name(Revision(9)) < segment_name(Revision(10)));
     }
 }

@@ -123,7 +123,10 @@ pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue
         ));
     }
     if parse_snapshot_name(name).is_some_and(|named| named != header.revision) {
-        return Err(corrupt(0, "revision differs from the file name".to_string()));
+        return Err(corrupt(
+            0,
+            "revision differs from the file name".to_string(),
+        ));
     }
     let mut live: Vec<KeyValue> = Vec::new();
     for _ in 0..header.record_count {
@@ -132,7 +135,12 @@ pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue
                 payload,
                 next_offset,
             } => (payload, next_offset),
-            FrameRead::End => return Err(corrupt(offset, "fewer records than the header says".to_string())),
+            FrameRead::End => {
+                return Err(corrupt(
+                    offset,
+                    "fewer records than the header says".to_string(),
+                ))
+            }
             FrameRead::Invalid(reason) => return Err(corrupt(offset, reason)),
         };
         let record = decode_record(data, payload).map_err(|e| corrupt(offset, e.to_string()))?;
@@ -204,7 +212,10 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(parse_snapshot_name(&snapshot_name(Revision(7))), Some(Revision(7)));
+        assert_eq!(
+            parse_snapshot_name(&snapshot_name(Revision(7))),
+            Some(Revision(7))
+        );
         assert!(is_temporary_snapshot(&temporary_name(Revision(7))));
         assert!(!is_temporary_snapshot(&snapshot_name(Revision(7))));
     }

@@ -63,7 +63,10 @@ struct Disk {
 
 fn apply(data: &mut Vec<u8>, op: &FileOp) {
     match op {
-        FileOp::Write { offset, data: bytes } => {
+        FileOp::Write {
+            offset,
+            data: bytes,
+        } => {
             let start = *offset as usize;
             let end = start + bytes.len();
             if data.len() < end {
@@ -182,14 +185,20 @@ impl MemoryDirectory {
         ids.sort_unstable();
         let mut files = HashMap::new();
         for id in ids {
-            let Some(file) = disk.files.get(&id) else { continue };
+            let Some(file) = disk.files.get(&id) else {
+                continue;
+            };
             let mut data = file.durable.clone();
             let durable_len = data.len();
             let kept = rng.random_range(0..=file.pending.len());
             for op in &file.pending[..kept] {
                 apply(&mut data, op);
             }
-            if let Some(FileOp::Write { offset, data: bytes }) = file.pending.get(kept) {
+            if let Some(FileOp::Write {
+                offset,
+                data: bytes,
+            }) = file.pending.get(kept)
+            {
                 // A torn write: some prefix of the next write landed.
                 let cut = rng.random_range(0..=bytes.len());
                 apply(
@@ -306,7 +315,11 @@ impl LogDirectory for MemoryDirectory {
             .names
             .get(name)
             .ok_or_else(|| io_error(name, "no such file"))?;
-        Ok(disk.files.get(id).map(|f| f.current.clone()).unwrap_or_default())
+        Ok(disk
+            .files
+            .get(id)
+            .map(|f| f.current.clone())
+            .unwrap_or_default())
     }
 
     async fn remove(&self, name: &str) -> Result<(), LogError> {
