@@ -5,8 +5,9 @@
 //! unsynced writes/truncations applied on top (what reads see). The directory
 //! has durable entries (as of the last `sync_directory`) and a list of unsynced
 //! creations, renames and removals. [`MemoryDirectory::crash`] keeps, per file,
-//! the durable bytes plus a random prefix of its unsynced writes (the last kept
-//! write possibly torn), optionally corrupts bytes past the durable length, and
+//! the durable bytes plus a random prefix of its unsynced writes (the next one
+//! possibly torn: a prefix of it, or any subset of its 512-byte sectors),
+//! optionally corrupts bytes past the durable length, and
 //! keeps a random prefix of the unsynced directory operations. Handles opened
 //! before a crash fail afterwards, as if their process had died.
 //!
@@ -25,6 +26,9 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 type FileId = u64;
+
+/// The unit a disk writes atomically; a torn write keeps a subset of these.
+const SECTOR_BYTES: usize = 512;
 
 #[derive(Clone, Debug)]
 enum FileOp {
@@ -199,15 +203,31 @@ impl MemoryDirectory {
                 data: bytes,
             }) = file.pending.get(kept)
             {
-                // A torn write: some prefix of the next write landed.
-                let cut = rng.random_range(0..=bytes.len());
-                apply(
-                    &mut data,
-                    &FileOp::Write {
-                        offset: *offset,
-                        data: bytes[..cut].to_vec(),
-                    },
-                );
+                if rng.random_bool(0.5) {
+                    // A torn write: some prefix of the next write landed.
+                    let cut = rng.random_range(0..=bytes.len());
+                    apply(
+                        &mut data,
+                        &FileOp::Write {
+                            offset: *offset,
+                            data: bytes[..cut].to_vec(),
+                        },
+                    );
+                } else {
+                    // A torn write at sector granularity: any subset of its
+                    // 512-byte sectors landed, in no particular order.
+                    for (i, sector) in bytes.chunks(SECTOR_BYTES).enumerate() {
+                        if rng.random_bool(0.5) {
+                            apply(
+                                &mut data,
+                                &FileOp::Write {
+                                    offset: offset + (i * SECTOR_BYTES) as u64,
+                                    data: sector.to_vec(),
+                                },
+                            );
+                        }
+                    }
+                }
             }
             if corrupt && data.len() > durable_len {
                 for _ in 0..rng.random_range(1..=3) {
