@@ -3,6 +3,7 @@
 //! concurrent appends and snapshots, crashes at random points, reopen) checked
 //! against a `BTreeMap` model.
 
+use super::record::{read_frame, FrameRead};
 use super::testing::MemoryDirectory;
 use super::*;
 use futures_lite::future::{block_on, poll_once};
@@ -265,6 +266,12 @@ fn torn_tail_is_truncated_and_appends_continue() {
         dir.crash(seed);
         let (log, recovered) = open(&dir);
         assert!(recovered.revision == Revision(1) || recovered.revision == Revision(2));
+        // The torn tail and old padding were cut off (so stale frames past it
+        // can never be read as data after later appends).
+        let last = segments(&dir).pop().unwrap();
+        let contents = Bytes::from(dir.contents(&last).unwrap());
+        let scan = scan_segment(&last, &contents, true).unwrap();
+        assert_eq!(scan.valid_len, contents.len() as u64);
         assert_eq!(recovered.live[0].value, b("acked"));
         let next = block_on(log.append(put("c", "after", Precondition::None))).unwrap();
         assert_eq!(next.revision, recovered.revision.next());
@@ -272,6 +279,33 @@ fn torn_tail_is_truncated_and_appends_continue() {
         let (_, again) = open(&dir);
         assert_eq!(again.revision, next.revision);
     }
+}
+
+#[test]
+fn frames_after_a_torn_frame_are_never_replayed() {
+    let dir = MemoryDirectory::new();
+    let (log, _) = open(&dir);
+    fill(&log, 3, 10);
+    drop(log);
+    let name = segment_name(Revision(1));
+    let mut data = dir.contents(&name).unwrap();
+    let second = match read_frame(&data, 0) {
+        FrameRead::Frame { next_offset, .. } => next_offset,
+        other => panic!("{other:?}"),
+    };
+    data[second + FRAME_HEADER_BYTES + 2] ^= 0xff;
+    dir.overwrite(&name, data);
+    let (log, recovered) = open(&dir);
+    assert_eq!(
+        recovered.revision,
+        Revision(1),
+        "frame 3 is valid but follows a torn one"
+    );
+    let next = block_on(log.append(put("x", "y", Precondition::None))).unwrap();
+    assert_eq!(next.revision, Revision(2));
+    drop(log);
+    let (_, recovered) = open(&dir);
+    assert_eq!(recovered.revision, Revision(2));
 }
 
 fn fill(log: &EmbeddedLog<MemoryDirectory>, count: usize, value_bytes: usize) {
