@@ -67,6 +67,10 @@ pub struct Config {
     /// Largest single record (an object plus its key). kube-apiserver's etcd
     /// limit is 1.5 MiB per value; the request body limit bounds it first.
     pub log_record_bytes_max: usize,
+    /// Committed log entries kept in memory until every subscriber has released
+    /// them; appends wait (backpressure) while this many are unreleased or
+    /// pending. Costs one entry (key, value and previous-value handles) each.
+    pub log_tail_entries_max: usize,
 
     /// Concurrent connections accepted per shard; more wait in the kernel backlog.
     pub connections_per_shard_max: usize,
@@ -78,8 +82,6 @@ pub struct Config {
     pub http2_max_concurrent_streams: u32,
     /// Appends in flight at the log at once; more wait at the log's channel.
     pub log_appends_in_flight_max: usize,
-    /// Committed entries the log keeps in memory until every shard received them.
-    pub log_tail_entries_max: usize,
     /// How often the log checks whether a snapshot is due.
     pub log_snapshot_check_interval: Duration,
 }
@@ -103,12 +105,12 @@ impl Config {
             log_segment_bytes_max: 64 * 1024 * 1024,
             log_snapshot_every_records: 100_000,
             log_record_bytes_max: 4 * 1024 * 1024,
+            log_tail_entries_max: 16_384,
             connections_per_shard_max: 10_000,
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),
             http2_max_concurrent_streams: 1000,
             log_appends_in_flight_max: 4096,
-            log_tail_entries_max: 65536,
             log_snapshot_check_interval: Duration::from_secs(1),
         }
     }

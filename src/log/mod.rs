@@ -129,6 +129,13 @@ pub enum LogError {
     },
     #[error("log closed")]
     Closed,
+    /// A read of committed entries after `after` asked for entries the
+    /// in-memory tail has already dropped (it holds only revisions > `oldest_after`).
+    #[error("entries after revision {after} were released; the tail starts after {oldest_after}")]
+    Compacted {
+        after: Revision,
+        oldest_after: Revision,
+    },
 }
 
 /// The files of a log, as the embedded log needs them. `runtime/` implements it

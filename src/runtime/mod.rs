@@ -419,17 +419,6 @@ fn spawn_signal_thread(shared: Arc<Shared>) -> Result<(), RuntimeError> {
     Ok(())
 }
 
-fn log_options(config: &Config) -> LogOptions {
-    LogOptions {
-        segment_bytes_max: config.log_segment_bytes_max,
-        snapshot_every_records: config.log_snapshot_every_records,
-        batch_records_max: config.log_batch_records_max,
-        batch_bytes_max: config.log_batch_bytes_max,
-        record_bytes_max: config.log_record_bytes_max,
-        tail_entries_max: config.log_tail_entries_max,
-    }
-}
-
 /// The namespaces a fresh server has.
 const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
@@ -513,16 +502,16 @@ async fn shard_main(
     Ok(())
 }
 
-type Log = EmbeddedLog<log_dir::DmaDirectory>;
+type Log = EmbeddedLog<log_dir::GlommioLogDirectory>;
 
 /// Opens the log on this shard, hands every shard the recovered state, and
 /// starts the append, broadcast and snapshot tasks.
 async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) -> Result<Rc<Log>, String> {
     let config = &shared.config;
-    let directory = log_dir::DmaDirectory::new(config.data_dir.join("log"))
+    let directory = log_dir::GlommioLogDirectory::new(config.data_dir.join("log"))
         .await
         .map_err(|e| format!("opening the log directory: {e}"))?;
-    let (log, recovered) = EmbeddedLog::open(directory, log_options(config))
+    let (log, recovered) = EmbeddedLog::open(directory, LogOptions::from_config(config))
         .await
         .map_err(|e| format!("opening the log in {}: {e}", config.data_dir.display()))?;
     let log = Rc::new(log);
