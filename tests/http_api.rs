@@ -144,17 +144,11 @@ fn client_errors_are_status_objects_with_real_reasons() {
     let status = assert_status(&s.post_json(CM, &configmap("Bad_Name", &[])), 422, "Invalid");
     let causes = status["details"]["causes"].as_array().expect("details.causes array");
     assert!(!causes.is_empty(), "details.causes must name what is invalid: {status}");
-    assert!(
-        causes.iter().any(|c| c["field"] == "metadata.name"),
-        "a cause must point at metadata.name: {status}"
-    );
+    assert!(causes.iter().any(|c| c["field"] == "metadata.name"), "a cause must point at metadata.name: {status}");
 
     // Creating in a namespace that does not exist: 404 for the namespace.
-    let status = assert_status(
-        &s.post_json("/api/v1/namespaces/nope/configmaps", &configmap("c", &[])),
-        404,
-        "NotFound",
-    );
+    let status =
+        assert_status(&s.post_json("/api/v1/namespaces/nope/configmaps", &configmap("c", &[])), 404, "NotFound");
     assert_eq!(status["message"], "namespaces \"nope\" not found");
 
     // An unknown path: 404 with a Status body.
@@ -222,7 +216,10 @@ fn keep_alive_serves_several_requests_on_one_connection() {
     let r = conn.request("GET", "/readyz", &[], None).unwrap();
     assert_eq!(r.status, 200);
     assert_eq!(conn.local_addr().unwrap(), local, "all requests went over one socket");
-    assert!(!conn.is_closed_by_peer(Duration::from_millis(200)).unwrap(), "server closed an idle kept-alive connection at once");
+    assert!(
+        !conn.is_closed_by_peer(Duration::from_millis(200)).unwrap(),
+        "server closed an idle kept-alive connection at once"
+    );
 }
 
 #[test]
@@ -348,7 +345,11 @@ fn discovery_version_and_openapi() {
     let r = s.get("/openapi/v3");
     assert_eq!(r.status, 200, "{}", r.text());
     let paths = r.json();
-    assert!(paths["paths"].get("api/v1").is_some(), "/openapi/v3 must list api/v1: {}", common::http::truncate(&paths.to_string(), 500));
+    assert!(
+        paths["paths"].get("api/v1").is_some(),
+        "/openapi/v3 must list api/v1: {}",
+        common::http::truncate(&paths.to_string(), 500)
+    );
     assert!(paths["paths"].get("apis/apps/v1").is_some(), "/openapi/v3 must list apis/apps/v1");
 }
 

@@ -190,7 +190,12 @@ fn kubectl_must_show_scenario_survives_sigkill() {
 
     // kubectl sees the same after the restart (the kubeconfig follows the new port).
     let out = s.kubectl(&["get", "pod", "scratch", "-n", "demo"]);
-    assert!(!out.status.success() && out.stderr.contains("NotFound"), "deleted pod is back:\n{}{}", out.stdout, out.stderr);
+    assert!(
+        !out.status.success() && out.stderr.contains("NotFound"),
+        "deleted pod is back:\n{}{}",
+        out.stdout,
+        out.stderr
+    );
     let after = s.kubectl_ok(&["get", "deployment", "web", "-n", "demo", "-o", "json"]).json();
     assert_eq!(after, before[1].1, "kubectl's deployment after restart");
     let out = s.kubectl_ok(&["get", "ns"]);

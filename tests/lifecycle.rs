@@ -36,10 +36,7 @@ fn startup_reports_limits_then_listening() {
     );
     let memlock = lines.iter().position(|l| l.to_ascii_lowercase().contains("memlock"));
     let nofile = lines.iter().position(|l| is_open_files_line(l));
-    assert!(
-        memlock.is_some_and(|i| i < listening),
-        "memlock limit must be printed before \"listening on\":\n{stderr}"
-    );
+    assert!(memlock.is_some_and(|i| i < listening), "memlock limit must be printed before \"listening on\":\n{stderr}");
     assert!(
         nofile.is_some_and(|i| i < listening),
         "open-files limit must be printed before \"listening on\":\n{stderr}"
@@ -207,10 +204,7 @@ fn runs_unprivileged_with_8_mib_memlock() {
         .lines()
         .find(|l| l.to_ascii_lowercase().contains("memlock"))
         .unwrap_or_else(|| panic!("no memlock line in stderr:\n{stderr}"));
-    assert!(
-        reports_8_mib(memlock_line),
-        "memlock must be reported as 8388608 bytes (8 MiB): {memlock_line}"
-    );
+    assert!(reports_8_mib(memlock_line), "memlock must be reported as 8388608 bytes (8 MiB): {memlock_line}");
     let nofile_line = stderr
         .lines()
         .find(|l| is_open_files_line(l))

@@ -81,9 +81,8 @@ where
     Bd::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (parts, body) = request.into_parts();
-    let header_text = |name: header::HeaderName| {
-        parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
-    };
+    let header_text =
+        |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let head = RequestHead {
         method: parts.method.clone(),
         params: Params::parse(parts.uri.query())?,

@@ -14,9 +14,13 @@ use super::status::ApiError;
 pub enum Representation {
     Json,
     /// `as=Table` (meta.k8s.io v1 or v1beta1).
-    Table { version: String },
+    Table {
+        version: String,
+    },
     /// `as=APIGroupDiscoveryList` (apidiscovery.k8s.io v2 / v2beta1).
-    AggregatedDiscovery { version: String },
+    AggregatedDiscovery {
+        version: String,
+    },
 }
 
 /// One media range of an Accept header.

@@ -16,13 +16,7 @@ pub type Object = Map<String, Value>;
 
 /// The media type of a request body, without parameters, lower-cased.
 pub fn media_type(content_type: Option<&str>) -> String {
-    content_type
-        .unwrap_or("")
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
+    content_type.unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
 /// Decodes a create/update body into a JSON object.
@@ -33,9 +27,8 @@ pub fn decode_body(content_type: Option<&str>, body: &[u8], kind: &str) -> Resul
         "application/vnd.kubernetes.protobuf" => return super::protobuf::decode_object(body, kind),
         other => return Err(ApiError::UnsupportedMediaType(other.to_string())),
     }
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
-    })?;
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}")))?;
     match value {
         Value::Object(map) => Ok(map),
         _ => Err(ApiError::BadRequest(
@@ -83,10 +76,7 @@ pub fn check_type_meta(object: &mut Object, info: &ResourceInfo) -> Result<(), A
 
 pub fn metadata(object: &Object) -> &Object {
     static EMPTY: std::sync::OnceLock<Object> = std::sync::OnceLock::new();
-    object
-        .get("metadata")
-        .and_then(Value::as_object)
-        .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+    object.get("metadata").and_then(Value::as_object).unwrap_or_else(|| EMPTY.get_or_init(Map::new))
 }
 
 pub fn metadata_mut(object: &mut Object) -> &mut Object {
@@ -149,19 +139,13 @@ pub fn order_fields(mut object: Object) -> Object {
 pub fn storage_value(object: &Object) -> Result<Bytes, ApiError> {
     let mut copy = object.clone();
     metadata_mut(&mut copy).shift_remove("resourceVersion");
-    serde_json::to_vec(&copy)
-        .map(Bytes::from)
-        .map_err(|e| ApiError::Internal(format!("encoding object: {e}")))
+    serde_json::to_vec(&copy).map(Bytes::from).map_err(|e| ApiError::Internal(format!("encoding object: {e}")))
 }
 
 /// RFC 3339 at second precision in UTC, as metav1.Time serializes.
 pub fn timestamp(now: SystemTime) -> String {
-    let seconds = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let t = time::OffsetDateTime::from_unix_timestamp(seconds)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let seconds = now.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let t = time::OffsetDateTime::from_unix_timestamp(seconds).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
         t.year(),
@@ -193,11 +177,7 @@ pub fn generated_suffix(mut random: u64) -> String {
 
 /// A 422 Invalid error for `kind "name"`.
 pub fn invalid(info: &ResourceInfo, name: &str, causes: Vec<Cause>) -> ApiError {
-    ApiError::Invalid {
-        kind: info.kind.clone(),
-        target: Target::new(&info.group, &info.resource, name),
-        causes,
-    }
+    ApiError::Invalid { kind: info.kind.clone(), target: Target::new(&info.group, &info.resource, name), causes }
 }
 
 #[cfg(test)]

@@ -33,14 +33,18 @@ fn parse_bool(name: &str, value: &str) -> Result<bool, ApiError> {
     match value {
         "" | "true" | "1" | "True" | "TRUE" | "t" | "T" => Ok(true),
         "false" | "0" | "False" | "FALSE" | "f" | "F" => Ok(false),
-        _ => Err(ApiError::BadRequest(format!("invalid value {value:?} for query parameter {name}: expected a boolean"))),
+        _ => {
+            Err(ApiError::BadRequest(format!("invalid value {value:?} for query parameter {name}: expected a boolean")))
+        }
     }
 }
 
 fn parse_u64(name: &str, value: &str) -> Result<u64, ApiError> {
-    value
-        .parse()
-        .map_err(|_| ApiError::BadRequest(format!("invalid value {value:?} for query parameter {name}: expected a non-negative integer")))
+    value.parse().map_err(|_| {
+        ApiError::BadRequest(format!(
+            "invalid value {value:?} for query parameter {name}: expected a non-negative integer"
+        ))
+    })
 }
 
 impl Params {
@@ -72,7 +76,9 @@ impl Params {
                     if value == "All" {
                         p.dry_run_all = true;
                     } else if !value.is_empty() {
-                        return Err(ApiError::BadRequest(format!("unsupported dryRun value {value:?}: only \"All\" is supported")));
+                        return Err(ApiError::BadRequest(format!(
+                            "unsupported dryRun value {value:?}: only \"All\" is supported"
+                        )));
                     }
                 }
                 "fieldManager" => p.field_manager = Some(value),
@@ -108,7 +114,8 @@ mod tests {
 
     #[test]
     fn selectors_are_url_decoded() {
-        let p = Params::parse(Some("labelSelector=app%3Dweb%2Ctier%20in%20(a)&fieldSelector=metadata.name%3Dx")).unwrap();
+        let p =
+            Params::parse(Some("labelSelector=app%3Dweb%2Ctier%20in%20(a)&fieldSelector=metadata.name%3Dx")).unwrap();
         assert_eq!(p.label_selector.as_deref(), Some("app=web,tier in (a)"));
         assert_eq!(p.field_selector.as_deref(), Some("metadata.name=x"));
     }

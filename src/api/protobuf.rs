@@ -244,7 +244,10 @@ mod tests {
     #[test]
     fn decodes_kubectl_namespace_create() {
         let object = decode_object(CREATE_DEMO, "Namespace").unwrap();
-        assert_eq!(Value::Object(object), json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "demo"}, "spec": {}}));
+        assert_eq!(
+            Value::Object(object),
+            json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "demo"}, "spec": {}})
+        );
     }
 
     #[test]
@@ -255,7 +258,10 @@ mod tests {
                 assert!(matches!(e.code(), 400 | 415), "{n}: {e:?}");
             }
         }
-        assert_eq!(decode_object(b"k8s\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "Namespace").unwrap_err().code(), 400);
+        assert_eq!(
+            decode_object(b"k8s\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "Namespace").unwrap_err().code(),
+            400
+        );
         assert_eq!(decode_object(b"{}", "Namespace").unwrap_err().code(), 400);
     }
 

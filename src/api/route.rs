@@ -44,13 +44,19 @@ pub enum Route {
     /// `/apis/{group}`
     Group(String),
     /// `/api/v1`, `/apis/{group}/{version}`
-    GroupVersion { group: String, version: String },
+    GroupVersion {
+        group: String,
+        version: String,
+    },
     Version,
     OpenApiV3Index,
     /// `/openapi/v3/api/v1`, `/openapi/v3/apis/apps/v1` (path without the prefix)
     OpenApiV3(String),
     OpenApiV2,
-    Health { kind: HealthKind, check: Option<String> },
+    Health {
+        kind: HealthKind,
+        check: Option<String>,
+    },
     /// `/metrics` (Prometheus text format).
     Metrics,
     Resource(ResourcePath),
@@ -170,12 +176,17 @@ mod tests {
     #[test]
     fn resource_paths() {
         let p = res("/api/v1/namespaces/default/pods/web/status");
-        assert_eq!((p.namespace.as_deref(), p.resource.as_str(), p.name.as_deref(), p.subresource.as_deref()),
-            (Some("default"), "pods", Some("web"), Some("status")));
+        assert_eq!(
+            (p.namespace.as_deref(), p.resource.as_str(), p.name.as_deref(), p.subresource.as_deref()),
+            (Some("default"), "pods", Some("web"), Some("status"))
+        );
         let p = res("/api/v1/namespaces/default");
         assert_eq!((p.namespace, p.resource.as_str(), p.name.as_deref()), (None, "namespaces", Some("default")));
         let p = res("/api/v1/namespaces/default/status");
-        assert_eq!((p.resource.as_str(), p.name.as_deref(), p.subresource.as_deref()), ("namespaces", Some("default"), Some("status")));
+        assert_eq!(
+            (p.resource.as_str(), p.name.as_deref(), p.subresource.as_deref()),
+            ("namespaces", Some("default"), Some("status"))
+        );
         let p = res("/api/v1/namespaces/demo/configmaps");
         assert_eq!((p.namespace.as_deref(), p.resource.as_str(), p.name), (Some("demo"), "configmaps", None));
         let p = res("/apis/apps/v1/deployments");

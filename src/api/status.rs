@@ -125,17 +125,12 @@ impl ApiError {
             ApiError::AlreadyExists(t) => {
                 format!("{} \"{}\" already exists", t.group_resource(), t.name)
             }
-            ApiError::Conflict { target, message } => format!(
-                "Operation cannot be fulfilled on {} \"{}\": {}",
-                target.group_resource(),
-                target.name,
-                message
-            ),
-            ApiError::MethodNotAllowed { method, target } => format!(
-                "{} is not supported on resources of kind \"{}\"",
-                method,
-                target.group_resource()
-            ),
+            ApiError::Conflict { target, message } => {
+                format!("Operation cannot be fulfilled on {} \"{}\": {}", target.group_resource(), target.name, message)
+            }
+            ApiError::MethodNotAllowed { method, target } => {
+                format!("{} is not supported on resources of kind \"{}\"", method, target.group_resource())
+            }
             ApiError::UnsupportedMediaType(t) => {
                 format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {t:?})")
             }
@@ -150,11 +145,7 @@ impl ApiError {
                     .iter()
                     .map(|c| if c.field.is_empty() { c.message.clone() } else { format!("{}: {}", c.field, c.message) })
                     .collect();
-                let joined = if list.len() == 1 {
-                    list[0].clone()
-                } else {
-                    format!("[{}]", list.join(", "))
-                };
+                let joined = if list.len() == 1 { list[0].clone() } else { format!("[{}]", list.join(", ")) };
                 format!("{} \"{}\" is invalid: {}", kind, target.name, joined)
             }
             ApiError::Internal(m) => format!("Internal error occurred: {m}"),
@@ -190,9 +181,7 @@ impl ApiError {
                 d.insert("causes".into(), Value::Array(causes));
                 Some(Value::Object(d))
             }
-            ApiError::Timeout { retry_after_seconds, .. } => {
-                Some(json!({"retryAfterSeconds": retry_after_seconds}))
-            }
+            ApiError::Timeout { retry_after_seconds, .. } => Some(json!({"retryAfterSeconds": retry_after_seconds})),
             _ => None,
         }
     }
@@ -259,11 +248,18 @@ mod tests {
     #[test]
     fn conflict_and_already_exists() {
         let t = Target::new("", "pods", "a");
-        let e = ApiError::Conflict { target: t.clone(), message: "the object has been modified; please apply your changes to the latest version and try again".into() };
+        let e = ApiError::Conflict {
+            target: t.clone(),
+            message: "the object has been modified; please apply your changes to the latest version and try again"
+                .into(),
+        };
         let s = parse(&e);
         assert_eq!(s["code"], 409);
         assert_eq!(s["reason"], "Conflict");
-        assert!(s["message"].as_str().unwrap().starts_with("Operation cannot be fulfilled on pods \"a\": the object has been modified"));
+        assert!(s["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Operation cannot be fulfilled on pods \"a\": the object has been modified"));
         let s = parse(&ApiError::AlreadyExists(t));
         assert_eq!(s["reason"], "AlreadyExists");
         assert_eq!(s["message"], "pods \"a\" already exists");

@@ -72,21 +72,14 @@ pub fn encode_stored(
     create_revision: Revision,
     selectable_fields: &[String],
 ) -> Result<Arc<CachedObject>, CacheError> {
-    let mut object: Value =
-        serde_json::from_slice(value).map_err(|e| CacheError::NotJson(e.to_string()))?;
+    let mut object: Value = serde_json::from_slice(value).map_err(|e| CacheError::NotJson(e.to_string()))?;
     let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
         return Err(CacheError::NoMetadata);
     };
     set_resource_version(metadata, mod_revision);
     let meta = parse_meta(&object, mod_revision, selectable_fields);
     let json = serde_json::to_vec(&object).map_err(|e| CacheError::NotJson(e.to_string()))?;
-    Ok(Arc::new(CachedObject {
-        key,
-        mod_revision,
-        create_revision,
-        json: Bytes::from(json),
-        meta,
-    }))
+    Ok(Arc::new(CachedObject { key, mod_revision, create_revision, json: Bytes::from(json), meta }))
 }
 
 /// Sets `metadata.resourceVersion`, keeping kube-apiserver's field order
@@ -97,10 +90,8 @@ pub fn set_resource_version(metadata: &mut serde_json::Map<String, Value>, revis
         *slot = value;
         return;
     }
-    let position = ["name", "generateName", "namespace", "selfLink", "uid"]
-        .iter()
-        .filter(|k| metadata.contains_key(**k))
-        .count();
+    let position =
+        ["name", "generateName", "namespace", "selfLink", "uid"].iter().filter(|k| metadata.contains_key(**k)).count();
     metadata.shift_insert(position, "resourceVersion".to_string(), value);
 }
 
@@ -111,10 +102,8 @@ fn parse_meta(object: &Value, revision: Revision, selectable_fields: &[String]) 
         .as_object()
         .map(|m| m.iter().map(|(k, v)| (k.clone(), text(v))).collect())
         .unwrap_or_default();
-    let fields = selectable_fields
-        .iter()
-        .filter_map(|path| field_value(object, path).map(|v| (path.clone(), v)))
-        .collect();
+    let fields =
+        selectable_fields.iter().filter_map(|path| field_value(object, path).map(|v| (path.clone(), v))).collect();
     ObjectMeta {
         name: text(&metadata["name"]),
         namespace: text(&metadata["namespace"]),
@@ -153,8 +142,7 @@ mod tests {
     fn encode_sets_resource_version_in_kube_order() {
         let value = br#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","uid":"u","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"app":"web"}},"spec":{"nodeName":"n1"}}"#;
         let fields = vec!["spec.nodeName".to_string(), "status.phase".to_string()];
-        let object =
-            encode_stored(Bytes::from_static(b"k"), value, Revision(7), Revision(5), &fields).unwrap();
+        let object = encode_stored(Bytes::from_static(b"k"), value, Revision(7), Revision(5), &fields).unwrap();
         let text = std::str::from_utf8(&object.json).unwrap();
         assert!(text.contains(r#""uid":"u","resourceVersion":"7","creationTimestamp""#), "{text}");
         assert_eq!(object.meta.label("app"), Some("web"));

@@ -122,20 +122,13 @@ pub enum LogError {
         source: std::io::Error,
     },
     #[error("log data corrupt in {path} at byte {offset}: {reason}")]
-    Corrupt {
-        path: String,
-        offset: u64,
-        reason: String,
-    },
+    Corrupt { path: String, offset: u64, reason: String },
     #[error("log closed")]
     Closed,
     /// A read of committed entries after `after` asked for entries the
     /// in-memory tail has already dropped (it holds only revisions > `oldest_after`).
     #[error("entries after revision {after} were released; the tail starts after {oldest_after}")]
-    Compacted {
-        after: Revision,
-        oldest_after: Revision,
-    },
+    Compacted { after: Revision, oldest_after: Revision },
 }
 
 /// The files of a log, as the embedded log needs them. `runtime/` implements it

@@ -15,10 +15,7 @@ use glommio::io::{Directory, DmaFile, OpenOptions};
 use std::path::{Path, PathBuf};
 
 fn io_error(path: &Path, error: impl Into<std::io::Error>) -> LogError {
-    LogError::Io {
-        path: path.display().to_string(),
-        source: error.into(),
-    }
+    LogError::Io { path: path.display().to_string(), source: error.into() }
 }
 
 /// A log directory on disk. Must be used on a glommio executor thread.
@@ -44,10 +41,7 @@ impl GlommioLogDirectory {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
             return Err(io_error(
                 &self.path,
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    format!("bad file name {name:?}"),
-                ),
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("bad file name {name:?}")),
             ));
         }
         Ok(self.path.join(name))
@@ -64,11 +58,7 @@ async fn probe_io_poll(dir: &Path) -> Result<(), LogError> {
     const PROBE_NAME: &str = ".io-poll-probe";
     let path = dir.join(PROBE_NAME);
     std::fs::write(&path, [0u8; 4096]).map_err(|e| io_error(&path, e))?;
-    let file = OpenOptions::new()
-        .read(true)
-        .dma_open(&path)
-        .await
-        .map_err(|e| io_error(&path, e))?;
+    let file = OpenOptions::new().read(true).dma_open(&path).await.map_err(|e| io_error(&path, e))?;
     file.close().await.map_err(|e| io_error(&path, e))?;
     std::fs::remove_file(&path).map_err(|e| io_error(&path, e))
 }
@@ -88,10 +78,7 @@ impl LogDirectory for GlommioLogDirectory {
         let mut names = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| io_error(&self.path, e))?;
-            let is_file = entry
-                .file_type()
-                .map_err(|e| io_error(&self.path, e))?
-                .is_file();
+            let is_file = entry.file_type().map_err(|e| io_error(&self.path, e))?.is_file();
             if let (true, Some(name)) = (is_file, entry.file_name().to_str()) {
                 names.push(name.to_string());
             }
@@ -115,20 +102,13 @@ impl LogDirectory for GlommioLogDirectory {
         /// Read in pieces so a large segment never needs one huge DMA buffer.
         const READ_CHUNK_BYTES: u64 = 1024 * 1024;
         let path = self.file_path(name)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .dma_open(&path)
-            .await
-            .map_err(|e| io_error(&path, e))?;
+        let file = OpenOptions::new().read(true).dma_open(&path).await.map_err(|e| io_error(&path, e))?;
         let size = file.file_size().await.map_err(|e| io_error(&path, e))?;
         let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         let mut position = 0u64;
         while position < size {
             let want = (size - position).min(READ_CHUNK_BYTES) as usize;
-            let read = file
-                .read_at(position, want)
-                .await
-                .map_err(|e| io_error(&path, e))?;
+            let read = file.read_at(position, want).await.map_err(|e| io_error(&path, e))?;
             if read.is_empty() {
                 break; // the file shrank under us
             }
@@ -141,27 +121,18 @@ impl LogDirectory for GlommioLogDirectory {
 
     async fn remove(&self, name: &str) -> Result<(), LogError> {
         let path = self.file_path(name)?;
-        glommio::io::remove(&path)
-            .await
-            .map_err(|e| io_error(&path, e))
+        glommio::io::remove(&path).await.map_err(|e| io_error(&path, e))
     }
 
     async fn rename(&self, from: &str, to: &str) -> Result<(), LogError> {
         let from_path = self.file_path(from)?;
         let to_path = self.file_path(to)?;
-        glommio::io::rename(&from_path, &to_path)
-            .await
-            .map_err(|e| io_error(&from_path, e))
+        glommio::io::rename(&from_path, &to_path).await.map_err(|e| io_error(&from_path, e))
     }
 
     async fn sync_directory(&self) -> Result<(), LogError> {
-        let directory = Directory::open(&self.path)
-            .await
-            .map_err(|e| io_error(&self.path, e))?;
-        directory
-            .sync()
-            .await
-            .map_err(|e| io_error(&self.path, e))?;
+        let directory = Directory::open(&self.path).await.map_err(|e| io_error(&self.path, e))?;
+        directory.sync().await.map_err(|e| io_error(&self.path, e))?;
         directory.close().await.map_err(|e| io_error(&self.path, e))
     }
 }
@@ -173,20 +144,14 @@ impl LogFile for GlommioLogFile {
             let rest = &data[written..];
             let mut buffer = self.file.alloc_dma_buffer(rest.len());
             buffer.as_bytes_mut().copy_from_slice(rest);
-            let count = self
-                .file
-                .write_at(buffer, offset + written as u64)
-                .await
-                .map_err(|e| io_error(&self.path, e))?;
+            let count =
+                self.file.write_at(buffer, offset + written as u64).await.map_err(|e| io_error(&self.path, e))?;
             if count == 0 || count as u64 % self.file.alignment() != 0 {
                 return Err(io_error(
                     &self.path,
                     std::io::Error::new(
                         std::io::ErrorKind::WriteZero,
-                        format!(
-                            "short write of {count} bytes at {}",
-                            offset + written as u64
-                        ),
+                        format!("short write of {count} bytes at {}", offset + written as u64),
                     ),
                 ));
             }
@@ -196,17 +161,11 @@ impl LogFile for GlommioLogFile {
     }
 
     async fn sync(&self) -> Result<(), LogError> {
-        self.file
-            .fdatasync()
-            .await
-            .map_err(|e| io_error(&self.path, e))
+        self.file.fdatasync().await.map_err(|e| io_error(&self.path, e))
     }
 
     async fn truncate(&self, len: u64) -> Result<(), LogError> {
-        self.file
-            .truncate(len)
-            .await
-            .map_err(|e| io_error(&self.path, e))
+        self.file.truncate(len).await.map_err(|e| io_error(&self.path, e))
     }
 
     async fn close(self) -> Result<(), LogError> {
@@ -242,10 +201,7 @@ mod tests {
     fn embedded_log_on_dma_files_survives_reopen() {
         let temp = tempfile::tempdir().unwrap();
         let path = temp.path().join("log");
-        let executor = glommio::LocalExecutorBuilder::default()
-            .io_memory(512 * 1024)
-            .make()
-            .unwrap();
+        let executor = glommio::LocalExecutorBuilder::default().io_memory(512 * 1024).make().unwrap();
         executor.run(async move {
             let dir = GlommioLogDirectory::new(&path).await.unwrap();
             let (log, recovered) = EmbeddedLog::open(dir.clone(), options()).await.unwrap();
@@ -279,15 +235,8 @@ mod tests {
             let (log, recovered) = EmbeddedLog::open(dir.clone(), options()).await.unwrap();
             assert_eq!(recovered.revision, Revision(121));
             assert_eq!(recovered.live.len(), 9);
-            let p9 = recovered
-                .live
-                .iter()
-                .find(|kv| kv.key == "/registry/pods/p9".as_bytes())
-                .unwrap();
-            assert_eq!(
-                (p9.mod_revision, p9.value.len()),
-                (Revision(120), 700 + 119)
-            );
+            let p9 = recovered.live.iter().find(|kv| kv.key == "/registry/pods/p9".as_bytes()).unwrap();
+            assert_eq!((p9.mod_revision, p9.value.len()), (Revision(120), 700 + 119));
             let next = log
                 .append(Proposal {
                     key: Bytes::from_static(b"/registry/pods/new"),

@@ -305,7 +305,8 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         // Every shard must bind the same port: pick one now.
         let probe = std::net::TcpListener::bind(listen)
             .map_err(|e| RuntimeError::Listen { addr: listen.to_string(), reason: e.to_string() })?;
-        listen = probe.local_addr().map_err(|e| RuntimeError::Listen { addr: listen.to_string(), reason: e.to_string() })?;
+        listen =
+            probe.local_addr().map_err(|e| RuntimeError::Listen { addr: listen.to_string(), reason: e.to_string() })?;
     }
     let shard_count = config.shards.max(1);
     let mut invoke_tx = Vec::new();
@@ -515,11 +516,7 @@ async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) ->
         .await
         .map_err(|e| format!("opening the log in {}: {e}", config.data_dir.display()))?;
     let log = Rc::new(log);
-    eprintln!(
-        "shardline: log recovered at revision {} with {} objects",
-        recovered.revision,
-        recovered.live.len()
-    );
+    eprintln!("shardline: log recovered at revision {} with {} objects", recovered.revision, recovered.live.len());
     shared.committed.store(recovered.revision.0, Ordering::Release);
     let initial = Arc::new(InitialState { revision: recovered.revision, live: recovered.live });
     for tx in &shared.init_tx {
@@ -615,7 +612,8 @@ async fn bootstrap_namespaces(backend: &ShardBackend) {
             "status": {"phase": "Active"},
         });
         let value = bytes::Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
-        let proposal = Proposal { key: key.encode(), precondition: Precondition::Absent, operation: Operation::Put(value) };
+        let proposal =
+            Proposal { key: key.encode(), precondition: Precondition::Absent, operation: Operation::Put(value) };
         match backend.append(proposal).await {
             Ok(_) | Err(AppendError::Conflict { .. }) => {}
             Err(e) => {
@@ -696,10 +694,7 @@ where
     let config = &backend.shared.config;
     let mut builder = hyper_util::server::conn::auto::Builder::new(LocalExecutor);
     builder.http1().timer(LocalTimer).header_read_timeout(config.header_read_timeout).keep_alive(true);
-    builder
-        .http2()
-        .timer(LocalTimer)
-        .max_concurrent_streams(config.http2_max_concurrent_streams);
+    builder.http2().timer(LocalTimer).max_concurrent_streams(config.http2_max_concurrent_streams);
     let service = hyper::service::service_fn(move |request| {
         let backend = backend.clone();
         async move { Ok::<_, Infallible>(api::handle(&*backend, request).await) }

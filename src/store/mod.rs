@@ -127,9 +127,7 @@ impl ShardStore {
             if !self.owns(&kv.key) {
                 continue;
             }
-            if let Some(object) =
-                self.encode(&kv.key, &kv.value, kv.mod_revision, kv.create_revision, fields)
-            {
+            if let Some(object) = self.encode(&kv.key, &kv.value, kv.mod_revision, kv.create_revision, fields) {
                 self.push_version(kv.key.clone(), Version { revision: kv.mod_revision, object: Some(object) }, 0);
             }
         }
@@ -156,8 +154,7 @@ impl ShardStore {
             owned += 1;
             let object = match &entry.operation {
                 Operation::Put(value) => {
-                    let object =
-                        self.encode(&entry.key, value, entry.revision, entry.create_revision, fields);
+                    let object = self.encode(&entry.key, value, entry.revision, entry.create_revision, fields);
                     if object.is_none() {
                         // Undecodable values are counted and served as absent;
                         // the entry still advances the revision.
@@ -225,8 +222,7 @@ impl ShardStore {
             let Some(old) = self.superseded.pop_front() else { break };
             let Some(chain) = self.objects.get_mut(&old.key) else { continue };
             let Some(oldest) = chain.versions.front() else { continue };
-            let expired = oldest.revision == old.revision
-                && (chain.versions.len() > 1 || oldest.object.is_none());
+            let expired = oldest.revision == old.revision && (chain.versions.len() > 1 || oldest.object.is_none());
             if expired {
                 chain.versions.pop_front();
                 self.retained_versions -= 1;
@@ -280,9 +276,7 @@ mod tests {
     use crate::log::PreviousValue;
 
     fn pod(name: &str) -> Bytes {
-        Bytes::from(format!(
-            r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"{name}","namespace":"ns"}}}}"#
-        ))
+        Bytes::from(format!(r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"{name}","namespace":"ns"}}}}"#))
     }
 
     fn put(rev: u64, name: &str) -> Entry {
@@ -316,15 +310,11 @@ mod tests {
         store.apply(&[put(1, "b"), put(2, "a"), put(3, "c"), delete(4, "c", 3)], 0, &fields);
         assert_eq!(store.applied(), Revision(4));
         let prefix = crate::types::key::collection_prefix("", "pods", Some("ns"));
-        let names: Vec<_> =
-            store.list(prefix.as_bytes(), None, 10).iter().map(|o| o.meta.name.clone()).collect();
+        let names: Vec<_> = store.list(prefix.as_bytes(), None, 10).iter().map(|o| o.meta.name.clone()).collect();
         assert_eq!(names, ["a", "b"]);
         let after_a = ObjectKey::new("", "pods", "ns", "a").encode();
-        let names: Vec<_> = store
-            .list(prefix.as_bytes(), Some(&after_a), 10)
-            .iter()
-            .map(|o| o.meta.name.clone())
-            .collect();
+        let names: Vec<_> =
+            store.list(prefix.as_bytes(), Some(&after_a), 10).iter().map(|o| o.meta.name.clone()).collect();
         assert_eq!(names, ["b"]);
         assert!(store.get(&ObjectKey::new("", "pods", "ns", "c").encode()).is_none());
         assert_eq!(store.stats().live_objects, 2);

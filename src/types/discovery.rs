@@ -70,10 +70,7 @@ fn api_group_value(group: &str, versions: &[String]) -> Value {
 
 /// `/apis`: every non-core group.
 pub fn api_group_list(registry: &Registry) -> Value {
-    let groups: Vec<Value> = groups(registry)
-        .iter()
-        .map(|(g, versions)| api_group_value(g, versions))
-        .collect();
+    let groups: Vec<Value> = groups(registry).iter().map(|(g, versions)| api_group_value(g, versions)).collect();
     json!({ "kind": "APIGroupList", "apiVersion": "v1", "groups": groups })
 }
 
@@ -89,15 +86,9 @@ pub fn api_group(registry: &Registry, group: &str) -> Option<Value> {
     Some(Value::Object(out))
 }
 
-fn sorted_resources<'a>(
-    registry: &'a Registry,
-    group: &str,
-    version: &str,
-) -> Vec<&'a ResourceInfo> {
-    let mut resources: Vec<&ResourceInfo> = registry
-        .iter()
-        .filter(|r| r.group == group && r.version == version)
-        .collect();
+fn sorted_resources<'a>(registry: &'a Registry, group: &str, version: &str) -> Vec<&'a ResourceInfo> {
+    let mut resources: Vec<&ResourceInfo> =
+        registry.iter().filter(|r| r.group == group && r.version == version).collect();
     resources.sort_by(|a, b| a.resource.cmp(&b.resource));
     resources
 }
@@ -135,8 +126,7 @@ pub fn api_resource_list(registry: &Registry, group: &str, version: &str) -> Opt
         insert_list(&mut entry, "categories", &info.categories);
         entries.push(Value::Object(entry));
         for sub in sorted_subresources(info) {
-            let Some((sub_group, sub_version, sub_kind)) = info.subresource_response_kind(sub)
-            else {
+            let Some((sub_group, sub_version, sub_kind)) = info.subresource_response_kind(sub) else {
                 continue;
             };
             let mut entry = Map::new();
@@ -152,11 +142,7 @@ pub fn api_resource_list(registry: &Registry, group: &str, version: &str) -> Opt
             entries.push(Value::Object(entry));
         }
     }
-    let group_version = GroupVersion {
-        group: group.into(),
-        version: version.into(),
-    }
-    .api_version();
+    let group_version = GroupVersion { group: group.into(), version: version.into() }.api_version();
     let mut out = Map::new();
     out.insert("kind".into(), json!("APIResourceList"));
     if !group.is_empty() {
@@ -175,18 +161,8 @@ fn gvk_value(group: &str, version: &str, kind: &str) -> Value {
 fn aggregated_resource(info: &ResourceInfo) -> Value {
     let mut entry = Map::new();
     entry.insert("resource".into(), json!(info.resource));
-    entry.insert(
-        "responseKind".into(),
-        gvk_value(&info.group, &info.version, &info.kind),
-    );
-    entry.insert(
-        "scope".into(),
-        json!(if info.namespaced {
-            "Namespaced"
-        } else {
-            "Cluster"
-        }),
-    );
+    entry.insert("responseKind".into(), gvk_value(&info.group, &info.version, &info.kind));
+    entry.insert("scope".into(), json!(if info.namespaced { "Namespaced" } else { "Cluster" }));
     entry.insert("singularResource".into(), json!(info.singular));
     entry.insert("verbs".into(), json!(info.verbs));
     insert_list(&mut entry, "shortNames", &info.short_names);
@@ -212,10 +188,8 @@ fn aggregated_group(registry: &Registry, group: &str, versions: &[String]) -> Va
     let versions: Vec<Value> = versions
         .iter()
         .map(|version| {
-            let resources: Vec<Value> = sorted_resources(registry, group, version)
-                .into_iter()
-                .map(aggregated_resource)
-                .collect();
+            let resources: Vec<Value> =
+                sorted_resources(registry, group, version).into_iter().map(aggregated_resource).collect();
             json!({ "version": version, "resources": resources, "freshness": "Current" })
         })
         .collect();
@@ -238,21 +212,14 @@ fn aggregated_list(items: Vec<Value>) -> Value {
 
 /// Aggregated discovery for `/api`: one item, the legacy core group.
 pub fn aggregated_discovery_api(registry: &Registry) -> Value {
-    let versions: Vec<String> = registry
-        .group_versions()
-        .into_iter()
-        .filter(|gv| gv.group.is_empty())
-        .map(|gv| gv.version)
-        .collect();
+    let versions: Vec<String> =
+        registry.group_versions().into_iter().filter(|gv| gv.group.is_empty()).map(|gv| gv.version).collect();
     aggregated_list(vec![aggregated_group(registry, "", &versions)])
 }
 
 /// Aggregated discovery for `/apis`: every other group, in priority order.
 pub fn aggregated_discovery_apis(registry: &Registry) -> Value {
-    let items = groups(registry)
-        .iter()
-        .map(|(g, versions)| aggregated_group(registry, g, versions))
-        .collect();
+    let items = groups(registry).iter().map(|(g, versions)| aggregated_group(registry, g, versions)).collect();
     aggregated_list(items)
 }
 
@@ -296,9 +263,7 @@ mod tests {
     }
 
     fn strings(v: &Value) -> Vec<&str> {
-        v.as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default()
+        v.as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
     }
 
     #[test]
@@ -306,14 +271,8 @@ mod tests {
         let v = api_versions("10.0.0.1:6443");
         assert_eq!(v["kind"], "APIVersions");
         assert_eq!(strings(&v["versions"]), ["v1"]);
-        assert_eq!(
-            v["serverAddressByClientCIDRs"][0]["clientCIDR"],
-            "0.0.0.0/0"
-        );
-        assert_eq!(
-            v["serverAddressByClientCIDRs"][0]["serverAddress"],
-            "10.0.0.1:6443"
-        );
+        assert_eq!(v["serverAddressByClientCIDRs"][0]["clientCIDR"], "0.0.0.0/0");
+        assert_eq!(v["serverAddressByClientCIDRs"][0]["serverAddress"], "10.0.0.1:6443");
     }
 
     #[test]
@@ -321,21 +280,11 @@ mod tests {
         let v = api_group_list(&registry());
         assert_eq!(v["kind"], "APIGroupList");
         assert_eq!(v["apiVersion"], "v1");
-        let names: Vec<&str> = v["groups"]
-            .as_array()
-            .expect("groups")
-            .iter()
-            .filter_map(|g| g["name"].as_str())
-            .collect();
+        let names: Vec<&str> =
+            v["groups"].as_array().expect("groups").iter().filter_map(|g| g["name"].as_str()).collect();
         assert_eq!(
             names,
-            [
-                "apps",
-                "batch",
-                "rbac.authorization.k8s.io",
-                "apiextensions.k8s.io",
-                "coordination.k8s.io"
-            ]
+            ["apps", "batch", "rbac.authorization.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io"]
         );
         let apps = &v["groups"][0];
         assert_eq!(apps["versions"][0]["groupVersion"], "apps/v1");
@@ -354,42 +303,27 @@ mod tests {
         assert_eq!(v["kind"], "APIResourceList");
         assert_eq!(v["groupVersion"], "v1");
         let resources = v["resources"].as_array().expect("resources");
-        let names: Vec<&str> = resources
-            .iter()
-            .filter_map(|r| r["name"].as_str())
-            .collect();
+        let names: Vec<&str> = resources.iter().filter_map(|r| r["name"].as_str()).collect();
         let mut sorted = names.clone();
         sorted.sort_unstable();
         assert_eq!(names, sorted);
         assert!(names.contains(&"pods/status"));
         assert!(!names.contains(&"pods/exec"));
-        let pods = resources
-            .iter()
-            .find(|r| r["name"] == "pods")
-            .expect("pods");
+        let pods = resources.iter().find(|r| r["name"] == "pods").expect("pods");
         assert_eq!(pods["singularName"], "pod");
         assert_eq!(pods["namespaced"], true);
         assert_eq!(pods["kind"], "Pod");
         assert_eq!(strings(&pods["shortNames"]), ["po"]);
         assert_eq!(strings(&pods["categories"]), ["all"]);
         assert!(strings(&pods["verbs"]).contains(&"watch"));
-        let status = resources
-            .iter()
-            .find(|r| r["name"] == "pods/status")
-            .expect("status");
+        let status = resources.iter().find(|r| r["name"] == "pods/status").expect("status");
         assert_eq!(status["singularName"], "");
         assert_eq!(status["kind"], "Pod");
         assert_eq!(strings(&status["verbs"]), ["get", "patch", "update"]);
-        let ns = resources
-            .iter()
-            .find(|r| r["name"] == "namespaces")
-            .expect("ns");
+        let ns = resources.iter().find(|r| r["name"] == "namespaces").expect("ns");
         assert_eq!(ns["namespaced"], false);
         // omitempty: secrets have no short names or categories.
-        let secrets = resources
-            .iter()
-            .find(|r| r["name"] == "secrets")
-            .expect("secrets");
+        let secrets = resources.iter().find(|r| r["name"] == "secrets").expect("secrets");
         assert!(secrets.get("shortNames").is_none() && secrets.get("categories").is_none());
     }
 
@@ -399,10 +333,7 @@ mod tests {
         assert_eq!(v["apiVersion"], "v1");
         assert_eq!(v["groupVersion"], "apps/v1");
         let resources = v["resources"].as_array().expect("resources");
-        let scale = resources
-            .iter()
-            .find(|r| r["name"] == "deployments/scale")
-            .expect("scale");
+        let scale = resources.iter().find(|r| r["name"] == "deployments/scale").expect("scale");
         assert_eq!(scale["group"], "autoscaling");
         assert_eq!(scale["version"], "v1");
         assert_eq!(scale["kind"], "Scale");
@@ -421,26 +352,16 @@ mod tests {
         let version = &items[0]["versions"][0];
         assert_eq!(version["version"], "v1");
         assert_eq!(version["freshness"], "Current");
-        let pods = version["resources"]
-            .as_array()
-            .expect("resources")
-            .iter()
-            .find(|r| r["resource"] == "pods")
-            .expect("pods");
-        assert_eq!(
-            pods["responseKind"],
-            json!({ "group": "", "version": "v1", "kind": "Pod" })
-        );
+        let pods =
+            version["resources"].as_array().expect("resources").iter().find(|r| r["resource"] == "pods").expect("pods");
+        assert_eq!(pods["responseKind"], json!({ "group": "", "version": "v1", "kind": "Pod" }));
         assert_eq!(pods["scope"], "Namespaced");
         assert_eq!(pods["singularResource"], "pod");
         assert_eq!(strings(&pods["shortNames"]), ["po"]);
         assert_eq!(strings(&pods["categories"]), ["all"]);
         assert_eq!(pods["subresources"][0]["subresource"], "status");
         assert_eq!(pods["subresources"][0]["responseKind"]["kind"], "Pod");
-        assert_eq!(
-            strings(&pods["subresources"][0]["verbs"]),
-            ["get", "patch", "update"]
-        );
+        assert_eq!(strings(&pods["subresources"][0]["verbs"]), ["get", "patch", "update"]);
         let nodes = version["resources"]
             .as_array()
             .expect("resources")
@@ -454,19 +375,10 @@ mod tests {
     fn aggregated_groups() {
         let v = aggregated_discovery_apis(&registry());
         let items = v["items"].as_array().expect("items");
-        let names: Vec<&str> = items
-            .iter()
-            .filter_map(|i| i["metadata"]["name"].as_str())
-            .collect();
+        let names: Vec<&str> = items.iter().filter_map(|i| i["metadata"]["name"].as_str()).collect();
         assert_eq!(
             names,
-            [
-                "apps",
-                "batch",
-                "rbac.authorization.k8s.io",
-                "apiextensions.k8s.io",
-                "coordination.k8s.io"
-            ]
+            ["apps", "batch", "rbac.authorization.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io"]
         );
         let deploy = items[0]["versions"][0]["resources"]
             .as_array()
@@ -477,21 +389,13 @@ mod tests {
         assert_eq!(strings(&deploy["shortNames"]), ["deploy"]);
         let scale = &deploy["subresources"][0];
         assert_eq!(scale["subresource"], "scale");
-        assert_eq!(
-            scale["responseKind"],
-            json!({ "group": "autoscaling", "version": "v1", "kind": "Scale" })
-        );
+        assert_eq!(scale["responseKind"], json!({ "group": "autoscaling", "version": "v1", "kind": "Scale" }));
         // Every resource names its kind: client-go rejects entries without one.
         for item in items {
             for version in item["versions"].as_array().expect("versions") {
                 for r in version["resources"].as_array().expect("resources") {
-                    assert!(r["responseKind"]["kind"]
-                        .as_str()
-                        .is_some_and(|k| !k.is_empty()));
-                    assert!(matches!(
-                        r["scope"].as_str(),
-                        Some("Namespaced" | "Cluster")
-                    ));
+                    assert!(r["responseKind"]["kind"].as_str().is_some_and(|k| !k.is_empty()));
+                    assert!(matches!(r["scope"].as_str(), Some("Namespaced" | "Cluster")));
                 }
             }
         }
@@ -524,13 +428,7 @@ mod tests {
         assert_eq!(subs[0]["subresource"], "scale");
         assert_eq!(subs[1]["subresource"], "status");
         let list = api_group_list(&r);
-        assert_eq!(
-            list["groups"]
-                .as_array()
-                .and_then(|g| g.last())
-                .map(|g| &g["name"]),
-            Some(&json!("example.com"))
-        );
+        assert_eq!(list["groups"].as_array().and_then(|g| g.last()).map(|g| &g["name"]), Some(&json!("example.com")));
     }
 
     #[test]
@@ -551,9 +449,7 @@ mod tests {
         }
         assert_eq!(v["major"], "1");
         assert_eq!(v["minor"], "36");
-        assert!(v["gitVersion"]
-            .as_str()
-            .is_some_and(|g| g.starts_with("v1.36.0")));
+        assert!(v["gitVersion"].as_str().is_some_and(|g| g.starts_with("v1.36.0")));
         assert!(v["platform"].as_str().is_some_and(|p| p.contains('/')));
     }
 }

@@ -70,10 +70,7 @@ pub fn openapi_v3_document(path: &str) -> Option<Bytes> {
 /// and its check of the `hash` query parameter.
 pub fn openapi_v3_document_hash(path: &str) -> Option<&'static str> {
     let path = path.trim_start_matches('/');
-    openapi_v3_documents()
-        .iter()
-        .find(|d| d.path == path)
-        .map(|d| d.hash)
+    openapi_v3_documents().iter().find(|d| d.path == path).map(|d| d.hash)
 }
 
 /// The `/openapi/v3` index: `{"paths": {"api/v1": {"serverRelativeURL":
@@ -85,10 +82,7 @@ pub fn openapi_v3_index() -> Bytes {
             let mut paths = serde_json::Map::new();
             for doc in openapi_v3_documents() {
                 let url = format!("/openapi/v3/{}?hash={}", doc.path, doc.hash);
-                paths.insert(
-                    doc.path.to_string(),
-                    serde_json::json!({ "serverRelativeURL": url }),
-                );
+                paths.insert(doc.path.to_string(), serde_json::json!({ "serverRelativeURL": url }));
             }
             let index = serde_json::json!({ "paths": paths });
             Bytes::from(index.to_string())
@@ -119,10 +113,7 @@ pub fn openapi_v2_minimal_protobuf() -> Bytes {
 
 /// Appends a length-delimited protobuf field (wire type 2).
 fn push_bytes_field(out: &mut Vec<u8>, field: u8, bytes: &[u8]) {
-    assert!(
-        field < 16 && bytes.len() < 128,
-        "single-byte tag and length only"
-    );
+    assert!(field < 16 && bytes.len() < 128, "single-byte tag and length only");
     out.push(field << 3 | 2);
     out.push(bytes.len() as u8);
     out.extend_from_slice(bytes);
@@ -156,9 +147,7 @@ mod tests {
         let gvs = registry.group_versions();
         assert_eq!(paths.len(), gvs.len());
         for gv in gvs {
-            let url = paths[&gv.path()]["serverRelativeURL"]
-                .as_str()
-                .expect("url");
+            let url = paths[&gv.path()]["serverRelativeURL"].as_str().expect("url");
             let hash = openapi_v3_document_hash(&gv.path()).expect("hash");
             assert_eq!(url, format!("/openapi/v3/{}?hash={hash}", gv.path()));
         }
@@ -172,11 +161,7 @@ mod tests {
             assert_eq!(fnv128(&bytes), doc.hash, "{}", doc.path);
             let json: Value = serde_json::from_slice(&bytes).expect("parses");
             assert_eq!(json["openapi"], "3.0.0");
-            assert!(
-                !bytes.windows(13).any(|w| w == b"ArbitraryKeys"),
-                "{}",
-                doc.path
-            );
+            assert!(!bytes.windows(13).any(|w| w == b"ArbitraryKeys"), "{}", doc.path);
         }
         assert!(openapi_v3_document("apis/widgets.example.com/v1").is_none());
         assert!(openapi_v3_document("/api/v1").is_some());
@@ -188,11 +173,7 @@ mod tests {
     fn write_operations_accept_field_validation() {
         let cases = [
             ("api/v1", "/api/v1/namespaces/{namespace}/pods", ("", "Pod")),
-            (
-                "apis/apps/v1",
-                "/apis/apps/v1/namespaces/{namespace}/deployments",
-                ("apps", "Deployment"),
-            ),
+            ("apis/apps/v1", "/apis/apps/v1/namespaces/{namespace}/deployments", ("apps", "Deployment")),
             ("api/v1", "/api/v1/namespaces", ("", "Namespace")),
             (
                 "apis/rbac.authorization.k8s.io/v1",
@@ -203,29 +184,15 @@ mod tests {
         for (doc_path, collection, (group, kind)) in cases {
             let doc = document(doc_path);
             let item = format!("{collection}/{{name}}");
-            for (path, method) in [
-                (collection.to_string(), "post"),
-                (item.clone(), "patch"),
-                (item, "put"),
-            ] {
+            for (path, method) in [(collection.to_string(), "post"), (item.clone(), "patch"), (item, "put")] {
                 let op = &doc["paths"][&path][method];
-                assert_eq!(
-                    op["x-kubernetes-group-version-kind"]["kind"], kind,
-                    "{path} {method}"
-                );
+                assert_eq!(op["x-kubernetes-group-version-kind"]["kind"], kind, "{path} {method}");
                 assert_eq!(op["x-kubernetes-group-version-kind"]["group"], group);
                 let params = op["parameters"].as_array().expect("parameters");
-                assert!(
-                    params
-                        .iter()
-                        .any(|p| p["name"] == "fieldValidation" && p["in"] == "query"),
-                    "{path} {method}"
-                );
+                assert!(params.iter().any(|p| p["name"] == "fieldValidation" && p["in"] == "query"), "{path} {method}");
                 if method == "patch" {
                     let content = &op["requestBody"]["content"];
-                    assert!(content
-                        .get("application/strategic-merge-patch+json")
-                        .is_some());
+                    assert!(content.get("application/strategic-merge-patch+json").is_some());
                     assert!(content.get("application/apply-patch+yaml").is_some());
                 }
             }
@@ -246,10 +213,7 @@ mod tests {
         let pod = &document("api/v1")["components"]["schemas"]["io.k8s.api.core.v1.Pod"];
         assert_eq!(pod["x-kubernetes-group-version-kind"][0]["kind"], "Pod");
         let spec = &document("api/v1")["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"];
-        assert_eq!(
-            spec["properties"]["containers"]["x-kubernetes-patch-merge-key"],
-            "name"
-        );
+        assert_eq!(spec["properties"]["containers"]["x-kubernetes-patch-merge-key"], "name");
     }
 
     #[test]

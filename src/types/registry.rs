@@ -64,19 +64,12 @@ impl ResourceInfo {
     /// `(group, version, kind)`: the resource's own kind for `status`,
     /// `autoscaling/v1 Scale` for `scale`. `None` if the resource does not
     /// serve the subresource.
-    pub fn subresource_response_kind<'a>(
-        &'a self,
-        subresource: &str,
-    ) -> Option<(&'a str, &'a str, &'a str)> {
+    pub fn subresource_response_kind<'a>(&'a self, subresource: &str) -> Option<(&'a str, &'a str, &'a str)> {
         if !self.subresources.iter().any(|s| s == subresource) {
             return None;
         }
         match subresource {
-            "status" => Some((
-                self.group.as_str(),
-                self.version.as_str(),
-                self.kind.as_str(),
-            )),
+            "status" => Some((self.group.as_str(), self.version.as_str(), self.kind.as_str())),
             "scale" => Some(("autoscaling", "v1", "Scale")),
             _ => None,
         }
@@ -135,9 +128,7 @@ pub fn builtin_resources() -> &'static [BuiltinResource] {
 }
 
 fn is_builtin(group: &str, resource: &str) -> bool {
-    builtin_resources()
-        .iter()
-        .any(|b| b.group == group && b.resource == resource)
+    builtin_resources().iter().any(|b| b.group == group && b.resource == resource)
 }
 
 /// kube-apiserver's group priorities (`GroupPriorityMinimum` of its
@@ -172,10 +163,7 @@ pub const CUSTOM_GROUP_PRIORITY: u32 = 1000;
 
 /// Discovery priority of a group: higher is listed first.
 pub fn group_priority(group: &str) -> u32 {
-    GROUP_PRIORITY
-        .iter()
-        .find(|(g, _)| *g == group)
-        .map_or(CUSTOM_GROUP_PRIORITY, |(_, p)| *p)
+    GROUP_PRIORITY.iter().find(|(g, _)| *g == group).map_or(CUSTOM_GROUP_PRIORITY, |(_, p)| *p)
 }
 
 /// Discovery order of groups: core first, then by priority, then by name.
@@ -184,9 +172,7 @@ pub fn compare_groups(a: &str, b: &str) -> Ordering {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Less,
         (false, true) => Ordering::Greater,
-        (false, false) => group_priority(b)
-            .cmp(&group_priority(a))
-            .then_with(|| a.cmp(b)),
+        (false, false) => group_priority(b).cmp(&group_priority(a)).then_with(|| a.cmp(b)),
     }
 }
 
@@ -195,9 +181,7 @@ pub fn compare_groups(a: &str, b: &str) -> Ordering {
 pub fn compare_versions(a: &str, b: &str) -> Ordering {
     fn parse(v: &str) -> Option<(u32, u64, u64)> {
         let rest = v.strip_prefix('v')?;
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
         if digits == 0 || rest.starts_with('0') {
             return None;
         }
@@ -262,11 +246,7 @@ pub enum RegistryError {
     #[error("resource {resource}.{group} is built in and cannot be replaced or removed")]
     Builtin { group: String, resource: String },
     #[error("invalid resource {resource:?} in group {group:?}: {reason}")]
-    Invalid {
-        group: String,
-        resource: String,
-        reason: &'static str,
-    },
+    Invalid { group: String, resource: String, reason: &'static str },
 }
 
 /// The resources the server serves. Owned and cheap to share behind an `Arc`;
@@ -284,15 +264,8 @@ pub struct Registry {
 impl Registry {
     /// The registry of built-in resources only.
     pub fn builtin() -> Registry {
-        let entries = builtin_resources()
-            .iter()
-            .map(BuiltinResource::to_resource_info)
-            .collect();
-        let mut registry = Registry {
-            entries,
-            by_gvr: Vec::new(),
-            by_gvk: Vec::new(),
-        };
+        let entries = builtin_resources().iter().map(BuiltinResource::to_resource_info).collect();
+        let mut registry = Registry { entries, by_gvr: Vec::new(), by_gvk: Vec::new() };
         registry.reindex();
         registry
     }
@@ -345,9 +318,7 @@ impl Registry {
         in_group()
             .find(|e| e.resource.eq_ignore_ascii_case(name))
             .or_else(|| in_group().find(|e| e.singular.eq_ignore_ascii_case(name)))
-            .or_else(|| {
-                in_group().find(|e| e.short_names.iter().any(|s| s.eq_ignore_ascii_case(name)))
-            })
+            .or_else(|| in_group().find(|e| e.short_names.iter().any(|s| s.eq_ignore_ascii_case(name))))
     }
 
     /// Every resource, in discovery order.
@@ -356,14 +327,8 @@ impl Registry {
     }
 
     /// The resources of one group-version, by resource name.
-    pub fn resources_of<'a>(
-        &'a self,
-        group: &'a str,
-        version: &'a str,
-    ) -> impl Iterator<Item = &'a ResourceInfo> + 'a {
-        self.entries
-            .iter()
-            .filter(move |e| e.group == group && e.version == version)
+    pub fn resources_of<'a>(&'a self, group: &'a str, version: &'a str) -> impl Iterator<Item = &'a ResourceInfo> + 'a {
+        self.entries.iter().filter(move |e| e.group == group && e.version == version)
     }
 
     pub fn len(&self) -> usize {
@@ -379,14 +344,8 @@ impl Registry {
     pub fn group_versions(&self) -> Vec<GroupVersion> {
         let mut out: Vec<GroupVersion> = Vec::new();
         for e in &self.entries {
-            if !out
-                .iter()
-                .any(|gv| gv.group == e.group && gv.version == e.version)
-            {
-                out.push(GroupVersion {
-                    group: e.group.clone(),
-                    version: e.version.clone(),
-                });
+            if !out.iter().any(|gv| gv.group == e.group && gv.version == e.version) {
+                out.push(GroupVersion { group: e.group.clone(), version: e.version.clone() });
             }
         }
         out
@@ -396,11 +355,8 @@ impl Registry {
     /// resource), returning the replaced entry. Built-in resources cannot be
     /// replaced.
     pub fn insert(&mut self, info: ResourceInfo) -> Result<Option<ResourceInfo>, RegistryError> {
-        let invalid = |reason| RegistryError::Invalid {
-            group: info.group.clone(),
-            resource: info.resource.clone(),
-            reason,
-        };
+        let invalid =
+            |reason| RegistryError::Invalid { group: info.group.clone(), resource: info.resource.clone(), reason };
         if info.resource.is_empty() || info.resource.contains('/') {
             return Err(invalid("resource must be non-empty and contain no '/'"));
         }
@@ -408,10 +364,7 @@ impl Registry {
             return Err(invalid("version, kind and list kind must be non-empty"));
         }
         if is_builtin(&info.group, &info.resource) {
-            return Err(RegistryError::Builtin {
-                group: info.group,
-                resource: info.resource,
-            });
+            return Err(RegistryError::Builtin { group: info.group, resource: info.resource });
         }
         let old = self
             .entries
@@ -424,16 +377,9 @@ impl Registry {
     }
 
     /// Removes a custom resource, returning it.
-    pub fn remove(
-        &mut self,
-        group: &str,
-        resource: &str,
-    ) -> Result<Option<ResourceInfo>, RegistryError> {
+    pub fn remove(&mut self, group: &str, resource: &str) -> Result<Option<ResourceInfo>, RegistryError> {
         if is_builtin(group, resource) {
-            return Err(RegistryError::Builtin {
-                group: group.to_string(),
-                resource: resource.to_string(),
-            });
+            return Err(RegistryError::Builtin { group: group.to_string(), resource: resource.to_string() });
         }
         let old = self
             .entries
@@ -449,16 +395,7 @@ impl Registry {
 mod tests {
     use super::*;
 
-    const ALL_VERBS: &[&str] = &[
-        "create",
-        "delete",
-        "deletecollection",
-        "get",
-        "list",
-        "patch",
-        "update",
-        "watch",
-    ];
+    const ALL_VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
 
     /// (group, resource, kind, namespaced) for every resource Shardline serves.
     const SERVED: &[(&str, &str, &str, bool)] = &[
@@ -481,30 +418,10 @@ mod tests {
         ("batch", "cronjobs", "CronJob", true),
         ("coordination.k8s.io", "leases", "Lease", true),
         ("rbac.authorization.k8s.io", "roles", "Role", true),
-        (
-            "rbac.authorization.k8s.io",
-            "rolebindings",
-            "RoleBinding",
-            true,
-        ),
-        (
-            "rbac.authorization.k8s.io",
-            "clusterroles",
-            "ClusterRole",
-            false,
-        ),
-        (
-            "rbac.authorization.k8s.io",
-            "clusterrolebindings",
-            "ClusterRoleBinding",
-            false,
-        ),
-        (
-            "apiextensions.k8s.io",
-            "customresourcedefinitions",
-            "CustomResourceDefinition",
-            false,
-        ),
+        ("rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true),
+        ("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false),
+        ("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false),
+        ("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false),
     ];
 
     #[test]
@@ -512,28 +429,19 @@ mod tests {
         let r = Registry::builtin();
         assert_eq!(r.len(), SERVED.len());
         for (group, resource, kind, namespaced) in SERVED {
-            let info = r
-                .lookup(group, "v1", resource)
-                .unwrap_or_else(|| panic!("{resource}"));
+            let info = r.lookup(group, "v1", resource).unwrap_or_else(|| panic!("{resource}"));
             assert_eq!(&info.kind, kind);
             assert_eq!(info.list_kind, format!("{kind}List"));
             assert_eq!(info.singular, kind.to_lowercase());
             assert_eq!(info.namespaced, *namespaced, "{resource}");
             let expected: Vec<&str> = if *resource == "namespaces" {
                 // kube-apiserver does not serve deletecollection for namespaces.
-                ALL_VERBS
-                    .iter()
-                    .copied()
-                    .filter(|v| *v != "deletecollection")
-                    .collect()
+                ALL_VERBS.iter().copied().filter(|v| *v != "deletecollection").collect()
             } else {
                 ALL_VERBS.to_vec()
             };
             assert_eq!(info.verbs, expected, "{resource}");
-            assert_eq!(
-                r.by_kind(group, "v1", kind).map(|i| &i.resource),
-                Some(&info.resource)
-            );
+            assert_eq!(r.by_kind(group, "v1", kind).map(|i| &i.resource), Some(&info.resource));
         }
     }
 
@@ -548,41 +456,24 @@ mod tests {
         assert_eq!(pods.subresources, ["status"]);
         let deploy = r.lookup("apps", "v1", "deployments").expect("deployments");
         assert_eq!(deploy.subresources, ["scale", "status"]);
-        assert_eq!(
-            deploy.subresource_response_kind("scale"),
-            Some(("autoscaling", "v1", "Scale"))
-        );
-        assert_eq!(
-            deploy.subresource_response_kind("status"),
-            Some(("apps", "v1", "Deployment"))
-        );
+        assert_eq!(deploy.subresource_response_kind("scale"), Some(("autoscaling", "v1", "Scale")));
+        assert_eq!(deploy.subresource_response_kind("status"), Some(("apps", "v1", "Deployment")));
         assert_eq!(deploy.subresource_response_kind("exec"), None);
-        let crd = r
-            .lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-            .expect("crd");
+        let crd = r.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions").expect("crd");
         assert_eq!(crd.short_names, ["crd", "crds"]);
         assert_eq!(crd.categories, ["api-extensions"]);
         for resource in ["endpoints", "events"] {
-            assert!(r
-                .lookup("", "v1", resource)
-                .is_some_and(|i| i.allow_create_on_update));
+            assert!(r.lookup("", "v1", resource).is_some_and(|i| i.allow_create_on_update));
         }
         assert!(!pods.allow_create_on_update);
-        assert!(r
-            .lookup("coordination.k8s.io", "v1", "leases")
-            .is_some_and(|i| i.allow_create_on_update));
-        assert!(!r
-            .lookup("", "v1", "configmaps")
-            .is_some_and(|i| i.has_generation));
+        assert!(r.lookup("coordination.k8s.io", "v1", "leases").is_some_and(|i| i.allow_create_on_update));
+        assert!(!r.lookup("", "v1", "configmaps").is_some_and(|i| i.has_generation));
     }
 
     #[test]
     fn namespaces_are_cluster_scoped() {
         let r = Registry::builtin();
-        assert_eq!(
-            r.lookup("", "v1", "namespaces").map(|i| i.namespaced),
-            Some(false)
-        );
+        assert_eq!(r.lookup("", "v1", "namespaces").map(|i| i.namespaced), Some(false));
     }
 
     #[test]
@@ -606,22 +497,14 @@ mod tests {
             ("apps", "deploy", "deployments"),
             ("apiextensions.k8s.io", "crds", "customresourcedefinitions"),
         ] {
-            assert_eq!(
-                r.by_name_or_short_name(group, name)
-                    .map(|i| i.resource.as_str()),
-                Some(resource)
-            );
+            assert_eq!(r.by_name_or_short_name(group, name).map(|i| i.resource.as_str()), Some(resource));
         }
     }
 
     #[test]
     fn group_versions_follow_kube_priority() {
         let r = Registry::builtin();
-        let gvs: Vec<String> = r
-            .group_versions()
-            .iter()
-            .map(GroupVersion::api_version)
-            .collect();
+        let gvs: Vec<String> = r.group_versions().iter().map(GroupVersion::api_version).collect();
         assert_eq!(
             gvs,
             [
@@ -665,14 +548,8 @@ mod tests {
         assert!(r.lookup("example.com", "v1beta1", "widgets").is_none());
         assert!(r.lookup("example.com", "v1", "widgets").is_some());
         // Custom groups come after every built-in group.
-        assert_eq!(
-            r.group_versions().last().map(GroupVersion::api_version),
-            Some("example.com/v1".into())
-        );
-        assert_eq!(
-            r.remove("example.com", "widgets").map(|o| o.is_some()),
-            Ok(true)
-        );
+        assert_eq!(r.group_versions().last().map(GroupVersion::api_version), Some("example.com/v1".into()));
+        assert_eq!(r.remove("example.com", "widgets").map(|o| o.is_some()), Ok(true));
         assert!(r.lookup("example.com", "v1", "widgets").is_none());
         assert_eq!(r.len(), SERVED.len());
     }
@@ -683,10 +560,7 @@ mod tests {
         let mut pods = widget("", "v1");
         pods.resource = "pods".into();
         assert!(matches!(r.insert(pods), Err(RegistryError::Builtin { .. })));
-        assert!(matches!(
-            r.remove("", "pods"),
-            Err(RegistryError::Builtin { .. })
-        ));
+        assert!(matches!(r.remove("", "pods"), Err(RegistryError::Builtin { .. })));
         let mut bad = widget("example.com", "v1");
         bad.resource = "a/b".into();
         assert!(matches!(r.insert(bad), Err(RegistryError::Invalid { .. })));
@@ -695,13 +569,8 @@ mod tests {
 
     #[test]
     fn version_order_is_kube_aware() {
-        let mut versions = vec![
-            "v1alpha1", "v2", "v1beta2", "foo", "v1", "v1beta1", "v10", "v2alpha1",
-        ];
+        let mut versions = vec!["v1alpha1", "v2", "v1beta2", "foo", "v1", "v1beta1", "v10", "v2alpha1"];
         versions.sort_by(|a, b| compare_versions(a, b));
-        assert_eq!(
-            versions,
-            ["v10", "v2", "v1", "v1beta2", "v1beta1", "v2alpha1", "v1alpha1", "foo"]
-        );
+        assert_eq!(versions, ["v10", "v2", "v1", "v1beta2", "v1beta1", "v2alpha1", "v1alpha1", "foo"]);
     }
 }

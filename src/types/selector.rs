@@ -86,9 +86,7 @@ fn split_top_level(input: &str) -> Result<Vec<&str>, SelectorError> {
 }
 
 fn valid_key(key: &str) -> bool {
-    !key.is_empty()
-        && key.len() <= 316
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+    !key.is_empty() && key.len() <= 316 && key.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
 }
 
 fn valid_value(value: &str) -> bool {

@@ -26,13 +26,13 @@ pub const ANNOTATIONS_BYTES_MAX: usize = 256 * 1024;
 
 const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
 const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const QUALIFIED_NAME_MSG: &str =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
@@ -74,10 +74,7 @@ impl FieldErrorType {
 
     /// Whether kube prints the bad value for this type.
     fn shows_value(self) -> bool {
-        !matches!(
-            self,
-            FieldErrorType::Required | FieldErrorType::Forbidden | FieldErrorType::TooLong
-        )
+        !matches!(self, FieldErrorType::Required | FieldErrorType::Forbidden | FieldErrorType::TooLong)
     }
 }
 
@@ -95,12 +92,7 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(field: &str, reason: FieldErrorType, value: Option<&str>, message: &str) -> Self {
-        FieldError {
-            field: field.to_string(),
-            reason,
-            value: value.map(str::to_string),
-            message: message.to_string(),
-        }
+        FieldError { field: field.to_string(), reason, value: value.map(str::to_string), message: message.to_string() }
     }
 
     pub fn invalid(field: &str, value: &str, message: &str) -> Self {
@@ -224,9 +216,7 @@ fn matches_dns1123_label(s: &str) -> bool {
     let b = s.as_bytes();
     match (b.first(), b.last()) {
         (Some(&first), Some(&last)) => {
-            is_lower_alnum(first)
-                && is_lower_alnum(last)
-                && b.iter().all(|&c| is_lower_alnum(c) || c == b'-')
+            is_lower_alnum(first) && is_lower_alnum(last) && b.iter().all(|&c| is_lower_alnum(c) || c == b'-')
         }
         _ => false,
     }
@@ -249,8 +239,7 @@ fn matches_qualified_name_part(s: &str) -> bool {
         (Some(first), Some(last)) => {
             first.is_ascii_alphanumeric()
                 && last.is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+                && b.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
         }
         _ => false,
     }
@@ -263,11 +252,7 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
         errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LEN));
     }
     if !matches_dns1123_subdomain(value) {
-        errs.push(regex_error(
-            DNS1123_SUBDOMAIN_MSG,
-            DNS1123_SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
+        errs.push(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, &["example.com"]));
     }
     errs
 }
@@ -283,11 +268,7 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
             // kube adds this hint when the value would be a valid subdomain.
             errs.push("must not contain dots".to_string());
         } else {
-            errs.push(regex_error(
-                DNS1123_LABEL_MSG,
-                DNS1123_LABEL_FMT,
-                &["my-name", "123-abc"],
-            ));
+            errs.push(regex_error(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, &["my-name", "123-abc"]));
         }
     }
     errs
@@ -300,11 +281,7 @@ pub fn is_dns1035_label(value: &str) -> Vec<String> {
         errs.push(max_len_error(DNS1123_LABEL_MAX_LEN));
     }
     if !matches_dns1035_label(value) {
-        errs.push(regex_error(
-            DNS1035_LABEL_MSG,
-            DNS1035_LABEL_FMT,
-            &["my-name", "abc-123"],
-        ));
+        errs.push(regex_error(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, &["my-name", "abc-123"]));
     }
     errs
 }
@@ -356,19 +333,12 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
     if name.is_empty() {
         errs.push("name part must be non-empty".to_string());
     } else if name.len() > QUALIFIED_NAME_MAX_LEN {
-        errs.push(format!(
-            "name part {}",
-            max_len_error(QUALIFIED_NAME_MAX_LEN)
-        ));
+        errs.push(format!("name part {}", max_len_error(QUALIFIED_NAME_MAX_LEN)));
     }
     if !matches_qualified_name_part(name) {
         errs.push(format!(
             "name part {}",
-            regex_error(
-                QUALIFIED_NAME_MSG,
-                QUALIFIED_NAME_FMT,
-                &["MyName", "my.name", "123-abc"]
-            )
+            regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, &["MyName", "my.name", "123-abc"])
         ));
     }
     errs
@@ -381,11 +351,7 @@ pub fn is_valid_label_value(value: &str) -> Vec<String> {
         errs.push(max_len_error(LABEL_VALUE_MAX_LEN));
     }
     if !value.is_empty() && !matches_qualified_name_part(value) {
-        errs.push(regex_error(
-            LABEL_VALUE_MSG,
-            LABEL_VALUE_FMT,
-            &["MyValue", "my_value", "12345"],
-        ));
+        errs.push(regex_error(LABEL_VALUE_MSG, LABEL_VALUE_FMT, &["MyValue", "my_value", "12345"]));
     }
     errs
 }
@@ -448,27 +414,15 @@ impl NameRule {
                 is_valid_path_segment_name(name)
             }
             NameRule::Dns1123Subdomain | NameRule::CronJob => {
-                let masked = if prefix {
-                    mask_trailing_dash(name)
-                } else {
-                    name.to_string()
-                };
+                let masked = if prefix { mask_trailing_dash(name) } else { name.to_string() };
                 is_dns1123_subdomain(&masked)
             }
             NameRule::Dns1123Label => {
-                let masked = if prefix {
-                    mask_trailing_dash(name)
-                } else {
-                    name.to_string()
-                };
+                let masked = if prefix { mask_trailing_dash(name) } else { name.to_string() };
                 is_dns1123_label(&masked)
             }
             NameRule::Dns1035Label => {
-                let masked = if prefix {
-                    mask_trailing_dash(name)
-                } else {
-                    name.to_string()
-                };
+                let masked = if prefix { mask_trailing_dash(name) } else { name.to_string() };
                 is_dns1035_label(&masked)
             }
         }
@@ -482,30 +436,19 @@ pub fn validate_object_name(rule: NameRule, name: &str, generate_name: &str) -> 
     let mut errs = Vec::new();
     if !generate_name.is_empty() {
         for msg in rule.check(generate_name, true) {
-            errs.push(FieldError::invalid(
-                "metadata.generateName",
-                generate_name,
-                &msg,
-            ));
+            errs.push(FieldError::invalid("metadata.generateName", generate_name, &msg));
         }
     }
     if name.is_empty() {
         if generate_name.is_empty() {
-            errs.push(FieldError::required(
-                "metadata.name",
-                "name or generateName is required",
-            ));
+            errs.push(FieldError::required("metadata.name", "name or generateName is required"));
         }
     } else {
         for msg in rule.check(name, false) {
             errs.push(FieldError::invalid("metadata.name", name, &msg));
         }
         if rule == NameRule::CronJob && name.len() > CRONJOB_NAME_MAX_LEN {
-            errs.push(FieldError::invalid(
-                "metadata.name",
-                name,
-                &max_len_error(CRONJOB_NAME_MAX_LEN),
-            ));
+            errs.push(FieldError::invalid("metadata.name", name, &max_len_error(CRONJOB_NAME_MAX_LEN)));
         }
     }
     errs
@@ -527,19 +470,13 @@ pub fn validate_crd_name(name: &str, plural: &str, group: &str) -> Vec<FieldErro
     if name == format!("{plural}.{group}") {
         Vec::new()
     } else {
-        vec![FieldError::invalid(
-            "metadata.name",
-            name,
-            "must be spec.names.plural+\".\"+spec.group",
-        )]
+        vec![FieldError::invalid("metadata.name", name, "must be spec.names.plural+\".\"+spec.group")]
     }
 }
 
 /// kube's `ValidateLabels` for `metadata.labels` (errors carry the path
 /// `metadata.labels`, with the bad key or value).
-pub fn validate_labels<'a>(
-    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Vec<FieldError> {
+pub fn validate_labels<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<FieldError> {
     let field = "metadata.labels";
     let mut errs = Vec::new();
     for (key, value) in labels {
@@ -555,9 +492,7 @@ pub fn validate_labels<'a>(
 
 /// kube's `ValidateAnnotations` for `metadata.annotations`: keys are
 /// qualified names (checked lower-cased), total size at most 256 KiB.
-pub fn validate_annotations<'a>(
-    annotations: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Vec<FieldError> {
+pub fn validate_annotations<'a>(annotations: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<FieldError> {
     let field = "metadata.annotations";
     let mut errs = Vec::new();
     let mut total = 0usize;
@@ -589,13 +524,7 @@ mod tests {
     #[test]
     fn subdomain_table() {
         let long = "a".repeat(254);
-        let max = format!(
-            "{}.{}.{}.{}",
-            "a".repeat(63),
-            "b".repeat(63),
-            "c".repeat(63),
-            "d".repeat(61)
-        );
+        let max = format!("{}.{}.{}.{}", "a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61));
         assert_eq!(max.len(), 253);
         let cases: &[(&str, &[&str])] = &[
             ("a", &[]),
@@ -672,47 +601,23 @@ mod tests {
         assert_eq!(name_rule("", "pods"), NameRule::Dns1123Subdomain);
         assert_eq!(name_rule("", "namespaces"), NameRule::Dns1123Label);
         assert_eq!(name_rule("", "services"), NameRule::Dns1035Label);
-        assert_eq!(
-            name_rule("", "persistentvolumes"),
-            NameRule::Dns1123Subdomain
-        );
-        assert_eq!(
-            name_rule("rbac.authorization.k8s.io", "clusterroles"),
-            NameRule::PathSegment
-        );
+        assert_eq!(name_rule("", "persistentvolumes"), NameRule::Dns1123Subdomain);
+        assert_eq!(name_rule("rbac.authorization.k8s.io", "clusterroles"), NameRule::PathSegment);
         assert_eq!(name_rule("batch", "cronjobs"), NameRule::CronJob);
-        assert_eq!(
-            name_rule("example.com", "widgets"),
-            NameRule::Dns1123Subdomain
-        );
+        assert_eq!(name_rule("example.com", "widgets"), NameRule::Dns1123Subdomain);
     }
 
     #[test]
     fn object_names_with_kube_causes() {
         let e = validate_object_name(NameRule::Dns1123Subdomain, "Foo", "");
         assert_eq!(e.len(), 1);
-        assert_eq!(
-            e[0].to_string(),
-            format!("metadata.name: Invalid value: \"Foo\": {SUBDOMAIN_MSG}")
-        );
+        assert_eq!(e[0].to_string(), format!("metadata.name: Invalid value: \"Foo\": {SUBDOMAIN_MSG}"));
         assert_eq!(e[0].reason.cause_reason(), "FieldValueInvalid");
-        assert_eq!(
-            e[0].body(),
-            format!("Invalid value: \"Foo\": {SUBDOMAIN_MSG}")
-        );
+        assert_eq!(e[0].body(), format!("Invalid value: \"Foo\": {SUBDOMAIN_MSG}"));
 
         let e = validate_object_name(NameRule::Dns1123Subdomain, "", "");
-        assert_eq!(
-            e,
-            [FieldError::required(
-                "metadata.name",
-                "name or generateName is required"
-            )]
-        );
-        assert_eq!(
-            e[0].to_string(),
-            "metadata.name: Required value: name or generateName is required"
-        );
+        assert_eq!(e, [FieldError::required("metadata.name", "name or generateName is required")]);
+        assert_eq!(e[0].to_string(), "metadata.name: Required value: name or generateName is required");
 
         assert!(validate_object_name(NameRule::Dns1123Subdomain, "", "web-").is_empty());
         assert!(validate_object_name(NameRule::Dns1123Label, "", "ns-").is_empty());
@@ -723,15 +628,9 @@ mod tests {
         assert_eq!(e[0].value.as_deref(), Some("Web-"));
 
         let e = validate_object_name(NameRule::PathSegment, "a/b", "");
-        assert_eq!(
-            e[0].to_string(),
-            "metadata.name: Invalid value: \"a/b\": may not contain '/'"
-        );
+        assert_eq!(e[0].to_string(), "metadata.name: Invalid value: \"a/b\": may not contain '/'");
         // RBAC checks a generateName prefix with the full path-segment rule.
-        assert_eq!(
-            validate_object_name(NameRule::PathSegment, "", "..").len(),
-            1
-        );
+        assert_eq!(validate_object_name(NameRule::PathSegment, "", "..").len(), 1);
 
         let long = "a".repeat(53);
         let e = validate_object_name(NameRule::CronJob, &long, "");
@@ -751,12 +650,7 @@ mod tests {
 
     #[test]
     fn label_keys_and_values() {
-        assert!(validate_labels([
-            ("app", "web"),
-            ("example.com/tier", ""),
-            ("a_b.c-d", "X.y_z-1")
-        ])
-        .is_empty());
+        assert!(validate_labels([("app", "web"), ("example.com/tier", ""), ("a_b.c-d", "X.y_z-1")]).is_empty());
         let e = validate_labels([("-bad", "ok")]);
         assert_eq!(e.len(), 1);
         assert_eq!(
@@ -767,19 +661,13 @@ mod tests {
         assert_eq!(e[0].message, "prefix part must be non-empty");
         let e = validate_labels([("a/b/c", "ok")]);
         assert!(e[0].message.starts_with("a qualified name must consist of"));
-        assert!(e[0].message.ends_with(
-            "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ));
+        assert!(e[0].message.ends_with("with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"));
         let e = validate_labels([("Example.com/x", "ok")]);
-        assert!(e[0]
-            .message
-            .starts_with("prefix part a lowercase RFC 1123 subdomain"));
+        assert!(e[0].message.starts_with("prefix part a lowercase RFC 1123 subdomain"));
         let e = validate_labels([(&*"k".repeat(64), "ok")]);
         assert_eq!(e[0].message, "name part must be no more than 63 characters");
         let e = validate_labels([("k", "-v")]);
-        assert!(e[0]
-            .message
-            .starts_with("a valid label must be an empty string"));
+        assert!(e[0].message.starts_with("a valid label must be an empty string"));
         assert_eq!(e[0].value.as_deref(), Some("-v"));
         let value = "v".repeat(64);
         let e = validate_labels([("k", value.as_str())]);
@@ -793,24 +681,13 @@ mod tests {
         let big = "x".repeat(ANNOTATIONS_BYTES_MAX);
         let e = validate_annotations([("k", big.as_str())]);
         assert_eq!(e.len(), 1);
-        assert_eq!(
-            e[0].to_string(),
-            "metadata.annotations: Too long: may not be more than 262144 bytes"
-        );
+        assert_eq!(e[0].to_string(), "metadata.annotations: Too long: may not be more than 262144 bytes");
     }
 
     #[test]
     fn display_formats() {
-        let e = FieldError::new(
-            "spec.x",
-            FieldErrorType::NotSupported,
-            Some("a\"b\n"),
-            "supported values: \"y\"",
-        );
-        assert_eq!(
-            e.to_string(),
-            "spec.x: Unsupported value: \"a\\\"b\\n\": supported values: \"y\""
-        );
+        let e = FieldError::new("spec.x", FieldErrorType::NotSupported, Some("a\"b\n"), "supported values: \"y\"");
+        assert_eq!(e.to_string(), "spec.x: Unsupported value: \"a\\\"b\\n\": supported values: \"y\"");
         let e = FieldError::forbidden("spec.y", "may not be changed");
         assert_eq!(e.to_string(), "spec.y: Forbidden: may not be changed");
         let e = FieldError::new("metadata.name", FieldErrorType::Duplicate, Some("a"), "");
@@ -823,15 +700,9 @@ mod tests {
         let errs = validate_object_name(NameRule::Dns1123Subdomain, "Foo", "");
         assert_eq!(
             invalid_message("Pod", "Foo", &errs),
-            format!(
-                "Pod \"Foo\" is invalid: metadata.name: Invalid value: \"Foo\": {SUBDOMAIN_MSG}"
-            )
+            format!("Pod \"Foo\" is invalid: metadata.name: Invalid value: \"Foo\": {SUBDOMAIN_MSG}")
         );
-        let two = [
-            FieldError::required("a", ""),
-            FieldError::required("b", ""),
-            FieldError::required("a", ""),
-        ];
+        let two = [FieldError::required("a", ""), FieldError::required("b", ""), FieldError::required("a", "")];
         assert_eq!(
             invalid_message("Deployment.apps", "x", &two),
             "Deployment.apps \"x\" is invalid: [a: Required value, b: Required value]"
@@ -841,14 +712,8 @@ mod tests {
     #[test]
     fn namespaces_and_crd_names() {
         assert!(validate_object_namespace("default").is_empty());
-        assert_eq!(
-            validate_object_namespace("")[0].reason,
-            FieldErrorType::Required
-        );
-        assert_eq!(
-            validate_object_namespace("a.b")[0].message,
-            "must not contain dots"
-        );
+        assert_eq!(validate_object_namespace("")[0].reason, FieldErrorType::Required);
+        assert_eq!(validate_object_namespace("a.b")[0].message, "must not contain dots");
         assert!(validate_crd_name("widgets.example.com", "widgets", "example.com").is_empty());
         assert_eq!(
             validate_crd_name("widget.example.com", "widgets", "example.com")[0].to_string(),

@@ -29,10 +29,7 @@ pub struct Response {
 impl Response {
     /// The first header with this name (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     pub fn text(&self) -> String {
@@ -138,9 +135,7 @@ impl Conn {
         stream.set_read_timeout(Some(wait))?;
         let result = match self.reader.fill_buf() {
             Ok(buf) => Ok(buf.is_empty()),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut => {
-                Ok(false)
-            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut => Ok(false),
             Err(e) if e.kind() == io::ErrorKind::ConnectionReset => Ok(true),
             Err(e) => Err(e),
         };
@@ -149,13 +144,7 @@ impl Conn {
     }
 }
 
-fn request_head(
-    host: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body_len: Option<usize>,
-) -> String {
+fn request_head(host: &str, method: &str, path: &str, headers: &[(&str, &str)], body_len: Option<usize>) -> String {
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -205,9 +194,7 @@ fn read_response(reader: &mut impl BufRead, head_request: bool) -> io::Result<Re
             if line.is_empty() {
                 break;
             }
-            let (name, value) = line
-                .split_once(':')
-                .ok_or_else(|| invalid(format!("bad header line {line:?}")))?;
+            let (name, value) = line.split_once(':').ok_or_else(|| invalid(format!("bad header line {line:?}")))?;
             headers.push((name.trim().to_string(), value.trim().to_string()));
         }
         if (100..200).contains(&status) {
@@ -217,10 +204,8 @@ fn read_response(reader: &mut impl BufRead, head_request: bool) -> io::Result<Re
         if head_request || status == 204 || status == 304 {
             return Ok(response);
         }
-        let chunked = response
-            .header("transfer-encoding")
-            .map(|v| v.to_ascii_lowercase().contains("chunked"))
-            .unwrap_or(false);
+        let chunked =
+            response.header("transfer-encoding").map(|v| v.to_ascii_lowercase().contains("chunked")).unwrap_or(false);
         if chunked {
             response.chunked = true;
             response.body = read_chunked(reader)?;
@@ -241,8 +226,8 @@ fn read_chunked(reader: &mut impl BufRead) -> io::Result<Vec<u8>> {
     loop {
         let line = read_line(reader)?;
         let size_text = line.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|_| invalid(format!("bad chunk size line {line:?}")))?;
+        let size =
+            usize::from_str_radix(size_text, 16).map_err(|_| invalid(format!("bad chunk size line {line:?}")))?;
         if size == 0 {
             // Trailers, then an empty line.
             while !read_line(reader)?.is_empty() {}

@@ -165,11 +165,7 @@ impl Server {
             self.stderr_path = self.dir.path().join(log_name(self.start_count, attempt));
             let mut child = match self.spawn_once() {
                 Ok(child) => child,
-                Err(e) => panic!(
-                    "could not spawn {} (launch {:?}): {e}",
-                    self.binary().display(),
-                    self.launch
-                ),
+                Err(e) => panic!("could not spawn {} (launch {:?}): {e}", self.binary().display(), self.launch),
             };
             let deadline = Instant::now() + READY_TIMEOUT;
             loop {
@@ -240,10 +236,7 @@ impl Server {
                     set_rlimit(libc::RLIMIT_NOFILE, n)?;
                 }
                 if let Some((uid, gid)) = run_as {
-                    if libc::setgroups(0, std::ptr::null()) != 0
-                        || libc::setgid(gid) != 0
-                        || libc::setuid(uid) != 0
-                    {
+                    if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(gid) != 0 || libc::setuid(uid) != 0 {
                         return Err(io::Error::last_os_error());
                     }
                 }
@@ -402,9 +395,7 @@ impl Server {
             .stdout(File::create(&out_path).expect("create kubectl stdout file"))
             .stderr(File::create(&err_path).expect("create kubectl stderr file"));
         let started = Instant::now();
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn {} {args:?}: {e}", kubectl.display()));
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {} {args:?}: {e}", kubectl.display()));
         let status = match wait_timeout(&mut child, KUBECTL_TIMEOUT) {
             Some(status) => status,
             None => {
@@ -448,11 +439,7 @@ impl Drop for Server {
             kill_and_reap(&mut child);
         }
         if std::thread::panicking() {
-            eprintln!(
-                "===== shardline stderr (data dir {}) =====\n{}",
-                self.data_dir.display(),
-                self.all_stderr()
-            );
+            eprintln!("===== shardline stderr (data dir {}) =====\n{}", self.data_dir.display(), self.all_stderr());
         }
     }
 }
@@ -484,9 +471,7 @@ pub fn kubectl_path() -> PathBuf {
         Some(p) if !p.is_empty() => (PathBuf::from(p), "$KUBECTL"),
         _ => (Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/kubectl"), "the repository's .venv"),
     };
-    let executable = fs::metadata(&path)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false);
+    let executable = fs::metadata(&path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false);
     assert!(
         executable,
         "kubectl not found at {} (from {source}). Run the test command from README.md, \
@@ -573,10 +558,7 @@ pub fn assert_status(r: &Response, code: u16, reason: &str) -> Value {
     assert_eq!(status["code"], code, "code: {status}");
     assert_eq!(status["reason"], reason, "reason: {status}");
     assert!(status["metadata"].is_object(), "metadata must be an object: {status}");
-    assert!(
-        status["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "message must be a non-empty string: {status}"
-    );
+    assert!(status["message"].as_str().is_some_and(|m| !m.is_empty()), "message must be a non-empty string: {status}");
     status
 }
 

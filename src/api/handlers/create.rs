@@ -166,9 +166,7 @@ pub async fn create_object(
         }
     }
     if head.params.dry_run_all {
-        return serde_json::to_vec(&object)
-            .map(Bytes::from)
-            .map_err(|e| ApiError::Internal(e.to_string()));
+        return serde_json::to_vec(&object).map(Bytes::from).map_err(|e| ApiError::Internal(e.to_string()));
     }
     let key = resolved.key(&name);
     let proposal = Proposal {

@@ -28,8 +28,8 @@ fn parse_options(body: &[u8], head: &RequestHead) -> Result<DeleteOptions, ApiEr
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(options);
     }
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: {e}")))?;
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: {e}")))?;
     let preconditions = &value["preconditions"];
     options.uid = preconditions["uid"].as_str().map(str::to_string);
     options.resource_version = preconditions["resourceVersion"].as_str().map(str::to_string);
@@ -65,7 +65,10 @@ pub async fn serve(
             if *uid != current.meta.uid {
                 return Err(ApiError::Conflict {
                     target: resolved.target(),
-                    message: format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", current.meta.uid),
+                    message: format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        current.meta.uid
+                    ),
                 });
             }
         }
@@ -82,7 +85,8 @@ pub async fn serve(
         }
         let stored: Object = serde_json::from_slice(&current.json)
             .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
-        let has_finalizers = metadata(&stored).get("finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+        let has_finalizers =
+            metadata(&stored).get("finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
         if options.dry_run_all {
             return Ok(respond(StatusCode::OK, "application/json", current.json.clone()));
         }
@@ -107,7 +111,10 @@ pub async fn serve(
                 }
                 Err(AppendError::Conflict { .. }) if !precondition_given => continue,
                 Err(AppendError::Conflict { .. }) => {
-                    return Err(ApiError::Conflict { target: resolved.target(), message: super::update::MODIFIED.into() })
+                    return Err(ApiError::Conflict {
+                        target: resolved.target(),
+                        message: super::update::MODIFIED.into(),
+                    })
                 }
                 Err(e) => return Err(append_error(e)),
             }
@@ -162,7 +169,11 @@ async fn delete_namespace_contents(backend: &impl Backend, namespace: &str) -> R
             .await
             .map_err(backend_error)?;
         for (key, mod_revision) in victims {
-            let proposal = Proposal { key: key.clone(), precondition: Precondition::ModRevision(mod_revision), operation: Operation::Delete };
+            let proposal = Proposal {
+                key: key.clone(),
+                precondition: Precondition::ModRevision(mod_revision),
+                operation: Operation::Delete,
+            };
             match backend.append(proposal).await {
                 Ok(_) | Err(AppendError::Conflict { .. }) => {}
                 Err(e) => return Err(append_error(e)),

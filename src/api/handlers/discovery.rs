@@ -33,7 +33,8 @@ pub fn serve(backend: &impl Backend, head: &RequestHead, route: &Route) -> Resul
                     document["apiVersion"] = serde_json::json!(format!("apidiscovery.k8s.io/{version}"));
                     let body = json(&document);
                     let mut response = respond(StatusCode::OK, "application/json", body);
-                    let content_type = format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList");
+                    let content_type =
+                        format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList");
                     if let Ok(v) = http::HeaderValue::from_str(&content_type) {
                         response.headers_mut().insert(http::header::CONTENT_TYPE, v);
                     }

@@ -17,9 +17,7 @@ pub async fn serve(
     let name = resolved.name.as_deref().unwrap_or("");
     let key = resolved.key(name);
     let at = backend.committed_revision();
-    let object = read_current(backend, &key, at)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(resolved.target()))?;
+    let object = read_current(backend, &key, at).await?.ok_or_else(|| ApiError::NotFound(resolved.target()))?;
     match representation {
         Representation::Table { version } => {
             let body = table::build(&version, std::slice::from_ref(&object), object.mod_revision, None);

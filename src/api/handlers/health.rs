@@ -7,7 +7,12 @@ use crate::api::{respond, Backend, RequestHead, ResponseBody};
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
-pub fn serve(backend: &impl Backend, head: &RequestHead, kind: &HealthKind, check: Option<&str>) -> Response<ResponseBody> {
+pub fn serve(
+    backend: &impl Backend,
+    head: &RequestHead,
+    kind: &HealthKind,
+    check: Option<&str>,
+) -> Response<ResponseBody> {
     let mut checks = vec![crate::api::HealthCheck { name: "ping", ok: true, detail: String::new() }];
     checks.extend(backend.health_checks());
     if let Some(name) = check {
@@ -18,7 +23,9 @@ pub fn serve(backend: &impl Backend, head: &RequestHead, kind: &HealthKind, chec
                 "text/plain; charset=utf-8",
                 Bytes::from(format!("internal server error: {}\n", c.detail)),
             ),
-            None => respond(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", Bytes::from_static(b"404 page not found\n")),
+            None => {
+                respond(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", Bytes::from_static(b"404 page not found\n"))
+            }
         };
     }
     let mut text = String::new();

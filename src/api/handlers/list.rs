@@ -80,10 +80,7 @@ pub fn stream_body(frames: Vec<Bytes>) -> ResponseBody {
 }
 
 fn filter(objects: Vec<Arc<CachedObject>>, labels: &Selector, fields: &Selector) -> Vec<Arc<CachedObject>> {
-    objects
-        .into_iter()
-        .filter(|o| labels.matches(|k| o.meta.label(k)) && fields.matches(|k| o.meta.field(k)))
-        .collect()
+    objects.into_iter().filter(|o| labels.matches(|k| o.meta.label(k)) && fields.matches(|k| o.meta.field(k))).collect()
 }
 
 /// Merges runs that are each sorted by key into one sorted run.
@@ -139,7 +136,8 @@ mod tests {
 
     fn object(namespace: &str, name: &str) -> Arc<CachedObject> {
         let key = crate::types::key::ObjectKey::new("", "pods", namespace, name).encode();
-        let value = format!(r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"{name}","namespace":"{namespace}"}}}}"#);
+        let value =
+            format!(r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"{name}","namespace":"{namespace}"}}}}"#);
         encode_stored(key, value.as_bytes(), Revision(1), Revision(1), &[]).unwrap()
     }
 
@@ -147,10 +145,8 @@ mod tests {
     fn merge_interleaves_sorted_runs() {
         let a = vec![object("a", "1"), object("b", "1")];
         let b = vec![object("a", "2"), object("c", "0")];
-        let merged: Vec<String> = merge(vec![a, vec![], b])
-            .iter()
-            .map(|o| format!("{}/{}", o.meta.namespace, o.meta.name))
-            .collect();
+        let merged: Vec<String> =
+            merge(vec![a, vec![], b]).iter().map(|o| format!("{}/{}", o.meta.namespace, o.meta.name)).collect();
         assert_eq!(merged, ["a/1", "a/2", "b/1", "c/0"]);
     }
 

@@ -21,18 +21,35 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
             let _ = writeln!(out, "{name}{labels} {value}");
         }
     };
-    gauge("shardline_process_memlock_bytes", "RLIMIT_MEMLOCK of the process.", &[
-        ("{limit=\"soft\"}".into(), limits.memlock_bytes_soft),
-        ("{limit=\"hard\"}".into(), limits.memlock_bytes_hard),
-    ]);
-    gauge("shardline_process_open_files", "RLIMIT_NOFILE of the process.", &[
-        ("{limit=\"soft\"}".into(), limits.open_files_soft),
-        ("{limit=\"hard\"}".into(), limits.open_files_hard),
-    ]);
+    gauge(
+        "shardline_process_memlock_bytes",
+        "RLIMIT_MEMLOCK of the process.",
+        &[
+            ("{limit=\"soft\"}".into(), limits.memlock_bytes_soft),
+            ("{limit=\"hard\"}".into(), limits.memlock_bytes_hard),
+        ],
+    );
+    gauge(
+        "shardline_process_open_files",
+        "RLIMIT_NOFILE of the process.",
+        &[("{limit=\"soft\"}".into(), limits.open_files_soft), ("{limit=\"hard\"}".into(), limits.open_files_hard)],
+    );
     gauge("shardline_shards", "Number of shards (pinned executors).", &[(String::new(), u64::from(config.shards))]);
-    gauge("shardline_io_memory_bytes", "io_uring registered memory per shard.", &[(String::new(), config.io_memory_bytes as u64)]);
-    gauge("shardline_request_body_bytes_max", "Largest request body accepted.", &[(String::new(), config.request_body_bytes_max as u64)]);
-    gauge("shardline_committed_revision", "The log's commit point.", &[(String::new(), backend.committed_revision().0)]);
+    gauge(
+        "shardline_io_memory_bytes",
+        "io_uring registered memory per shard.",
+        &[(String::new(), config.io_memory_bytes as u64)],
+    );
+    gauge(
+        "shardline_request_body_bytes_max",
+        "Largest request body accepted.",
+        &[(String::new(), config.request_body_bytes_max as u64)],
+    );
+    gauge(
+        "shardline_committed_revision",
+        "The log's commit point.",
+        &[(String::new(), backend.committed_revision().0)],
+    );
     let mut applied = Vec::new();
     let mut live = Vec::new();
     let mut retained = Vec::new();

@@ -40,21 +40,13 @@ impl Resolved {
     }
 
     pub fn key(&self, name: &str) -> ObjectKey {
-        ObjectKey::new(
-            &self.info.group,
-            &self.info.resource,
-            self.namespace.as_deref().unwrap_or(""),
-            name,
-        )
+        ObjectKey::new(&self.info.group, &self.info.resource, self.namespace.as_deref().unwrap_or(""), name)
     }
 }
 
 pub fn resolve(backend: &impl Backend, path: &ResourcePath) -> Result<Resolved, ApiError> {
-    let info = backend
-        .registry()
-        .lookup(&path.group, &path.version, &path.resource)
-        .ok_or(ApiError::PathNotFound)?
-        .clone();
+    let info =
+        backend.registry().lookup(&path.group, &path.version, &path.resource).ok_or(ApiError::PathNotFound)?.clone();
     let namespace = match (info.namespaced, &path.namespace, &path.name) {
         (true, Some(ns), _) => Some(ns.clone()),
         (true, None, None) => None,
@@ -82,10 +74,7 @@ pub async fn resource(
     body: Bytes,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let resolved = resolve(backend, path)?;
-    let not_allowed = || ApiError::MethodNotAllowed {
-        method: head.method.to_string(),
-        target: resolved.target(),
-    };
+    let not_allowed = || ApiError::MethodNotAllowed { method: head.method.to_string(), target: resolved.target() };
     let is_collection = resolved.name.is_none();
     let verb = match (&head.method, is_collection) {
         (&Method::GET, true) if head.params.watch || path.legacy_watch => "watch",
@@ -124,19 +113,15 @@ pub async fn read_current(
 ) -> Result<Option<std::sync::Arc<crate::cache::CachedObject>>, ApiError> {
     let encoded = key.encode();
     let shard = key.shard(backend.shard_count());
-    backend
-        .on_shard(shard, min_revision, move |store| store.get(&encoded))
-        .await
-        .map_err(backend_error)
+    backend.on_shard(shard, min_revision, move |store| store.get(&encoded)).await.map_err(backend_error)
 }
 
 pub fn backend_error(e: super::BackendError) -> ApiError {
     match e {
         super::BackendError::ShardUnavailable(_) => ApiError::ServiceUnavailable(e.to_string()),
-        super::BackendError::RevisionTimeout { .. } => ApiError::Timeout {
-            message: e.to_string(),
-            retry_after_seconds: 1,
-        },
+        super::BackendError::RevisionTimeout { .. } => {
+            ApiError::Timeout { message: e.to_string(), retry_after_seconds: 1 }
+        }
     }
 }
 
@@ -146,8 +131,6 @@ pub fn append_error(e: crate::log::AppendError) -> ApiError {
             ApiError::RequestEntityTooLarge { limit_bytes: limit_bytes.min(size_bytes) }
         }
         crate::log::AppendError::Unavailable(m) => ApiError::ServiceUnavailable(m),
-        crate::log::AppendError::Conflict { .. } => {
-            ApiError::Internal("unexpected precondition failure".into())
-        }
+        crate::log::AppendError::Conflict { .. } => ApiError::Internal("unexpected precondition failure".into()),
     }
 }

@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 /// failed attempt means another writer won the race).
 const UPDATE_ATTEMPTS_MAX: usize = 16;
 
-pub const MODIFIED: &str = "the object has been modified; please apply your changes to the latest version and try again";
+pub const MODIFIED: &str =
+    "the object has been modified; please apply your changes to the latest version and try again";
 
 /// Parses a resourceVersion given by a client.
 pub fn parse_resource_version(text: &str) -> Result<Option<Revision>, ApiError> {
@@ -54,9 +55,8 @@ pub async fn serve(
         }
     }
     apply_namespace(&mut object, resolved)?;
-    let wanted = parse_resource_version(
-        metadata(&object).get("resourceVersion").and_then(Value::as_str).unwrap_or(""),
-    )?;
+    let wanted =
+        parse_resource_version(metadata(&object).get("resourceVersion").and_then(Value::as_str).unwrap_or(""))?;
     let key = resolved.key(&url_name);
     for _ in 0..UPDATE_ATTEMPTS_MAX {
         let Some(current) = read_current(backend, &key, backend.committed_revision()).await? else {
@@ -98,11 +98,8 @@ pub async fn serve(
         let finishing = metadata(&updated).contains_key("deletionTimestamp")
             && metadata(&updated).get("finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
         let operation = if finishing { Operation::Delete } else { Operation::Put(value) };
-        let proposal = Proposal {
-            key: key.encode(),
-            precondition: Precondition::ModRevision(current.mod_revision),
-            operation,
-        };
+        let proposal =
+            Proposal { key: key.encode(), precondition: Precondition::ModRevision(current.mod_revision), operation };
         match backend.append(proposal).await {
             Ok(entry) if finishing => {
                 let _ = entry;

@@ -42,8 +42,8 @@ use self::segment::{parse_segment_name, scan_segment, segment_name, BlockWriter}
 use self::snapshot::{is_temporary_snapshot, parse_snapshot_name, read_snapshot, write_snapshot};
 use crate::config::Config;
 use crate::log::{
-    AppendError, Entry, KeyValue, LogDirectory, LogError, LogFile, Operation, Precondition,
-    PreviousValue, Proposal, Revision,
+    AppendError, Entry, KeyValue, LogDirectory, LogError, LogFile, Operation, Precondition, PreviousValue, Proposal,
+    Revision,
 };
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
@@ -268,18 +268,11 @@ impl<D: LogDirectory> Drop for AppendGuard<'_, D> {
             let mut slot = self.slot.borrow_mut();
             slot.abandoned = true;
             slot.waker = None;
-            (
-                matches!(slot.phase, Phase::Queued),
-                std::mem::take(&mut slot.lead_offered),
-            )
+            (matches!(slot.phase, Phase::Queued), std::mem::take(&mut slot.lead_offered))
         };
         if queued {
             // Not yet ordered: the append simply never happens.
-            self.log
-                .state
-                .borrow_mut()
-                .queue
-                .retain(|queued| queued.id != self.id);
+            self.log.state.borrow_mut().queue.retain(|queued| queued.id != self.id);
             self.log.capacity_changed.notify_all();
         }
         if offered {
@@ -324,11 +317,7 @@ enum Prepared {
 }
 
 fn corrupt(path: &str, offset: u64, reason: impl Into<String>) -> LogError {
-    LogError::Corrupt {
-        path: path.to_string(),
-        offset,
-        reason: reason.into(),
-    }
+    LogError::Corrupt { path: path.to_string(), offset, reason: reason.into() }
 }
 
 impl<D: LogDirectory> EmbeddedLog<D> {
@@ -376,17 +365,13 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             }
         }
         // Older snapshots are superseded.
-        let (stale_snapshots, kept_snapshots): (Vec<_>, Vec<_>) = snapshots
-            .into_iter()
-            .partition(|(revision, _)| *revision < base);
+        let (stale_snapshots, kept_snapshots): (Vec<_>, Vec<_>) =
+            snapshots.into_iter().partition(|(revision, _)| *revision < base);
         garbage.extend(stale_snapshots.into_iter().map(|(_, name)| name));
 
         // Segments entirely covered by the snapshot: the next segment starts
         // at or before base + 1.
-        let first_needed = segments
-            .iter()
-            .rposition(|(first, _)| *first <= base.next())
-            .unwrap_or(0);
+        let first_needed = segments.iter().rposition(|(first, _)| *first <= base.next()).unwrap_or(0);
         let replay: Vec<(Revision, String)> = segments.split_off(first_needed);
         garbage.extend(segments.into_iter().map(|(_, name)| name));
 
@@ -401,10 +386,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                     return Err(corrupt(
                         name,
                         0,
-                        format!(
-                            "first record has revision {}, the name says {}",
-                            record.revision, first
-                        ),
+                        format!("first record has revision {}, the name says {}", record.revision, first),
                     ));
                 }
                 Some(_) => {}
@@ -434,10 +416,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                         return Err(corrupt(
                             name,
                             offset_hint,
-                            format!(
-                                "revision gap: log resumes at {} after {}",
-                                record.revision, base
-                            ),
+                            format!("revision gap: log resumes at {} after {}", record.revision, base),
                         ));
                     }
                     _ => {}
@@ -449,18 +428,12 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 }
                 match record.operation {
                     Operation::Put(value) => {
-                        if record.create_revision == Revision::ZERO
-                            || record.create_revision > record.revision
-                        {
+                        if record.create_revision == Revision::ZERO || record.create_revision > record.revision {
                             return Err(corrupt(name, offset_hint, "create revision out of range"));
                         }
                         index.insert(
                             record.key,
-                            KeyState {
-                                mod_revision: record.revision,
-                                create_revision: record.create_revision,
-                                value,
-                            },
+                            KeyState { mod_revision: record.revision, create_revision: record.create_revision, value },
                         );
                     }
                     Operation::Delete => {
@@ -587,25 +560,14 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 waker: None,
             }));
             state.writer_busy = true;
-            state.queue.push_back(Queued {
-                id,
-                proposal,
-                slot: slot.clone(),
-            });
+            state.queue.push_back(Queued { id, proposal, slot: slot.clone() });
             (id, slot)
         };
-        let _guard = AppendGuard {
-            log: self,
-            id,
-            slot: slot.clone(),
-        };
+        let _guard = AppendGuard { log: self, id, slot: slot.clone() };
         loop {
             match (SlotWait { slot: &slot }).await {
                 SlotEvent::Done(result) => return result,
-                SlotEvent::Lead => {
-                    self.lead(|| matches!(slot.borrow().phase, Phase::Done(_)))
-                        .await
-                }
+                SlotEvent::Lead => self.lead(|| matches!(slot.borrow().phase, Phase::Done(_))).await,
             }
         }
     }
@@ -620,11 +582,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
     pub async fn wait_committed(&self, after: Revision) -> Result<(), LogError> {
         self.committed_changed
             .wait_until(|| {
-                self.committed.get() > after
-                    || matches!(
-                        self.state.borrow().status,
-                        Status::Closed | Status::Failed(_)
-                    )
+                self.committed.get() > after || matches!(self.state.borrow().status, Status::Closed | Status::Failed(_))
             })
             .await;
         if self.committed.get() > after {
@@ -636,26 +594,13 @@ impl<D: LogDirectory> EmbeddedLog<D> {
 
     /// Committed entries with revision > `after`, oldest first, at most
     /// `max_entries`. `Err(Compacted)` if the tail no longer holds `after + 1`.
-    pub fn read_committed(
-        &self,
-        after: Revision,
-        max_entries: usize,
-    ) -> Result<Vec<Entry>, LogError> {
+    pub fn read_committed(&self, after: Revision, max_entries: usize) -> Result<Vec<Entry>, LogError> {
         let state = self.state.borrow();
         if after < state.tail_after {
-            return Err(LogError::Compacted {
-                after,
-                oldest_after: state.tail_after,
-            });
+            return Err(LogError::Compacted { after, oldest_after: state.tail_after });
         }
         let skip = usize::try_from(after.0 - state.tail_after.0).unwrap_or(usize::MAX);
-        Ok(state
-            .tail
-            .iter()
-            .skip(skip)
-            .take(max_entries)
-            .cloned()
-            .collect())
+        Ok(state.tail.iter().skip(skip).take(max_entries).cloned().collect())
     }
 
     /// The subscriber consumed everything <= `up_to`; the tail drops it.
@@ -714,11 +659,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             while state.segments.len() > 1 && state.segments[1].0 <= revision.next() {
                 doomed.push(state.segments.remove(0).1);
             }
-            let older: Vec<(Revision, String)> = state
-                .snapshots
-                .drain(..)
-                .filter(|(r, _)| *r < revision)
-                .collect();
+            let older: Vec<(Revision, String)> = state.snapshots.drain(..).filter(|(r, _)| *r < revision).collect();
             doomed.extend(older.into_iter().map(|(_, n)| n));
             state.snapshots.push((revision, name));
             doomed
@@ -745,9 +686,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         }
         self.capacity_changed.notify_all();
         // Become the leader once the current one is done, and drain the queue.
-        self.idle_changed
-            .wait_until(|| !self.state.borrow().writer_busy)
-            .await;
+        self.idle_changed.wait_until(|| !self.state.borrow().writer_busy).await;
         self.state.borrow_mut().writer_busy = true;
         self.lead(|| {
             let state = self.state.borrow();
@@ -779,10 +718,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
     /// Runs batches until `done()` (or the log fails / runs out of work), then
     /// hands leadership on. The caller holds the lead (`writer_busy`).
     async fn lead(&self, done: impl Fn() -> bool) {
-        let mut guard = LeaderGuard {
-            log: self,
-            armed: true,
-        };
+        let mut guard = LeaderGuard { log: self, armed: true };
         // Let appends issued in the same scheduler tick join this batch.
         futures_lite::future::yield_now().await;
         loop {
@@ -817,12 +753,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             return Prepared::Nothing;
         }
         let mut builder = self.builder.borrow_mut();
-        let mut batch = InFlight {
-            entries: Vec::new(),
-            frames: Vec::new(),
-            staged: false,
-            overlay: HashMap::new(),
-        };
+        let mut batch = InFlight { entries: Vec::new(), frames: Vec::new(), staged: false, overlay: HashMap::new() };
         let records_max = self.options.batch_records_max.max(1);
         while batch.entries.len() < records_max {
             let Some(front) = state.queue.front() else {
@@ -839,13 +770,10 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 Precondition::Absent => current.is_none(),
                 Precondition::ModRevision(expected) => current_revision == Some(expected),
             };
-            let deletes_nothing =
-                matches!(front.proposal.operation, Operation::Delete) && current.is_none();
+            let deletes_nothing = matches!(front.proposal.operation, Operation::Delete) && current.is_none();
             if !holds || deletes_nothing {
                 if let Some(queued) = state.queue.pop_front() {
-                    queued.slot.borrow_mut().finish(Err(AppendError::Conflict {
-                        current: current_revision,
-                    }));
+                    queued.slot.borrow_mut().finish(Err(AppendError::Conflict { current: current_revision }));
                 }
                 continue;
             }
@@ -856,13 +784,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 (Operation::Delete, None) => revision, // unreachable: refused above
             };
             let frame_start = batch.frames.len();
-            let payload = encode_record(
-                &mut builder,
-                revision,
-                &key,
-                &front.proposal.operation,
-                create_revision,
-            );
+            let payload = encode_record(&mut builder, revision, &key, &front.proposal.operation, create_revision);
             let frame_bytes = payload.len() + FRAME_HEADER_BYTES;
             if frame_bytes > self.options.record_bytes_max {
                 if let Some(queued) = state.queue.pop_front() {
@@ -873,8 +795,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 }
                 continue;
             }
-            if !batch.entries.is_empty() && frame_start + frame_bytes > self.options.batch_bytes_max
-            {
+            if !batch.entries.is_empty() && frame_start + frame_bytes > self.options.batch_bytes_max {
                 break;
             }
             push_frame(&mut batch.frames, payload);
@@ -895,11 +816,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 }),
             };
             let next_state = match operation {
-                Operation::Put(value) => Some(KeyState {
-                    mod_revision: revision,
-                    create_revision,
-                    value,
-                }),
+                Operation::Put(value) => Some(KeyState { mod_revision: revision, create_revision, value }),
                 Operation::Delete => None,
             };
             batch.overlay.insert(key, next_state);
@@ -924,18 +841,14 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             let Some(batch) = &state.in_flight else {
                 return Ok(());
             };
-            let first = batch
-                .entries
-                .first()
-                .map_or(Revision::ZERO, |(_, e)| e.revision);
+            let first = batch.entries.first().map_or(Revision::ZERO, |(_, e)| e.revision);
             (batch.staged, first, batch.frames.len() as u64)
         };
         if !staged {
             let needs_rotation = {
                 let writer = self.writer.borrow();
                 let writer = writer.as_ref().ok_or(LogError::Closed)?;
-                writer.valid_len() > 0
-                    && writer.valid_len() + frames_bytes > self.options.segment_bytes_max
+                writer.valid_len() > 0 && writer.valid_len() + frames_bytes > self.options.segment_bytes_max
             };
             if needs_rotation {
                 self.rotate(first).await?;
@@ -1008,15 +921,11 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         state.status = Status::Failed(message.clone());
         if let Some(batch) = state.in_flight.take() {
             for (slot, _) in batch.entries {
-                slot.borrow_mut()
-                    .finish(Err(AppendError::Unavailable(message.clone())));
+                slot.borrow_mut().finish(Err(AppendError::Unavailable(message.clone())));
             }
         }
         for queued in state.queue.drain(..) {
-            queued
-                .slot
-                .borrow_mut()
-                .finish(Err(AppendError::Unavailable(message.clone())));
+            queued.slot.borrow_mut().finish(Err(AppendError::Unavailable(message.clone())));
         }
         drop(state);
         self.committed_changed.notify_all();

@@ -29,11 +29,7 @@ impl Notify {
 
     /// Resolves once `condition()` is true (checked now and after each wake-up).
     pub fn wait_until<F: FnMut() -> bool + Unpin>(&self, condition: F) -> WaitUntil<'_, F> {
-        WaitUntil {
-            notify: self,
-            condition,
-            id: None,
-        }
+        WaitUntil { notify: self, condition, id: None }
     }
 }
 
@@ -61,10 +57,7 @@ impl<F: FnMut() -> bool + Unpin> Future for WaitUntil<'_, F> {
                 id
             }
         };
-        self.notify
-            .waiters
-            .borrow_mut()
-            .insert(id, cx.waker().clone());
+        self.notify.waiters.borrow_mut().insert(id, cx.waker().clone());
         Poll::Pending
     }
 }

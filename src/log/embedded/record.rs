@@ -47,10 +47,7 @@ pub struct DecodedRecord {
 pub enum FrameRead {
     /// A complete frame with a matching CRC; `payload` is the byte range of the
     /// payload in the buffer, `next_offset` where the following frame starts.
-    Frame {
-        payload: std::ops::Range<usize>,
-        next_offset: usize,
-    },
+    Frame { payload: std::ops::Range<usize>, next_offset: usize },
     /// The data ends cleanly here: end of buffer or a zero length word.
     End,
     /// Something that is not a complete valid frame starts here.
@@ -91,10 +88,7 @@ pub fn read_frame(data: &[u8], offset: usize) -> FrameRead {
     if crc32c::crc32c(payload) != crc {
         return FrameRead::Invalid("crc mismatch".to_string());
     }
-    FrameRead::Frame {
-        payload: payload_start..payload_end,
-        next_offset: payload_end,
-    }
+    FrameRead::Frame { payload: payload_start..payload_end, next_offset: payload_end }
 }
 
 /// Appends one frame holding `payload` to `out`.
@@ -123,13 +117,7 @@ pub fn encode_record<'b>(
     };
     let record = Record::create(
         builder,
-        &RecordArgs {
-            revision: revision.0,
-            key: Some(key),
-            kind,
-            value,
-            create_revision: create_revision.0,
-        },
+        &RecordArgs { revision: revision.0, key: Some(key), kind, value, create_revision: create_revision.0 },
     );
     builder.finish_minimal(record);
     builder.finished_data()
@@ -137,15 +125,9 @@ pub fn encode_record<'b>(
 
 /// Decodes the `Record` in `data[payload]`, verifying it; key and value are
 /// slices of `data`.
-pub fn decode_record(
-    data: &Bytes,
-    payload: std::ops::Range<usize>,
-) -> Result<DecodedRecord, RecordError> {
-    let bytes = data
-        .get(payload)
-        .ok_or_else(|| RecordError::InvalidFlatbuffer("payload out of range".to_string()))?;
-    let record = flatbuffers::root::<Record>(bytes)
-        .map_err(|e| RecordError::InvalidFlatbuffer(e.to_string()))?;
+pub fn decode_record(data: &Bytes, payload: std::ops::Range<usize>) -> Result<DecodedRecord, RecordError> {
+    let bytes = data.get(payload).ok_or_else(|| RecordError::InvalidFlatbuffer("payload out of range".to_string()))?;
+    let record = flatbuffers::root::<Record>(bytes).map_err(|e| RecordError::InvalidFlatbuffer(e.to_string()))?;
     if record.revision() == 0 {
         return Err(RecordError::ZeroRevision);
     }
@@ -198,8 +180,8 @@ pub fn encode_snapshot_header<'b>(
 
 /// Decodes a verified `SnapshotHeader` payload.
 pub fn decode_snapshot_header(payload: &[u8]) -> Result<SnapshotHeaderFields, RecordError> {
-    let header = flatbuffers::root::<SnapshotHeader>(payload)
-        .map_err(|e| RecordError::InvalidFlatbuffer(e.to_string()))?;
+    let header =
+        flatbuffers::root::<SnapshotHeader>(payload).map_err(|e| RecordError::InvalidFlatbuffer(e.to_string()))?;
     Ok(SnapshotHeaderFields {
         revision: Revision(header.revision()),
         record_count: header.record_count(),
@@ -213,13 +195,7 @@ mod tests {
 
     fn framed(revision: u64, key: &[u8], operation: &Operation, create: u64) -> Vec<u8> {
         let mut builder = FlatBufferBuilder::new();
-        let payload = encode_record(
-            &mut builder,
-            Revision(revision),
-            key,
-            operation,
-            Revision(create),
-        );
+        let payload = encode_record(&mut builder, Revision(revision), key, operation, Revision(create));
         let mut out = Vec::new();
         push_frame(&mut out, payload);
         out
@@ -230,29 +206,17 @@ mod tests {
         let mut data = framed(7, b"/pods/a", &Operation::Put(Bytes::from_static(b"v1")), 3);
         data.extend(framed(8, b"/pods/a", &Operation::Delete, 3));
         let data = Bytes::from(data);
-        let FrameRead::Frame {
-            payload,
-            next_offset,
-        } = read_frame(&data, 0)
-        else {
-            panic!("first frame")
-        };
+        let FrameRead::Frame { payload, next_offset } = read_frame(&data, 0) else { panic!("first frame") };
         let first = decode_record(&data, payload).unwrap();
         assert_eq!(first.revision, Revision(7));
         assert_eq!(first.create_revision, Revision(3));
         assert_eq!(&first.key[..], b"/pods/a");
-        let Operation::Put(value) = &first.operation else {
-            panic!("put")
-        };
+        let Operation::Put(value) = &first.operation else { panic!("put") };
         assert_eq!(&value[..], b"v1");
         // Zero copy: the value points into the read buffer.
         let range = data.as_ptr() as usize..data.as_ptr() as usize + data.len();
         assert!(range.contains(&(value.as_ptr() as usize)));
-        let FrameRead::Frame {
-            payload,
-            next_offset: end,
-        } = read_frame(&data, next_offset)
-        else {
+        let FrameRead::Frame { payload, next_offset: end } = read_frame(&data, next_offset) else {
             panic!("second frame")
         };
         let second = decode_record(&data, payload).unwrap();
@@ -276,16 +240,10 @@ mod tests {
         for i in FRAME_HEADER_BYTES..data.len() {
             let mut bad = data.clone();
             bad[i] ^= 0x40;
-            assert!(
-                matches!(read_frame(&bad, 0), FrameRead::Invalid(_)),
-                "byte {i}"
-            );
+            assert!(matches!(read_frame(&bad, 0), FrameRead::Invalid(_)), "byte {i}");
         }
         for cut in 1..data.len() {
-            assert!(
-                matches!(read_frame(&data[..cut], 0), FrameRead::Invalid(_)),
-                "cut {cut}"
-            );
+            assert!(matches!(read_frame(&data[..cut], 0), FrameRead::Invalid(_)), "cut {cut}");
         }
         let mut bad_crc = data.clone();
         bad_crc[4] ^= 1;
@@ -295,9 +253,7 @@ mod tests {
     #[test]
     fn garbage_with_valid_crc_is_a_record_error_not_a_panic() {
         for seed in 0u8..=255 {
-            let payload: Vec<u8> = (0..40u8)
-                .map(|i| i.wrapping_mul(seed).wrapping_add(seed))
-                .collect();
+            let payload: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(seed).wrapping_add(seed)).collect();
             let mut out = Vec::new();
             push_frame(&mut out, &payload);
             let data = Bytes::from(out);
@@ -310,11 +266,8 @@ mod tests {
     #[test]
     fn snapshot_header_round_trips() {
         let mut builder = FlatBufferBuilder::new();
-        let fields = SnapshotHeaderFields {
-            revision: Revision(42),
-            record_count: 9,
-            format_version: SNAPSHOT_FORMAT_VERSION,
-        };
+        let fields =
+            SnapshotHeaderFields { revision: Revision(42), record_count: 9, format_version: SNAPSHOT_FORMAT_VERSION };
         let payload = encode_snapshot_header(&mut builder, fields).to_vec();
         assert_eq!(decode_snapshot_header(&payload).unwrap(), fields);
     }

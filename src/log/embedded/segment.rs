@@ -29,9 +29,7 @@ pub fn segment_name(first: Revision) -> String {
 
 /// The first revision named by a segment file name, if it is one.
 pub fn parse_segment_name(name: &str) -> Option<Revision> {
-    let digits = name
-        .strip_prefix(SEGMENT_PREFIX)?
-        .strip_suffix(SEGMENT_SUFFIX)?;
+    let digits = name.strip_prefix(SEGMENT_PREFIX)?.strip_suffix(SEGMENT_SUFFIX)?;
     if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -62,13 +60,11 @@ impl<F: LogFile> BlockWriter<F> {
             reason: "file too large".to_string(),
         })?;
         let block_start = valid - valid % alignment;
-        let tail = existing
-            .get(block_start..valid)
-            .ok_or_else(|| LogError::Corrupt {
-                path: name.clone(),
-                offset: valid_len,
-                reason: "valid length past the data".to_string(),
-            })?;
+        let tail = existing.get(block_start..valid).ok_or_else(|| LogError::Corrupt {
+            path: name.clone(),
+            offset: valid_len,
+            reason: "valid length past the data".to_string(),
+        })?;
         Ok(BlockWriter {
             file,
             alignment,
@@ -148,10 +144,7 @@ pub fn scan_segment(name: &str, data: &Bytes, is_last: bool) -> Result<SegmentSc
     let mut offset = 0usize;
     loop {
         match read_frame(data, offset) {
-            FrameRead::Frame {
-                payload,
-                next_offset,
-            } => {
+            FrameRead::Frame { payload, next_offset } => {
                 let record = decode_record(data, payload).map_err(|e| LogError::Corrupt {
                     path: name.to_string(),
                     offset: offset as u64,
@@ -160,24 +153,12 @@ pub fn scan_segment(name: &str, data: &Bytes, is_last: bool) -> Result<SegmentSc
                 records.push(record);
                 offset = next_offset;
             }
-            FrameRead::End => {
-                return Ok(SegmentScan {
-                    records,
-                    valid_len: offset as u64,
-                })
-            }
+            FrameRead::End => return Ok(SegmentScan { records, valid_len: offset as u64 }),
             FrameRead::Invalid(reason) => {
                 if is_last {
-                    return Ok(SegmentScan {
-                        records,
-                        valid_len: offset as u64,
-                    });
+                    return Ok(SegmentScan { records, valid_len: offset as u64 });
                 }
-                return Err(LogError::Corrupt {
-                    path: name.to_string(),
-                    offset: offset as u64,
-                    reason,
-                });
+                return Err(LogError::Corrupt { path: name.to_string(), offset: offset as u64, reason });
             }
         }
     }
@@ -193,10 +174,7 @@ mod tests {
         assert_eq!(name, "segment-00000000000000000042.wal");
         assert_eq!(parse_segment_name(&name), Some(Revision(42)));
         assert_eq!(parse_segment_name("segment-42.wal"), None);
-        assert_eq!(
-            parse_segment_name("snapshot-00000000000000000042.snap"),
-            None
-        );
+        assert_eq!(parse_segment_name("snapshot-00000000000000000042.snap"), None);
         assert!(segment_name(Revision(9)) < segment_name(Revision(10)));
     }
 }

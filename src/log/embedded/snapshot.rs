@@ -12,8 +12,8 @@
 //!   zero padding after them all check out; anything else is `LogError::Corrupt`.
 
 use super::record::{
-    decode_record, decode_snapshot_header, encode_record, encode_snapshot_header, push_frame,
-    read_frame, FrameRead, SnapshotHeaderFields, SNAPSHOT_FORMAT_VERSION,
+    decode_record, decode_snapshot_header, encode_record, encode_snapshot_header, push_frame, read_frame, FrameRead,
+    SnapshotHeaderFields, SNAPSHOT_FORMAT_VERSION,
 };
 use super::segment::BlockWriter;
 use crate::log::{KeyValue, LogDirectory, LogError, LogFile, Operation, Revision};
@@ -36,9 +36,7 @@ fn temporary_name(revision: Revision) -> String {
 
 /// The revision named by a finished snapshot's file name, if it is one.
 pub fn parse_snapshot_name(name: &str) -> Option<Revision> {
-    let digits = name
-        .strip_prefix(SNAPSHOT_PREFIX)?
-        .strip_suffix(SNAPSHOT_SUFFIX)?;
+    let digits = name.strip_prefix(SNAPSHOT_PREFIX)?.strip_suffix(SNAPSHOT_SUFFIX)?;
     if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -47,9 +45,7 @@ pub fn parse_snapshot_name(name: &str) -> Option<Revision> {
 
 /// Whether `name` is an unfinished snapshot left by a crash.
 pub fn is_temporary_snapshot(name: &str) -> bool {
-    name.strip_suffix(TEMPORARY_SUFFIX)
-        .and_then(parse_snapshot_name)
-        .is_some()
+    name.strip_suffix(TEMPORARY_SUFFIX).and_then(parse_snapshot_name).is_some()
 }
 
 /// Writes and publishes the snapshot of `live` (sorted by key) at `revision`;
@@ -65,11 +61,8 @@ pub async fn write_snapshot<D: LogDirectory>(
     let mut writer = BlockWriter::new(file, temporary.clone(), &[], 0)?;
     let mut builder = FlatBufferBuilder::new();
     let mut frame = Vec::new();
-    let header = SnapshotHeaderFields {
-        revision,
-        record_count: live.len() as u64,
-        format_version: SNAPSHOT_FORMAT_VERSION,
-    };
+    let header =
+        SnapshotHeaderFields { revision, record_count: live.len() as u64, format_version: SNAPSHOT_FORMAT_VERSION };
     push_frame(&mut frame, encode_snapshot_header(&mut builder, header));
     writer.stage(&frame);
     for kv in live {
@@ -99,16 +92,10 @@ pub async fn write_snapshot<D: LogDirectory>(
 
 /// Reads the snapshot `name` whose whole contents are `data`.
 pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue>), LogError> {
-    let corrupt = |offset: usize, reason: String| LogError::Corrupt {
-        path: name.to_string(),
-        offset: offset as u64,
-        reason,
-    };
+    let corrupt =
+        |offset: usize, reason: String| LogError::Corrupt { path: name.to_string(), offset: offset as u64, reason };
     let (header, mut offset) = match read_frame(data, 0) {
-        FrameRead::Frame {
-            payload,
-            next_offset,
-        } => {
+        FrameRead::Frame { payload, next_offset } => {
             let bytes = data.get(payload).unwrap_or_default();
             let header = decode_snapshot_header(bytes).map_err(|e| corrupt(0, e.to_string()))?;
             (header, next_offset)
@@ -117,30 +104,16 @@ pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue
         FrameRead::Invalid(reason) => return Err(corrupt(0, reason)),
     };
     if header.format_version != SNAPSHOT_FORMAT_VERSION {
-        return Err(corrupt(
-            0,
-            format!("unknown snapshot format {}", header.format_version),
-        ));
+        return Err(corrupt(0, format!("unknown snapshot format {}", header.format_version)));
     }
     if parse_snapshot_name(name).is_some_and(|named| named != header.revision) {
-        return Err(corrupt(
-            0,
-            "revision differs from the file name".to_string(),
-        ));
+        return Err(corrupt(0, "revision differs from the file name".to_string()));
     }
     let mut live: Vec<KeyValue> = Vec::new();
     for _ in 0..header.record_count {
         let (payload, next_offset) = match read_frame(data, offset) {
-            FrameRead::Frame {
-                payload,
-                next_offset,
-            } => (payload, next_offset),
-            FrameRead::End => {
-                return Err(corrupt(
-                    offset,
-                    "fewer records than the header says".to_string(),
-                ))
-            }
+            FrameRead::Frame { payload, next_offset } => (payload, next_offset),
+            FrameRead::End => return Err(corrupt(offset, "fewer records than the header says".to_string())),
             FrameRead::Invalid(reason) => return Err(corrupt(offset, reason)),
         };
         let record = decode_record(data, payload).map_err(|e| corrupt(offset, e.to_string()))?;
@@ -212,10 +185,7 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(
-            parse_snapshot_name(&snapshot_name(Revision(7))),
-            Some(Revision(7))
-        );
+        assert_eq!(parse_snapshot_name(&snapshot_name(Revision(7))), Some(Revision(7)));
         assert!(is_temporary_snapshot(&temporary_name(Revision(7))));
         assert!(!is_temporary_snapshot(&snapshot_name(Revision(7))));
     }

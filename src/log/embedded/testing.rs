@@ -67,10 +67,7 @@ struct Disk {
 
 fn apply(data: &mut Vec<u8>, op: &FileOp) {
     match op {
-        FileOp::Write {
-            offset,
-            data: bytes,
-        } => {
+        FileOp::Write { offset, data: bytes } => {
             let start = *offset as usize;
             let end = start + bytes.len();
             if data.len() < end {
@@ -83,10 +80,7 @@ fn apply(data: &mut Vec<u8>, op: &FileOp) {
 }
 
 fn io_error(path: &str, message: &str) -> LogError {
-    LogError::Io {
-        path: path.to_string(),
-        source: std::io::Error::other(message.to_string()),
-    }
+    LogError::Io { path: path.to_string(), source: std::io::Error::other(message.to_string()) }
 }
 
 /// The in-memory directory; clones share the same "disk".
@@ -108,12 +102,7 @@ impl MemoryDirectory {
     }
 
     pub fn with_alignment(alignment: u64) -> Self {
-        MemoryDirectory {
-            disk: Rc::new(RefCell::new(Disk {
-                alignment: alignment.max(1),
-                ..Disk::default()
-            })),
-        }
+        MemoryDirectory { disk: Rc::new(RefCell::new(Disk { alignment: alignment.max(1), ..Disk::default() })) }
     }
 
     pub fn alignment(&self) -> u64 {
@@ -198,21 +187,11 @@ impl MemoryDirectory {
             for op in &file.pending[..kept] {
                 apply(&mut data, op);
             }
-            if let Some(FileOp::Write {
-                offset,
-                data: bytes,
-            }) = file.pending.get(kept)
-            {
+            if let Some(FileOp::Write { offset, data: bytes }) = file.pending.get(kept) {
                 if rng.random_bool(0.5) {
                     // A torn write: some prefix of the next write landed.
                     let cut = rng.random_range(0..=bytes.len());
-                    apply(
-                        &mut data,
-                        &FileOp::Write {
-                            offset: *offset,
-                            data: bytes[..cut].to_vec(),
-                        },
-                    );
+                    apply(&mut data, &FileOp::Write { offset: *offset, data: bytes[..cut].to_vec() });
                 } else {
                     // A torn write at sector granularity: any subset of its
                     // 512-byte sectors landed, in no particular order.
@@ -220,10 +199,7 @@ impl MemoryDirectory {
                         if rng.random_bool(0.5) {
                             apply(
                                 &mut data,
-                                &FileOp::Write {
-                                    offset: offset + (i * SECTOR_BYTES) as u64,
-                                    data: sector.to_vec(),
-                                },
+                                &FileOp::Write { offset: offset + (i * SECTOR_BYTES) as u64, data: sector.to_vec() },
                             );
                         }
                     }
@@ -235,14 +211,7 @@ impl MemoryDirectory {
                     data[at] ^= rng.random_range(1..=255u8);
                 }
             }
-            files.insert(
-                id,
-                FileData {
-                    durable: data.clone(),
-                    current: data,
-                    pending: Vec::new(),
-                },
-            );
+            files.insert(id, FileData { durable: data.clone(), current: data, pending: Vec::new() });
         }
         files.retain(|id, _| names.values().any(|v| v == id));
         disk.files = files;
@@ -255,9 +224,7 @@ impl MemoryDirectory {
     }
 
     fn io_yield(&self) -> MaybeYield {
-        MaybeYield {
-            pending: self.disk.borrow().io_yields,
-        }
+        MaybeYield { pending: self.disk.borrow().io_yields }
     }
 }
 
@@ -314,32 +281,17 @@ impl LogDirectory for MemoryDirectory {
                 disk.next_id += 1;
                 disk.files.insert(id, FileData::default());
                 disk.names.insert(name.to_string(), id);
-                disk.pending_dir_ops.push(DirOp::Link {
-                    name: name.to_string(),
-                    id,
-                });
+                disk.pending_dir_ops.push(DirOp::Link { name: name.to_string(), id });
                 id
             }
         };
-        Ok(MemoryFile {
-            dir: self.clone(),
-            name: name.to_string(),
-            id,
-            epoch: disk.epoch,
-        })
+        Ok(MemoryFile { dir: self.clone(), name: name.to_string(), id, epoch: disk.epoch })
     }
 
     async fn read_all(&self, name: &str) -> Result<Vec<u8>, LogError> {
         let disk = self.disk.borrow();
-        let id = disk
-            .names
-            .get(name)
-            .ok_or_else(|| io_error(name, "no such file"))?;
-        Ok(disk
-            .files
-            .get(id)
-            .map(|f| f.current.clone())
-            .unwrap_or_default())
+        let id = disk.names.get(name).ok_or_else(|| io_error(name, "no such file"))?;
+        Ok(disk.files.get(id).map(|f| f.current.clone()).unwrap_or_default())
     }
 
     async fn remove(&self, name: &str) -> Result<(), LogError> {
@@ -348,32 +300,19 @@ impl LogDirectory for MemoryDirectory {
         if disk.names.remove(name).is_none() {
             return Err(io_error(name, "no such file"));
         }
-        disk.pending_dir_ops.push(DirOp::Unlink {
-            name: name.to_string(),
-        });
+        disk.pending_dir_ops.push(DirOp::Unlink { name: name.to_string() });
         Ok(())
     }
 
     async fn rename(&self, from: &str, to: &str) -> Result<(), LogError> {
         self.io_yield().await;
         let mut disk = self.disk.borrow_mut();
-        let id = disk
-            .names
-            .remove(from)
-            .ok_or_else(|| io_error(from, "no such file"))?;
+        let id = disk.names.remove(from).ok_or_else(|| io_error(from, "no such file"))?;
         disk.names.insert(to.to_string(), id);
         // A rename is atomic: both halves land together, or neither.
-        disk.pending_dir_ops.push(DirOp::Link {
-            name: to.to_string(),
-            id,
-        });
+        disk.pending_dir_ops.push(DirOp::Link { name: to.to_string(), id });
         let last = disk.pending_dir_ops.len() - 1;
-        disk.pending_dir_ops.insert(
-            last,
-            DirOp::Unlink {
-                name: from.to_string(),
-            },
-        );
+        disk.pending_dir_ops.insert(last, DirOp::Unlink { name: from.to_string() });
         Ok(())
     }
 
@@ -398,14 +337,8 @@ impl LogFile for MemoryFile {
         if std::mem::take(&mut disk.fail_next_write) {
             return Err(io_error(&self.name, "injected write failure"));
         }
-        let file = disk
-            .files
-            .get_mut(&self.id)
-            .ok_or_else(|| io_error(&self.name, "file removed"))?;
-        let op = FileOp::Write {
-            offset,
-            data: data.to_vec(),
-        };
+        let file = disk.files.get_mut(&self.id).ok_or_else(|| io_error(&self.name, "file removed"))?;
+        let op = FileOp::Write { offset, data: data.to_vec() };
         apply(&mut file.current, &op);
         file.pending.push(op);
         Ok(())
@@ -429,10 +362,7 @@ impl LogFile for MemoryFile {
     async fn truncate(&self, len: u64) -> Result<(), LogError> {
         let mut disk = self.dir.disk.borrow_mut();
         self.check_epoch(&disk)?;
-        let file = disk
-            .files
-            .get_mut(&self.id)
-            .ok_or_else(|| io_error(&self.name, "file removed"))?;
+        let file = disk.files.get_mut(&self.id).ok_or_else(|| io_error(&self.name, "file removed"))?;
         let op = FileOp::Truncate { len };
         apply(&mut file.current, &op);
         file.pending.push(op);

@@ -25,19 +25,11 @@ fn b(s: &str) -> Bytes {
 }
 
 fn put(key: &str, value: &str, precondition: Precondition) -> Proposal {
-    Proposal {
-        key: b(key),
-        precondition,
-        operation: Operation::Put(b(value)),
-    }
+    Proposal { key: b(key), precondition, operation: Operation::Put(b(value)) }
 }
 
 fn delete(key: &str, precondition: Precondition) -> Proposal {
-    Proposal {
-        key: b(key),
-        precondition,
-        operation: Operation::Delete,
-    }
+    Proposal { key: b(key), precondition, operation: Operation::Delete }
 }
 
 fn open(dir: &MemoryDirectory) -> (EmbeddedLog<MemoryDirectory>, Recovered) {
@@ -48,36 +40,17 @@ fn open(dir: &MemoryDirectory) -> (EmbeddedLog<MemoryDirectory>, Recovered) {
 fn appends_survive_reopen() {
     let dir = MemoryDirectory::new();
     let (log, recovered) = open(&dir);
-    assert_eq!(
-        recovered,
-        Recovered {
-            revision: Revision::ZERO,
-            live: vec![]
-        }
-    );
+    assert_eq!(recovered, Recovered { revision: Revision::ZERO, live: vec![] });
     block_on(async {
-        let a = log
-            .append(put("a", "1", Precondition::Absent))
-            .await
-            .unwrap();
-        assert_eq!(
-            (a.revision, a.create_revision, a.previous),
-            (Revision(1), Revision(1), None)
-        );
+        let a = log.append(put("a", "1", Precondition::Absent)).await.unwrap();
+        assert_eq!((a.revision, a.create_revision, a.previous), (Revision(1), Revision(1), None));
         let b2 = log.append(put("b", "2", Precondition::None)).await.unwrap();
         assert_eq!(b2.revision, Revision(2));
-        let a2 = log
-            .append(put("a", "3", Precondition::ModRevision(Revision(1))))
-            .await
-            .unwrap();
+        let a2 = log.append(put("a", "3", Precondition::ModRevision(Revision(1)))).await.unwrap();
         assert_eq!(a2.create_revision, Revision(1));
         assert_eq!(
             a2.previous,
-            Some(PreviousValue {
-                mod_revision: Revision(1),
-                create_revision: Revision(1),
-                value: b("1")
-            })
+            Some(PreviousValue { mod_revision: Revision(1), create_revision: Revision(1), value: b("1") })
         );
         let d = log.append(delete("b", Precondition::None)).await.unwrap();
         assert_eq!((d.revision, d.create_revision), (Revision(4), Revision(2)));
@@ -87,12 +60,7 @@ fn appends_survive_reopen() {
     assert_eq!(recovered.revision, Revision(4));
     assert_eq!(
         recovered.live,
-        vec![KeyValue {
-            key: b("a"),
-            value: b("3"),
-            create_revision: Revision(1),
-            mod_revision: Revision(3)
-        }]
+        vec![KeyValue { key: b("a"), value: b("3"), create_revision: Revision(1), mod_revision: Revision(3) }]
     );
 }
 
@@ -104,31 +72,19 @@ fn precondition_conflicts_change_nothing() {
         log.append(put("a", "1", Precondition::None)).await.unwrap();
         assert_eq!(
             log.append(put("a", "2", Precondition::Absent)).await,
-            Err(AppendError::Conflict {
-                current: Some(Revision(1))
-            })
+            Err(AppendError::Conflict { current: Some(Revision(1)) })
         );
         assert_eq!(
-            log.append(put("a", "2", Precondition::ModRevision(Revision(7))))
-                .await,
-            Err(AppendError::Conflict {
-                current: Some(Revision(1))
-            })
+            log.append(put("a", "2", Precondition::ModRevision(Revision(7)))).await,
+            Err(AppendError::Conflict { current: Some(Revision(1)) })
         );
         assert_eq!(
-            log.append(put("x", "2", Precondition::ModRevision(Revision(1))))
-                .await,
+            log.append(put("x", "2", Precondition::ModRevision(Revision(1)))).await,
             Err(AppendError::Conflict { current: None })
         );
-        assert_eq!(
-            log.append(delete("x", Precondition::None)).await,
-            Err(AppendError::Conflict { current: None })
-        );
+        assert_eq!(log.append(delete("x", Precondition::None)).await, Err(AppendError::Conflict { current: None }));
         assert_eq!(log.committed_revision(), Revision(1));
-        let next = log
-            .append(delete("a", Precondition::ModRevision(Revision(1))))
-            .await
-            .unwrap();
+        let next = log.append(delete("a", Precondition::ModRevision(Revision(1)))).await.unwrap();
         assert_eq!(next.revision, Revision(2));
     });
 }
@@ -145,10 +101,7 @@ fn too_large_records_are_refused() {
     // Just under the fast-path bound but over the exact frame size.
     let near = "x".repeat(options().record_bytes_max - 8 - 1);
     let result = block_on(log.append(put("k", &near, Precondition::None)));
-    assert!(
-        matches!(result, Err(AppendError::TooLarge { .. })),
-        "{result:?}"
-    );
+    assert!(matches!(result, Err(AppendError::TooLarge { .. })), "{result:?}");
     assert_eq!(log.committed_revision(), Revision::ZERO);
     assert!(block_on(log.append(put("k", "small", Precondition::None))).is_ok());
 }
@@ -159,10 +112,9 @@ fn concurrent_appends_share_one_sync() {
     dir.set_io_yields(true);
     let (log, _) = open(&dir);
     let before = dir.sync_count();
-    let results =
-        block_on(futures_util::future::join_all((0..10).map(|i| {
-            log.append(put(&format!("k{i}"), "v", Precondition::Absent))
-        })));
+    let results = block_on(futures_util::future::join_all(
+        (0..10).map(|i| log.append(put(&format!("k{i}"), "v", Precondition::Absent))),
+    ));
     assert_eq!(dir.sync_count() - before, 1, "one batch, one sync");
     let revisions: Vec<u64> = results.into_iter().map(|r| r.unwrap().revision.0).collect();
     assert_eq!(revisions, (1..=10).collect::<Vec<_>>());
@@ -170,19 +122,11 @@ fn concurrent_appends_share_one_sync() {
     // batch_records_max bounds a batch.
     let dir = MemoryDirectory::new();
     dir.set_io_yields(true);
-    let (log, _) = block_on(EmbeddedLog::open(
-        dir.clone(),
-        LogOptions {
-            batch_records_max: 4,
-            ..options()
-        },
-    ))
-    .unwrap();
+    let (log, _) = block_on(EmbeddedLog::open(dir.clone(), LogOptions { batch_records_max: 4, ..options() })).unwrap();
     let before = dir.sync_count();
-    let results =
-        block_on(futures_util::future::join_all((0..10).map(|i| {
-            log.append(put(&format!("k{i}"), "v", Precondition::None))
-        })));
+    let results = block_on(futures_util::future::join_all(
+        (0..10).map(|i| log.append(put(&format!("k{i}"), "v", Precondition::None))),
+    ));
     assert!(results.iter().all(|r| r.is_ok()));
     assert_eq!(dir.sync_count() - before, 3);
 }
@@ -192,23 +136,12 @@ fn conflicting_appends_in_one_batch_are_ordered() {
     let dir = MemoryDirectory::new();
     dir.set_io_yields(true);
     let (log, _) = open(&dir);
-    let results =
-        block_on(futures_util::future::join_all((0..3).map(|i| {
-            log.append(put("same", &format!("v{i}"), Precondition::Absent))
-        })));
+    let results = block_on(futures_util::future::join_all(
+        (0..3).map(|i| log.append(put("same", &format!("v{i}"), Precondition::Absent))),
+    ));
     assert_eq!(results[0].as_ref().map(|e| e.revision), Ok(Revision(1)));
-    assert_eq!(
-        results[1],
-        Err(AppendError::Conflict {
-            current: Some(Revision(1))
-        })
-    );
-    assert_eq!(
-        results[2],
-        Err(AppendError::Conflict {
-            current: Some(Revision(1))
-        })
-    );
+    assert_eq!(results[1], Err(AppendError::Conflict { current: Some(Revision(1)) }));
+    assert_eq!(results[2], Err(AppendError::Conflict { current: Some(Revision(1)) }));
 }
 
 #[test]
@@ -218,18 +151,12 @@ fn failed_sync_makes_the_log_unavailable() {
     block_on(log.append(put("a", "1", Precondition::None))).unwrap();
     dir.fail_next_sync();
     let failed = block_on(log.append(put("b", "2", Precondition::None)));
-    assert!(
-        matches!(failed, Err(AppendError::Unavailable(_))),
-        "{failed:?}"
-    );
+    assert!(matches!(failed, Err(AppendError::Unavailable(_))), "{failed:?}");
     assert_eq!(log.committed_revision(), Revision(1));
     assert!(log.read_committed(Revision::ZERO, 10).unwrap().len() == 1);
     let later = block_on(log.append(put("c", "3", Precondition::None)));
     assert!(matches!(later, Err(AppendError::Unavailable(_))));
-    assert!(matches!(
-        block_on(log.wait_committed(Revision(1))),
-        Err(LogError::Closed)
-    ));
+    assert!(matches!(block_on(log.wait_committed(Revision(1))), Err(LogError::Closed)));
     block_on(log.close()).unwrap();
     // The synced entry survives any crash.
     dir.crash(3);
@@ -242,10 +169,7 @@ fn failed_write_makes_the_log_unavailable() {
     let dir = MemoryDirectory::new();
     let (log, _) = open(&dir);
     dir.fail_next_write();
-    assert!(matches!(
-        block_on(log.append(put("a", "1", Precondition::None))),
-        Err(AppendError::Unavailable(_))
-    ));
+    assert!(matches!(block_on(log.append(put("a", "1", Precondition::None))), Err(AppendError::Unavailable(_))));
     assert_eq!(log.committed_revision(), Revision::ZERO);
 }
 
@@ -296,11 +220,7 @@ fn frames_after_a_torn_frame_are_never_replayed() {
     data[second + FRAME_HEADER_BYTES + 2] ^= 0xff;
     dir.overwrite(&name, data);
     let (log, recovered) = open(&dir);
-    assert_eq!(
-        recovered.revision,
-        Revision(1),
-        "frame 3 is valid but follows a torn one"
-    );
+    assert_eq!(recovered.revision, Revision(1), "frame 3 is valid but follows a torn one");
     let next = block_on(log.append(put("x", "y", Precondition::None))).unwrap();
     assert_eq!(next.revision, Revision(2));
     drop(log);
@@ -311,23 +231,13 @@ fn frames_after_a_torn_frame_are_never_replayed() {
 fn fill(log: &EmbeddedLog<MemoryDirectory>, count: usize, value_bytes: usize) {
     block_on(async {
         for i in 0..count {
-            log.append(put(
-                &format!("k{}", i % 7),
-                &"v".repeat(value_bytes),
-                Precondition::None,
-            ))
-            .await
-            .unwrap();
+            log.append(put(&format!("k{}", i % 7), &"v".repeat(value_bytes), Precondition::None)).await.unwrap();
         }
     });
 }
 
 fn segments(dir: &MemoryDirectory) -> Vec<String> {
-    block_on(dir.list())
-        .unwrap()
-        .into_iter()
-        .filter(|n| parse_segment_name(n).is_some())
-        .collect()
+    block_on(dir.list()).unwrap().into_iter().filter(|n| parse_segment_name(n).is_some()).collect()
 }
 
 #[test]
@@ -368,10 +278,7 @@ fn a_missing_segment_is_a_revision_gap() {
     let names = segments(&dir);
     block_on(dir.remove(&names[1])).unwrap();
     let result = block_on(EmbeddedLog::open(dir.clone(), options()));
-    assert!(
-        matches!(result, Err(LogError::Corrupt { ref reason, .. }) if reason.contains("gap")),
-        "{result:?}"
-    );
+    assert!(matches!(result, Err(LogError::Corrupt { ref reason, .. }) if reason.contains("gap")), "{result:?}");
 }
 
 #[test]
@@ -381,16 +288,9 @@ fn snapshots_cover_and_delete_old_segments() {
     fill(&log, 20, 3000);
     let before = segments(&dir).len();
     assert!(block_on(log.snapshot_if_due()).unwrap());
-    assert!(
-        !block_on(log.snapshot_if_due()).unwrap(),
-        "not due again yet"
-    );
+    assert!(!block_on(log.snapshot_if_due()).unwrap(), "not due again yet");
     let after = segments(&dir);
-    assert_eq!(
-        after.len(),
-        1,
-        "only the segment being written is left of {before}"
-    );
+    assert_eq!(after.len(), 1, "only the segment being written is left of {before}");
     fill(&log, 3, 10);
     drop(log);
     let (log, recovered) = open(&dir);
@@ -398,11 +298,8 @@ fn snapshots_cover_and_delete_old_segments() {
     assert_eq!(recovered.live.len(), 7);
     fill(&log, 10, 3000);
     assert!(block_on(log.snapshot_if_due()).unwrap());
-    let snapshots: Vec<String> = block_on(dir.list())
-        .unwrap()
-        .into_iter()
-        .filter(|n| parse_snapshot_name(n).is_some())
-        .collect();
+    let snapshots: Vec<String> =
+        block_on(dir.list()).unwrap().into_iter().filter(|n| parse_snapshot_name(n).is_some()).collect();
     assert_eq!(snapshots, vec![snapshot::snapshot_name(Revision(33))]);
     drop(log);
     let (_, recovered) = open(&dir);
@@ -412,37 +309,18 @@ fn snapshots_cover_and_delete_old_segments() {
 #[test]
 fn tail_reads_release_and_backpressure() {
     let dir = MemoryDirectory::new();
-    let (log, _) = block_on(EmbeddedLog::open(
-        dir.clone(),
-        LogOptions {
-            tail_entries_max: 3,
-            ..options()
-        },
-    ))
-    .unwrap();
+    let (log, _) = block_on(EmbeddedLog::open(dir.clone(), LogOptions { tail_entries_max: 3, ..options() })).unwrap();
     fill(&log, 3, 1);
     let entries = log.read_committed(Revision::ZERO, 10).unwrap();
-    assert_eq!(
-        entries.iter().map(|e| e.revision.0).collect::<Vec<_>>(),
-        vec![1, 2, 3]
-    );
-    assert_eq!(
-        log.read_committed(Revision(1), 1).unwrap()[0].revision,
-        Revision(2)
-    );
+    assert_eq!(entries.iter().map(|e| e.revision.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(log.read_committed(Revision(1), 1).unwrap()[0].revision, Revision(2));
     assert!(log.read_committed(Revision(3), 10).unwrap().is_empty());
     let mut fourth = Box::pin(log.append(put("k", "4", Precondition::None)));
-    assert!(
-        block_on(poll_once(&mut fourth)).is_none(),
-        "waits for release"
-    );
+    assert!(block_on(poll_once(&mut fourth)).is_none(), "waits for release");
     assert!(block_on(poll_once(&mut fourth)).is_none());
     log.release(Revision(2));
     assert_eq!(block_on(fourth).unwrap().revision, Revision(4));
-    assert!(matches!(
-        log.read_committed(Revision(1), 10),
-        Err(LogError::Compacted { .. })
-    ));
+    assert!(matches!(log.read_committed(Revision(1), 10), Err(LogError::Compacted { .. })));
     assert_eq!(log.read_committed(Revision(2), 10).unwrap().len(), 2);
 }
 
@@ -458,10 +336,7 @@ fn wait_committed_and_close() {
     assert!(block_on(poll_once(&mut later)).is_none());
     block_on(log.close()).unwrap();
     assert!(matches!(block_on(later), Err(LogError::Closed)));
-    assert!(matches!(
-        block_on(log.append(put("a", "1", Precondition::None))),
-        Err(AppendError::Unavailable(_))
-    ));
+    assert!(matches!(block_on(log.append(put("a", "1", Precondition::None))), Err(AppendError::Unavailable(_))));
     let (_, recovered) = open(&dir);
     assert_eq!(recovered.revision, Revision(1));
 }
@@ -523,19 +398,13 @@ fn op_strategy() -> impl Strategy<Value = OpSpec> {
         2 => 3000usize..6000, // rotation-sized
         1 => 9000usize..9500, // too large
     ];
-    let cond = prop_oneof![
-        Just(CondSpec::None),
-        Just(CondSpec::Absent),
-        Just(CondSpec::Current),
-        Just(CondSpec::Stale),
-    ];
-    (0u8..4, prop::bool::weighted(0.25), size, cond).prop_map(|(key, delete, value_bytes, cond)| {
-        OpSpec {
-            key,
-            delete,
-            value_bytes,
-            cond,
-        }
+    let cond =
+        prop_oneof![Just(CondSpec::None), Just(CondSpec::Absent), Just(CondSpec::Current), Just(CondSpec::Stale),];
+    (0u8..4, prop::bool::weighted(0.25), size, cond).prop_map(|(key, delete, value_bytes, cond)| OpSpec {
+        key,
+        delete,
+        value_bytes,
+        cond,
     })
 }
 
@@ -546,12 +415,7 @@ fn round_strategy() -> impl Strategy<Value = Round> {
         prop::option::weighted(0.3, (0usize..40, any::<u64>())),
         prop::bool::weighted(0.1),
     )
-        .prop_map(|(ops, snapshot, crash, reopen)| Round {
-            ops,
-            snapshot,
-            crash,
-            reopen,
-        })
+        .prop_map(|(ops, snapshot, crash, reopen)| Round { ops, snapshot, crash, reopen })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -564,17 +428,10 @@ struct ModelKey {
 type ModelState = BTreeMap<Bytes, ModelKey>;
 
 /// What the log must answer to one append, given the state before it.
-fn simulate(
-    state: &mut ModelState,
-    last: &mut Revision,
-    proposal: &Proposal,
-) -> Result<Entry, AppendError> {
+fn simulate(state: &mut ModelState, last: &mut Revision, proposal: &Proposal) -> Result<Entry, AppendError> {
     if let Operation::Put(value) = &proposal.operation {
         if value.len() > 8000 {
-            return Err(AppendError::TooLarge {
-                size_bytes: 0,
-                limit_bytes: 0,
-            });
+            return Err(AppendError::TooLarge { size_bytes: 0, limit_bytes: 0 });
         }
     }
     let current = state.get(&proposal.key).cloned();
@@ -585,9 +442,7 @@ fn simulate(
         Precondition::ModRevision(r) => current_revision == Some(r),
     };
     if !holds || (proposal.operation == Operation::Delete && current.is_none()) {
-        return Err(AppendError::Conflict {
-            current: current_revision,
-        });
+        return Err(AppendError::Conflict { current: current_revision });
     }
     let revision = last.next();
     *last = revision;
@@ -596,11 +451,7 @@ fn simulate(
         Operation::Put(value) => {
             state.insert(
                 proposal.key.clone(),
-                ModelKey {
-                    value: value.clone(),
-                    create_revision,
-                    mod_revision: revision,
-                },
+                ModelKey { value: value.clone(), create_revision, mod_revision: revision },
             );
         }
         Operation::Delete => {
@@ -620,10 +471,7 @@ fn simulate(
     })
 }
 
-fn same_outcome(
-    actual: &Result<Entry, AppendError>,
-    expected: &Result<Entry, AppendError>,
-) -> bool {
+fn same_outcome(actual: &Result<Entry, AppendError>, expected: &Result<Entry, AppendError>) -> bool {
     match (actual, expected) {
         (Err(AppendError::TooLarge { .. }), Err(AppendError::TooLarge { .. })) => true,
         _ => actual == expected,
@@ -639,11 +487,7 @@ type BoxedOutcome<'a> = Pin<Box<dyn Future<Output = Outcome> + 'a>>;
 
 /// Polls the futures round-robin (noop waker: every wake-up in the log is
 /// in-process) until all finish or `budget` polls are spent.
-fn drive(
-    futures: &mut [Option<BoxedOutcome<'_>>],
-    results: &mut [Option<Outcome>],
-    budget: usize,
-) -> bool {
+fn drive(futures: &mut [Option<BoxedOutcome<'_>>], results: &mut [Option<Outcome>], budget: usize) -> bool {
     let waker = futures_util::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut polls = 0;
@@ -703,12 +547,8 @@ fn run_model(rounds: Vec<Round>, alignment: u64) -> Result<(), TestCaseError> {
                 let precondition = match op.cond {
                     CondSpec::None => Precondition::None,
                     CondSpec::Absent => Precondition::Absent,
-                    CondSpec::Current => {
-                        current.map_or(Precondition::Absent, Precondition::ModRevision)
-                    }
-                    CondSpec::Stale => {
-                        Precondition::ModRevision(Revision(current.map_or(1, |r| r.0 + 1)))
-                    }
+                    CondSpec::Current => current.map_or(Precondition::Absent, Precondition::ModRevision),
+                    CondSpec::Stale => Precondition::ModRevision(Revision(current.map_or(1, |r| r.0 + 1))),
                 };
                 let operation = if op.delete {
                     Operation::Delete
@@ -716,11 +556,7 @@ fn run_model(rounds: Vec<Round>, alignment: u64) -> Result<(), TestCaseError> {
                     let fill = b'a' + ((round_number + i) % 26) as u8;
                     Operation::Put(Bytes::from(vec![fill; op.value_bytes]))
                 };
-                Proposal {
-                    key,
-                    precondition,
-                    operation,
-                }
+                Proposal { key, precondition, operation }
             })
             .collect();
         // The expected outcome of each, in order.
@@ -757,17 +593,10 @@ fn run_model(rounds: Vec<Round>, alignment: u64) -> Result<(), TestCaseError> {
         let mut futures: Vec<Option<BoxedOutcome<'_>>> = proposals
             .iter()
             .cloned()
-            .map(|p| {
-                Some(
-                    Box::pin(async move { Outcome::Append(log_ref.append(p).await) })
-                        as BoxedOutcome<'_>,
-                )
-            })
+            .map(|p| Some(Box::pin(async move { Outcome::Append(log_ref.append(p).await) }) as BoxedOutcome<'_>))
             .collect();
         if round.snapshot {
-            futures.push(Some(Box::pin(async move {
-                Outcome::Snapshot(log_ref.snapshot_if_due().await)
-            })));
+            futures.push(Some(Box::pin(async move { Outcome::Snapshot(log_ref.snapshot_if_due().await) })));
         }
         let mut results: Vec<Option<Outcome>> = futures.iter().map(|_| None).collect();
         let budget = round.crash.map_or(1_000_000, |(polls, _)| polls);
@@ -804,22 +633,15 @@ fn run_model(rounds: Vec<Round>, alignment: u64) -> Result<(), TestCaseError> {
             let (reopened, recovered) = block_on(EmbeddedLog::open(dir.clone(), options()))
                 .map_err(|e| TestCaseError::fail(format!("reopen after crash: {e}")))?;
             prop_assert!(recovered.revision >= max_acked, "lost acknowledged entries");
-            prop_assert!(
-                recovered.revision <= assigned_last,
-                "replayed an entry never assigned"
-            );
-            prop_assert_eq!(
-                &recovered.live,
-                &live_of(&states[recovered.revision.0 as usize])
-            );
+            prop_assert!(recovered.revision <= assigned_last, "replayed an entry never assigned");
+            prop_assert_eq!(&recovered.live, &live_of(&states[recovered.revision.0 as usize]));
             states.truncate(recovered.revision.0 as usize + 1);
             log = reopened;
         } else {
             prop_assert_eq!(log.committed_revision(), assigned_last);
             // The tail holds exactly this round's entries.
-            let tail = log
-                .read_committed(last_committed, usize::MAX)
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let tail =
+                log.read_committed(last_committed, usize::MAX).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let acked: Vec<Entry> = expected.iter().filter_map(|r| r.clone().ok()).collect();
             prop_assert_eq!(tail, acked);
             log.release(log.committed_revision());

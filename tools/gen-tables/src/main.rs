@@ -71,12 +71,7 @@ const SERVED: &[ServedGroupVersion] = &[
         file_stem: "apis__rbac.authorization.k8s.io__v1",
         group: "rbac.authorization.k8s.io",
         version: "v1",
-        resources: &[
-            "roles",
-            "rolebindings",
-            "clusterroles",
-            "clusterrolebindings",
-        ],
+        resources: &["roles", "rolebindings", "clusterroles", "clusterrolebindings"],
     },
     ServedGroupVersion {
         file_stem: "apis__apiextensions.k8s.io__v1",
@@ -125,11 +120,7 @@ const fn fact(group: &'static str, resource: &'static str) -> Fact {
 /// The hand-kept facts table (kube-apiserver's registry strategies and
 /// field-label conversion functions).
 const FACTS: &[Fact] = &[
-    Fact {
-        short_names: &["ns"],
-        selectable_fields: &["status.phase"],
-        ..fact("", "namespaces")
-    },
+    Fact { short_names: &["ns"], selectable_fields: &["status.phase"], ..fact("", "namespaces") },
     Fact {
         short_names: &["po"],
         categories: &["all"],
@@ -146,29 +137,11 @@ const FACTS: &[Fact] = &[
         has_generation: true,
         ..fact("", "pods")
     },
-    Fact {
-        short_names: &["svc"],
-        categories: &["all"],
-        ..fact("", "services")
-    },
-    Fact {
-        short_names: &["ep"],
-        allow_create_on_update: true,
-        ..fact("", "endpoints")
-    },
-    Fact {
-        short_names: &["cm"],
-        ..fact("", "configmaps")
-    },
-    Fact {
-        selectable_fields: &["type"],
-        ..fact("", "secrets")
-    },
-    Fact {
-        short_names: &["no"],
-        selectable_fields: &["spec.unschedulable"],
-        ..fact("", "nodes")
-    },
+    Fact { short_names: &["svc"], categories: &["all"], ..fact("", "services") },
+    Fact { short_names: &["ep"], allow_create_on_update: true, ..fact("", "endpoints") },
+    Fact { short_names: &["cm"], ..fact("", "configmaps") },
+    Fact { selectable_fields: &["type"], ..fact("", "secrets") },
+    Fact { short_names: &["no"], selectable_fields: &["spec.unschedulable"], ..fact("", "nodes") },
     Fact {
         short_names: &["ev"],
         selectable_fields: &[
@@ -187,24 +160,10 @@ const FACTS: &[Fact] = &[
         allow_create_on_update: true,
         ..fact("", "events")
     },
-    Fact {
-        short_names: &["sa"],
-        ..fact("", "serviceaccounts")
-    },
-    Fact {
-        short_names: &["pv"],
-        ..fact("", "persistentvolumes")
-    },
-    Fact {
-        short_names: &["pvc"],
-        ..fact("", "persistentvolumeclaims")
-    },
-    Fact {
-        short_names: &["deploy"],
-        categories: &["all"],
-        has_generation: true,
-        ..fact("apps", "deployments")
-    },
+    Fact { short_names: &["sa"], ..fact("", "serviceaccounts") },
+    Fact { short_names: &["pv"], ..fact("", "persistentvolumes") },
+    Fact { short_names: &["pvc"], ..fact("", "persistentvolumeclaims") },
+    Fact { short_names: &["deploy"], categories: &["all"], has_generation: true, ..fact("apps", "deployments") },
     Fact {
         short_names: &["rs"],
         categories: &["all"],
@@ -212,50 +171,20 @@ const FACTS: &[Fact] = &[
         has_generation: true,
         ..fact("apps", "replicasets")
     },
-    Fact {
-        short_names: &["sts"],
-        categories: &["all"],
-        has_generation: true,
-        ..fact("apps", "statefulsets")
-    },
-    Fact {
-        short_names: &["ds"],
-        categories: &["all"],
-        has_generation: true,
-        ..fact("apps", "daemonsets")
-    },
+    Fact { short_names: &["sts"], categories: &["all"], has_generation: true, ..fact("apps", "statefulsets") },
+    Fact { short_names: &["ds"], categories: &["all"], has_generation: true, ..fact("apps", "daemonsets") },
     Fact {
         categories: &["all"],
         selectable_fields: &["status.successful"],
         has_generation: true,
         ..fact("batch", "jobs")
     },
-    Fact {
-        short_names: &["cj"],
-        categories: &["all"],
-        has_generation: true,
-        ..fact("batch", "cronjobs")
-    },
-    Fact {
-        allow_create_on_update: true,
-        ..fact("coordination.k8s.io", "leases")
-    },
-    Fact {
-        allow_create_on_update: true,
-        ..fact("rbac.authorization.k8s.io", "roles")
-    },
-    Fact {
-        allow_create_on_update: true,
-        ..fact("rbac.authorization.k8s.io", "rolebindings")
-    },
-    Fact {
-        allow_create_on_update: true,
-        ..fact("rbac.authorization.k8s.io", "clusterroles")
-    },
-    Fact {
-        allow_create_on_update: true,
-        ..fact("rbac.authorization.k8s.io", "clusterrolebindings")
-    },
+    Fact { short_names: &["cj"], categories: &["all"], has_generation: true, ..fact("batch", "cronjobs") },
+    Fact { allow_create_on_update: true, ..fact("coordination.k8s.io", "leases") },
+    Fact { allow_create_on_update: true, ..fact("rbac.authorization.k8s.io", "roles") },
+    Fact { allow_create_on_update: true, ..fact("rbac.authorization.k8s.io", "rolebindings") },
+    Fact { allow_create_on_update: true, ..fact("rbac.authorization.k8s.io", "clusterroles") },
+    Fact { allow_create_on_update: true, ..fact("rbac.authorization.k8s.io", "clusterrolebindings") },
     Fact {
         short_names: &["crd", "crds"],
         categories: &["api-extensions"],
@@ -291,21 +220,13 @@ fn parse_path(path: &str, prefix: &str) -> Option<ParsedPath> {
     };
     let segments: Vec<&str> = rest.split('/').collect();
     match segments.as_slice() {
-        [resource] if !resource.is_empty() => Some(ParsedPath {
-            namespaced,
-            resource: resource.to_string(),
-            subresource: None,
-        }),
-        [resource, "{name}"] => Some(ParsedPath {
-            namespaced,
-            resource: resource.to_string(),
-            subresource: None,
-        }),
-        [resource, "{name}", sub] | [resource, "{name}", sub, "{path}"] => Some(ParsedPath {
-            namespaced,
-            resource: resource.to_string(),
-            subresource: Some(sub.to_string()),
-        }),
+        [resource] if !resource.is_empty() => {
+            Some(ParsedPath { namespaced, resource: resource.to_string(), subresource: None })
+        }
+        [resource, "{name}"] => Some(ParsedPath { namespaced, resource: resource.to_string(), subresource: None }),
+        [resource, "{name}", sub] | [resource, "{name}", sub, "{path}"] => {
+            Some(ParsedPath { namespaced, resource: resource.to_string(), subresource: Some(sub.to_string()) })
+        }
         _ => None,
     }
 }
@@ -373,8 +294,7 @@ fn derive(doc: &Value, gv: &ServedGroupVersion) -> BTreeMap<String, Derived> {
                     entry.namespaced |= parsed.namespaced;
                     entry.verbs.insert(verb.to_string());
                     if action == "list" {
-                        let list_ref = op["responses"]["200"]["content"]["application/json"]
-                            ["schema"]["$ref"]
+                        let list_ref = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
                             .as_str()
                             .expect("list response schema");
                         let name = list_ref.trim_start_matches("#/components/schemas/");
@@ -415,17 +335,12 @@ fn normalise(v: &mut Value, parent_key: Option<&str>) {
                 }
             }
             let split_keys = ["SchemaProps", "SwaggerSchemaProps", "ArbitraryKeys"];
-            if map.contains_key("SchemaProps")
-                && map.keys().all(|k| split_keys.contains(&k.as_str()))
-            {
+            if map.contains_key("SchemaProps") && map.keys().all(|k| split_keys.contains(&k.as_str())) {
                 let mut merged = Map::new();
                 for key in split_keys {
                     if let Some(Value::Object(part)) = map.remove(key) {
                         for (k, val) in part {
-                            assert!(
-                                merged.insert(k, val).is_none(),
-                                "duplicate key in split schema"
-                            );
+                            assert!(merged.insert(k, val).is_none(), "duplicate key in split schema");
                         }
                     }
                 }
@@ -471,9 +386,7 @@ fn collect_refs(v: &Value, out: &mut BTreeSet<String>) {
             for (k, val) in map {
                 // A schema property may itself be named `$ref` (JSONSchemaProps).
                 if let (true, Some(r)) = (k == "$ref", val.as_str()) {
-                    let name = r
-                        .strip_prefix("#/components/schemas/")
-                        .unwrap_or_else(|| panic!("unexpected $ref {r}"));
+                    let name = r.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("unexpected $ref {r}"));
                     out.insert(name.to_string());
                 } else {
                     collect_refs(val, out);
@@ -495,9 +408,7 @@ fn filter_document(doc: &Value, gv: &ServedGroupVersion) -> Value {
             true // the group-version's own APIResourceList
         } else if let Some(p) = parse_path(path, &prefix) {
             gv.resources.contains(&p.resource.as_str())
-                && p.subresource
-                    .as_deref()
-                    .is_none_or(|s| SERVED_SUBRESOURCES.contains(&s))
+                && p.subresource.as_deref().is_none_or(|s| SERVED_SUBRESOURCES.contains(&s))
         } else {
             false
         };
@@ -510,9 +421,7 @@ fn filter_document(doc: &Value, gv: &ServedGroupVersion) -> Value {
     collect_refs(&Value::Object(kept.clone()), &mut wanted);
     let mut done: BTreeSet<String> = BTreeSet::new();
     while let Some(name) = wanted.iter().find(|n| !done.contains(*n)).cloned() {
-        let schema = all_schemas
-            .get(&name)
-            .unwrap_or_else(|| panic!("missing schema {name}"));
+        let schema = all_schemas.get(&name).unwrap_or_else(|| panic!("missing schema {name}"));
         collect_refs(schema, &mut wanted);
         done.insert(name);
     }
@@ -587,16 +496,13 @@ fn main() {
     let mut facts_used = 0;
     for gv in SERVED {
         let file = input.join(format!("{}.json", gv.file_stem));
-        let text = std::fs::read_to_string(&file)
-            .unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
         let mut doc: Value = serde_json::from_str(&text).expect("parse OpenAPI document");
         normalise(&mut doc, None);
         let derived = derive(&doc, gv);
 
         for resource in gv.resources {
-            let d = derived
-                .get(*resource)
-                .unwrap_or_else(|| panic!("{resource} not found in {}", gv.file_stem));
+            let d = derived.get(*resource).unwrap_or_else(|| panic!("{resource} not found in {}", gv.file_stem));
             let f = FACTS
                 .iter()
                 .find(|f| f.group == gv.group && f.resource == *resource)
@@ -619,11 +525,7 @@ fn main() {
                     "scale" => ("autoscaling".into(), "v1".into(), "Scale".into()),
                     other => panic!("no rule for subresource {other}"),
                 };
-                assert_eq!(
-                    (g.clone(), v.clone(), k.clone()),
-                    expect_gvk,
-                    "{resource}/{name}"
-                );
+                assert_eq!((g.clone(), v.clone(), k.clone()), expect_gvk, "{resource}/{name}");
                 let got: Vec<&str> = sub_verbs.iter().map(String::as_str).collect();
                 assert_eq!(got, ["get", "patch", "update"], "{resource}/{name} verbs");
                 subresources.push(name.clone());
@@ -638,38 +540,13 @@ fn main() {
             writeln!(table, "        kind: {kind:?},").ok();
             writeln!(table, "        list_kind: {list_kind:?},").ok();
             writeln!(table, "        namespaced: {},", d.namespaced).ok();
-            writeln!(
-                table,
-                "        short_names: {},",
-                rust_str_list(&strs(f.short_names))
-            )
-            .ok();
-            writeln!(
-                table,
-                "        categories: {},",
-                rust_str_list(&strs(f.categories))
-            )
-            .ok();
+            writeln!(table, "        short_names: {},", rust_str_list(&strs(f.short_names))).ok();
+            writeln!(table, "        categories: {},", rust_str_list(&strs(f.categories))).ok();
             writeln!(table, "        verbs: {},", rust_str_list(&verbs)).ok();
-            writeln!(
-                table,
-                "        selectable_fields: {},",
-                rust_str_list(&strs(f.selectable_fields))
-            )
-            .ok();
-            writeln!(
-                table,
-                "        allow_create_on_update: {},",
-                f.allow_create_on_update
-            )
-            .ok();
+            writeln!(table, "        selectable_fields: {},", rust_str_list(&strs(f.selectable_fields))).ok();
+            writeln!(table, "        allow_create_on_update: {},", f.allow_create_on_update).ok();
             writeln!(table, "        has_generation: {},", f.has_generation).ok();
-            writeln!(
-                table,
-                "        subresources: {},",
-                rust_str_list(&subresources)
-            )
-            .ok();
+            writeln!(table, "        subresources: {},", rust_str_list(&subresources)).ok();
             writeln!(table, "    }},").ok();
         }
 
@@ -690,24 +567,13 @@ fn main() {
         writeln!(documents, "        path: {url_path:?},").ok();
         writeln!(documents, "        hash: {hash:?},").ok();
         writeln!(documents, "        json_len: {},", json.len()).ok();
-        writeln!(
-            documents,
-            "        gzip: include_bytes!(\"openapi/{gz_name}\"),"
-        )
-        .ok();
+        writeln!(documents, "        gzip: include_bytes!(\"openapi/{gz_name}\"),").ok();
         writeln!(documents, "    }},").ok();
     }
-    assert_eq!(
-        facts_used,
-        FACTS.len(),
-        "facts for a resource that is not served"
-    );
+    assert_eq!(facts_used, FACTS.len(), "facts for a resource that is not served");
     table.push_str("];\n");
     documents.push_str("];\n");
-    let rust_files = [
-        out_dir.join("builtin.rs"),
-        out_dir.join("openapi_documents.rs"),
-    ];
+    let rust_files = [out_dir.join("builtin.rs"), out_dir.join("openapi_documents.rs")];
     write_file(&rust_files[0], table.as_bytes());
     write_file(&rust_files[1], documents.as_bytes());
     // The tables are read in review: format them as the rest of the code.

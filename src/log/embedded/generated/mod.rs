@@ -20,6 +20,4 @@
 #[rustfmt::skip]
 mod log_generated;
 
-pub(crate) use log_generated::shardline::log::{
-    Record, RecordArgs, RecordKind, SnapshotHeader, SnapshotHeaderArgs,
-};
+pub(crate) use log_generated::shardline::log::{Record, RecordArgs, RecordKind, SnapshotHeader, SnapshotHeaderArgs};
