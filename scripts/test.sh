@@ -90,4 +90,11 @@ log "cargo: $(cargo --version)"
 # --- Tests --------------------------------------------------------------------
 # --no-fail-fast: run every test binary and report all failures, not just the first.
 log "cargo test --workspace --no-fail-fast $*"
-exec cargo test --workspace --no-fail-fast "$@"
+results="$(mktemp)"
+trap 'rm -f "$results"' EXIT
+status=0
+cargo test --workspace --no-fail-fast "$@" 2>&1 | tee "$results" || status=$?
+# One closing line for the whole run: the sum of every test binary's result line.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed;?$/) p += $(i-1); if ($i ~ /^failed;?$/) f += $(i-1); if ($i ~ /^ignored;?$/) s += $(i-1) } }
+     END { printf "summary: %d passed, %d failed, %d skipped\n", p, f, s }' "$results"
+exit "$status"
