@@ -435,3 +435,65 @@ fn create_accepts_what_kubectl_sends() {
     assert_eq!(r.status, 201, "{}", r.text());
     assert_eq!(r.json()["metadata"]["namespace"], "demo");
 }
+
+/// The status and scale subresources: GET .../status is the object; PUT
+/// .../status changes only status; GET .../scale is an autoscaling/v1 Scale and
+/// PUT .../scale sets spec.replicas (bumping generation); a stale Scale
+/// resourceVersion is 409.
+#[test]
+fn status_and_scale_subresources() {
+    let s = Server::start();
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+        },
+        "status": {"replicas": 99},
+    });
+    let r = s.post_json(deployments, &deployment);
+    assert_eq!(r.status, 201, "{}", r.text());
+    let created = r.json();
+    assert_eq!(created["status"], json!({}), "create resets status: {created}");
+
+    let scale = s.get_ok(&format!("{deployments}/web/scale"));
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["apiVersion"], "autoscaling/v1");
+    assert_eq!(scale["spec"]["replicas"], 2);
+    assert_eq!(scale["status"]["selector"], "app=web");
+    assert_eq!(scale["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+
+    let mut wanted = scale.clone();
+    wanted["spec"]["replicas"] = json!(5);
+    let r = s.put_json(&format!("{deployments}/web/scale"), &wanted);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["spec"]["replicas"], 5);
+    let scaled = s.get_ok(&format!("{deployments}/web"));
+    assert_eq!(scaled["spec"]["replicas"], 5);
+    assert_eq!(scaled["metadata"]["generation"], 2);
+    // The old Scale's resourceVersion is stale now.
+    let r = s.put_json(&format!("{deployments}/web/scale"), &wanted);
+    assert_status(&r, 409, "Conflict");
+
+    // PUT .../status changes status only; PUT of the object ignores status.
+    let mut with_status = scaled.clone();
+    with_status["status"] = json!({"replicas": 5, "readyReplicas": 5});
+    with_status["spec"]["replicas"] = json!(7);
+    let r = s.put_json(&format!("{deployments}/web/status"), &with_status);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let after = r.json();
+    assert_eq!(after["status"]["readyReplicas"], 5);
+    assert_eq!(after["spec"]["replicas"], 5, "a status update must not change spec");
+    let mut spec_change = after.clone();
+    spec_change["status"] = json!({});
+    spec_change["spec"]["replicas"] = json!(1);
+    let r = s.put_json(&format!("{deployments}/web"), &spec_change);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let after = r.json();
+    assert_eq!(after["status"]["readyReplicas"], 5, "an object update must not change status");
+    assert_eq!(after["spec"]["replicas"], 1);
+    assert_eq!(s.get_ok(&format!("{deployments}/web/status"))["kind"], "Deployment");
+}

@@ -64,12 +64,12 @@ async fn kube_rs_typed_clients_work_unmodified() {
     assert_ne!(replaced.metadata.resource_version.as_deref(), Some(first_version.as_str()));
     let mut stale = replaced.clone();
     stale.metadata.resource_version = Some(first_version);
-    let (code, reason) =
-        status_code(configmaps.replace("settings", &PostParams::default(), &stale).await.unwrap_err());
+    let (code, reason) = status_code(configmaps.replace("settings", &PostParams::default(), &stale).await.unwrap_err());
     assert_eq!((code, reason.as_str()), (409, "Conflict"));
 
     // Label and field selectors on list; kube-rs sends `?&labelSelector=...`.
-    let other: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "other", "labels": {"app": "db"}}})).unwrap();
+    let other: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "other", "labels": {"app": "db"}}})).unwrap();
     configmaps.create(&PostParams::default(), &other).await.expect("create second configmap");
     let web = configmaps.list(&ListParams::default().labels("app=web")).await.expect("list by label");
     assert_eq!(web.items.len(), 1);

@@ -181,18 +181,31 @@ pub async fn create_object(
         }
         Err(e) => return Err(append_error(e)),
     };
-    stored_after(backend, &key, entry.revision).await
+    stored_after(backend, &key, entry.revision, &object).await
 }
 
-/// The stored encoding of `key` once its owner has applied `revision`.
-pub async fn stored_after(backend: &impl Backend, key: &ObjectKey, revision: Revision) -> Result<Bytes, ApiError> {
-    match read_current(backend, key, revision).await? {
-        Some(object) => Ok(object.json.clone()),
-        // Deleted again between our write and this read: answer with what we
-        // wrote is impossible without its encoding; report the race honestly.
-        None => Err(ApiError::Conflict {
-            target: Target::new("", "", &key.name),
-            message: "the object was deleted concurrently".into(),
-        }),
+/// The encoding of the version this request wrote (`revision`), read from the
+/// owner once it has applied it. If the object was already changed again, the
+/// owner still holds this version in its history window; if it was already
+/// deleted and the window passed, the written object is encoded here.
+pub async fn stored_after(
+    backend: &impl Backend,
+    key: &ObjectKey,
+    revision: Revision,
+    written: &Object,
+) -> Result<Bytes, ApiError> {
+    let encoded = key.encode();
+    let shard = key.shard(backend.shard_count());
+    let version = backend
+        .on_shard(shard, revision, move |store| store.get_at(&encoded, revision))
+        .await
+        .map_err(super::backend_error)?;
+    match version {
+        Ok(Some(object)) if object.mod_revision == revision => Ok(object.json.clone()),
+        _ => {
+            let mut copy = written.clone();
+            crate::cache::set_resource_version(metadata_mut(&mut copy), revision);
+            serde_json::to_vec(&copy).map(Bytes::from).map_err(|e| ApiError::Internal(e.to_string()))
+        }
     }
 }

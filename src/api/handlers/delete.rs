@@ -6,10 +6,10 @@
 use super::update::parse_resource_version;
 use super::{append_error, backend_error, read_current, Resolved};
 use crate::api::object::{metadata, metadata_mut, storage_value, timestamp, Object};
-use crate::api::status::{success_status, ApiError, Target};
+use crate::api::status::{success_status, ApiError};
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
 use crate::log::{AppendError, Operation, Precondition, Proposal};
-use crate::types::key::{collection_prefix, ObjectKey, ShardId};
+use crate::types::key::{collection_prefix, ShardId};
 use http::{Response, StatusCode};
 use serde_json::{json, Value};
 
@@ -106,7 +106,7 @@ pub async fn serve(
             };
             match backend.append(proposal).await {
                 Ok(entry) => {
-                    let bytes = super::create::stored_after(backend, &key, entry.revision).await?;
+                    let bytes = super::create::stored_after(backend, &key, entry.revision, &marked).await?;
                     return Ok(respond(StatusCode::OK, "application/json", bytes));
                 }
                 Err(AppendError::Conflict { .. }) if !precondition_given => continue,
@@ -178,7 +178,6 @@ async fn delete_namespace_contents(backend: &impl Backend, namespace: &str) -> R
                 Ok(_) | Err(AppendError::Conflict { .. }) => {}
                 Err(e) => return Err(append_error(e)),
             }
-            let _ = ObjectKey::decode(&key).map(|k| Target::new(&k.group, &k.resource, &k.name));
         }
     }
     Ok(())

@@ -12,6 +12,7 @@ pub mod get;
 pub mod health;
 pub mod list;
 pub mod metrics;
+pub mod scale;
 pub mod table;
 pub mod update;
 
@@ -94,7 +95,10 @@ pub async fn resource(
     if !has_verb(&resolved.info, verb) {
         return Err(not_allowed());
     }
+    let scale = resolved.subresource.as_deref() == Some("scale");
     match verb {
+        "get" if scale => scale::get(backend, &resolved).await,
+        "update" if scale => scale::update(backend, head, &resolved, &body).await,
         "get" => get::serve(backend, head, &resolved).await,
         "list" => list::serve(backend, head, &resolved).await,
         "create" => create::serve(backend, head, &resolved, &body).await,
@@ -127,9 +131,7 @@ pub fn backend_error(e: super::BackendError) -> ApiError {
 
 pub fn append_error(e: crate::log::AppendError) -> ApiError {
     match e {
-        crate::log::AppendError::TooLarge { size_bytes, limit_bytes } => {
-            ApiError::RequestEntityTooLarge { limit_bytes: limit_bytes.min(size_bytes) }
-        }
+        crate::log::AppendError::TooLarge { limit_bytes, .. } => ApiError::RequestEntityTooLarge { limit_bytes },
         crate::log::AppendError::Unavailable(m) => ApiError::ServiceUnavailable(m),
         crate::log::AppendError::Conflict { .. } => ApiError::Internal("unexpected precondition failure".into()),
     }

@@ -101,13 +101,14 @@ pub async fn serve(
         let proposal =
             Proposal { key: key.encode(), precondition: Precondition::ModRevision(current.mod_revision), operation };
         match backend.append(proposal).await {
-            Ok(entry) if finishing => {
-                let _ = entry;
+            Ok(_) if finishing => {
+                // The last finalizer is gone: the object was deleted; answer with
+                // its final state, as kube-apiserver does.
                 let bytes = serde_json::to_vec(&updated).map_err(|e| ApiError::Internal(e.to_string()))?;
                 return Ok(respond(StatusCode::OK, "application/json", bytes.into()));
             }
             Ok(entry) => {
-                let bytes = stored_after(backend, &key, entry.revision).await?;
+                let bytes = stored_after(backend, &key, entry.revision, &updated).await?;
                 return Ok(respond(StatusCode::OK, "application/json", bytes));
             }
             Err(AppendError::Conflict { .. }) if wanted.is_none() => continue,
