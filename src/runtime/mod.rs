@@ -408,12 +408,19 @@ fn spawn_signal_thread(shared: Arc<Shared>) -> Result<(), RuntimeError> {
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
-            if let Some(signal) = signals.forever().next() {
+            let mut received = signals.forever();
+            if let Some(signal) = received.next() {
                 eprintln!("shardline: signal {signal}: stopping (draining connections, then flushing the log)");
                 shared.shutting_down.store(true, Ordering::Release);
                 for tx in &shared.invoke_tx {
                     let _ = tx.send(ShardMessage::Shutdown);
                 }
+            }
+            // A second signal does not wait for the drain. Acknowledged writes
+            // are durable already; only in-flight requests are cut.
+            if let Some(signal) = received.next() {
+                eprintln!("shardline: signal {signal} again: exiting now");
+                std::process::exit(1);
             }
         })
         .map_err(RuntimeError::Signals)?;

@@ -254,6 +254,48 @@ impl ShardStore {
         }
     }
 
+    /// Objects whose key starts with `prefix` as they were at `revision` (the
+    /// newest version of each key not newer than it), in key order, after
+    /// `start_after` (exclusive), at most `limit`. Keys whose history at
+    /// `revision` has left the window are reported in `Err` with the oldest
+    /// revision still complete for them.
+    pub fn list_at(
+        &self,
+        prefix: &[u8],
+        revision: Revision,
+        start_after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Arc<CachedObject>>, Revision> {
+        let lower = match start_after {
+            Some(k) if k >= prefix => Bound::Excluded(Bytes::copy_from_slice(k)),
+            _ => Bound::Included(Bytes::copy_from_slice(prefix)),
+        };
+        let mut out = Vec::new();
+        for (_, chain) in self.objects.range((lower, Bound::Unbounded)).take_while(|(k, _)| k.starts_with(prefix)) {
+            if out.len() >= limit {
+                break;
+            }
+            match chain.versions.iter().rev().find(|v| v.revision <= revision) {
+                Some(version) => {
+                    if let Some(object) = &version.object {
+                        out.push(object.clone());
+                    }
+                }
+                None => {
+                    // Every retained version is newer. If the oldest is the
+                    // key's creation, the key did not exist at `revision`;
+                    // otherwise its state then is no longer known.
+                    let Some(oldest) = chain.versions.front() else { continue };
+                    let created_later = oldest.object.as_ref().is_some_and(|o| o.create_revision == oldest.revision);
+                    if !created_later {
+                        return Err(oldest.revision);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Current objects whose key starts with `prefix`, in key order, after
     /// `start_after` (exclusive), at most `limit`.
     pub fn list(&self, prefix: &[u8], start_after: Option<&[u8]>, limit: usize) -> Vec<Arc<CachedObject>> {
@@ -334,6 +376,33 @@ mod tests {
         store.apply(&[put(3, "z")], 2000, &fields);
         assert!(store.get_at(&key, Revision(1)).is_err());
         assert_eq!(store.stats().retained_versions, 2);
+    }
+
+    #[test]
+    fn list_at_reads_a_past_revision() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut store = ShardStore::new(ShardId(0), 1, 1000);
+        let mut update = put(3, "a");
+        update.create_revision = Revision(1);
+        store.apply(&[put(1, "a"), put(2, "b"), update, delete(4, "b", 2), put(5, "c")], 0, &fields);
+        let prefix = crate::types::key::collection_prefix("", "pods", Some("ns"));
+        let at = |r: u64| -> Vec<(String, u64)> {
+            store
+                .list_at(prefix.as_bytes(), Revision(r), None, 10)
+                .unwrap()
+                .iter()
+                .map(|o| (o.meta.name.clone(), o.mod_revision.0))
+                .collect()
+        };
+        assert_eq!(at(1), [("a".to_string(), 1)]);
+        assert_eq!(at(2), [("a".to_string(), 1), ("b".to_string(), 2)]);
+        assert_eq!(at(3), [("a".to_string(), 3), ("b".to_string(), 2)]);
+        assert_eq!(at(4), [("a".to_string(), 3)]);
+        assert_eq!(at(5), [("a".to_string(), 3), ("c".to_string(), 5)]);
+        assert_eq!(at(0), Vec::<(String, u64)>::new());
+        // Once the window drops a's first version, revision 1 is unknown for a.
+        store.apply(&[put(6, "z")], 5000, &fields);
+        assert_eq!(store.list_at(prefix.as_bytes(), Revision(1), None, 10).unwrap_err(), Revision(3));
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! order at one revision, and the serving shard merges them (k-way merge) and
 //! writes the list by concatenating the cached encodings.
 //!
-//! This is the plain form; limit/continue and the resourceVersion rules come
-//! with the list issue.
+//! Every shard reads its part as of the same revision (the commit point when
+//! the request arrived) from its version history, so the list is one
+//! consistent snapshot even while writes continue. This is the plain form;
+//! limit/continue and the resourceVersion rules come with the list issue.
 
 use super::{backend_error, table, Resolved};
 use crate::api::negotiate::{self, Representation};
@@ -49,12 +51,18 @@ pub async fn serve(
         let labels = labels.clone();
         let fields = fields.clone();
         per_shard.push(backend.on_shard(ShardId(shard), revision, move |store| {
-            filter(store.list(prefix.as_bytes(), None, LIST_SHARD_OBJECTS_MAX), &labels, &fields)
+            store
+                .list_at(prefix.as_bytes(), revision, None, LIST_SHARD_OBJECTS_MAX)
+                .map(|objects| filter(objects, &labels, &fields))
         }));
     }
     let mut runs = Vec::with_capacity(per_shard.len());
     for call in futures_util::future::join_all(per_shard).await {
-        runs.push(call.map_err(backend_error)?);
+        // The commit point is always inside every shard's history window.
+        let run = call.map_err(backend_error)?.map_err(|oldest| {
+            ApiError::Internal(format!("revision {revision} left the history window (oldest {oldest})"))
+        })?;
+        runs.push(run);
     }
     let objects = merge(runs);
     match representation {
