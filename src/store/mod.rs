@@ -62,11 +62,14 @@ pub struct StoreStats {
     pub decode_failures: u64,
 }
 
-/// A superseded version waiting to leave the history window.
+/// A superseded version (or a deletion) waiting to leave the history window.
 #[derive(Debug)]
 struct Superseded {
     key: Bytes,
     revision: Revision,
+    /// The revision that superseded it (for a deletion, its own revision).
+    /// Once it leaves, reads older than this are no longer exact.
+    superseded_by: Revision,
     at_ms: u64,
 }
 
@@ -75,6 +78,9 @@ pub struct ShardStore {
     shard_count: u16,
     objects: BTreeMap<Bytes, VersionChain>,
     applied: Revision,
+    /// Reads at revisions older than this are no longer exact here: some
+    /// version they would need has left the history window.
+    compacted: Revision,
     history_window_ms: u64,
     superseded: VecDeque<Superseded>,
     live_objects: usize,
@@ -90,6 +96,7 @@ impl ShardStore {
             shard_count,
             objects: BTreeMap::new(),
             applied: Revision::ZERO,
+            compacted: Revision::ZERO,
             history_window_ms,
             superseded: VecDeque::new(),
             live_objects: 0,
@@ -109,6 +116,11 @@ impl ShardStore {
     /// The revision of the last entry applied.
     pub fn applied(&self) -> Revision {
         self.applied
+    }
+
+    /// The oldest revision this shard still answers exactly.
+    pub fn compacted(&self) -> Revision {
+        self.compacted
     }
 
     pub fn stats(&self) -> StoreStats {
@@ -132,6 +144,8 @@ impl ShardStore {
             }
         }
         self.applied = revision;
+        // History before the loaded state is unknown.
+        self.compacted = revision;
     }
 
     /// Applies committed entries in revision order. Returns how many this
@@ -196,11 +210,21 @@ impl ShardStore {
         let was_live = chain.current().is_some_and(|v| v.object.is_some());
         let is_live = version.object.is_some();
         if let Some(previous) = chain.current() {
-            self.superseded.push_back(Superseded { key: key.clone(), revision: previous.revision, at_ms: now_ms });
+            self.superseded.push_back(Superseded {
+                key: key.clone(),
+                revision: previous.revision,
+                superseded_by: version.revision,
+                at_ms: now_ms,
+            });
         }
         if !is_live {
             // A deletion is history too: it leaves with the window.
-            self.superseded.push_back(Superseded { key, revision: version.revision, at_ms: now_ms });
+            self.superseded.push_back(Superseded {
+                key,
+                revision: version.revision,
+                superseded_by: version.revision,
+                at_ms: now_ms,
+            });
         }
         chain.versions.push_back(version);
         self.retained_versions += 1;
@@ -226,6 +250,7 @@ impl ShardStore {
             if expired {
                 chain.versions.pop_front();
                 self.retained_versions -= 1;
+                self.compacted = self.compacted.max(old.superseded_by);
                 if chain.versions.is_empty() {
                     self.objects.remove(&old.key);
                 }
@@ -239,26 +264,20 @@ impl ShardStore {
     }
 
     /// The version of a key at `revision` (the newest version not newer than
-    /// it), if still retained. `Err(())` when the history window no longer
-    /// covers `revision` for this key.
-    pub fn get_at(&self, key: &[u8], revision: Revision) -> Result<Option<Arc<CachedObject>>, ()> {
-        let Some(chain) = self.objects.get(key) else { return Ok(None) };
-        match chain.versions.iter().rev().find(|v| v.revision <= revision) {
-            Some(v) => Ok(v.object.clone()),
-            None => match chain.versions.front() {
-                // The oldest retained version is newer: the key was created after
-                // `revision` if that version is the creation, else history is gone.
-                Some(v) if v.object.as_ref().is_some_and(|o| o.create_revision == v.revision) => Ok(None),
-                _ => Err(()),
-            },
+    /// it; `None` if the key did not exist then). `Err` with the compacted
+    /// revision when `revision` is older than the history this shard keeps.
+    pub fn get_at(&self, key: &[u8], revision: Revision) -> Result<Option<Arc<CachedObject>>, Revision> {
+        if revision < self.compacted {
+            return Err(self.compacted);
         }
+        let Some(chain) = self.objects.get(key) else { return Ok(None) };
+        Ok(chain.versions.iter().rev().find(|v| v.revision <= revision).and_then(|v| v.object.clone()))
     }
 
     /// Objects whose key starts with `prefix` as they were at `revision` (the
     /// newest version of each key not newer than it), in key order, after
-    /// `start_after` (exclusive), at most `limit`. Keys whose history at
-    /// `revision` has left the window are reported in `Err` with the oldest
-    /// revision still complete for them.
+    /// `start_after` (exclusive), at most `limit`. `Err` with the compacted
+    /// revision when `revision` is older than the history this shard keeps.
     pub fn list_at(
         &self,
         prefix: &[u8],
@@ -266,34 +285,22 @@ impl ShardStore {
         start_after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Arc<CachedObject>>, Revision> {
+        if revision < self.compacted {
+            return Err(self.compacted);
+        }
         let lower = match start_after {
             Some(k) if k >= prefix => Bound::Excluded(Bytes::copy_from_slice(k)),
             _ => Bound::Included(Bytes::copy_from_slice(prefix)),
         };
-        let mut out = Vec::new();
-        for (_, chain) in self.objects.range((lower, Bound::Unbounded)).take_while(|(k, _)| k.starts_with(prefix)) {
-            if out.len() >= limit {
-                break;
-            }
-            match chain.versions.iter().rev().find(|v| v.revision <= revision) {
-                Some(version) => {
-                    if let Some(object) = &version.object {
-                        out.push(object.clone());
-                    }
-                }
-                None => {
-                    // Every retained version is newer. If the oldest is the
-                    // key's creation, the key did not exist at `revision`;
-                    // otherwise its state then is no longer known.
-                    let Some(oldest) = chain.versions.front() else { continue };
-                    let created_later = oldest.object.as_ref().is_some_and(|o| o.create_revision == oldest.revision);
-                    if !created_later {
-                        return Err(oldest.revision);
-                    }
-                }
-            }
-        }
-        Ok(out)
+        // At or after the compacted revision every version a read needs is
+        // retained: a key with no version <= `revision` did not exist then.
+        Ok(self
+            .objects
+            .range((lower, Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter_map(|(_, chain)| chain.versions.iter().rev().find(|v| v.revision <= revision)?.object.clone())
+            .take(limit)
+            .collect())
     }
 
     /// Current objects whose key starts with `prefix`, in key order, after
@@ -374,7 +381,8 @@ mod tests {
         assert_eq!(store.get_at(&key, Revision(1)).unwrap().unwrap().mod_revision, Revision(1));
         assert_eq!(store.get_at(&key, Revision(2)).unwrap().unwrap().mod_revision, Revision(2));
         store.apply(&[put(3, "z")], 2000, &fields);
-        assert!(store.get_at(&key, Revision(1)).is_err());
+        assert_eq!(store.get_at(&key, Revision(1)).unwrap_err(), Revision(2));
+        assert_eq!(store.compacted(), Revision(2));
         assert_eq!(store.stats().retained_versions, 2);
     }
 
@@ -400,9 +408,10 @@ mod tests {
         assert_eq!(at(4), [("a".to_string(), 3)]);
         assert_eq!(at(5), [("a".to_string(), 3), ("c".to_string(), 5)]);
         assert_eq!(at(0), Vec::<(String, u64)>::new());
-        // Once the window drops a's first version, revision 1 is unknown for a.
+        // Once the window drops a's first version, revision 1 is unknown.
         store.apply(&[put(6, "z")], 5000, &fields);
-        assert_eq!(store.list_at(prefix.as_bytes(), Revision(1), None, 10).unwrap_err(), Revision(3));
+        assert_eq!(store.list_at(prefix.as_bytes(), Revision(1), None, 10).unwrap_err(), store.compacted());
+        assert!(store.compacted() >= Revision(3));
     }
 
     #[test]
@@ -423,5 +432,104 @@ mod tests {
         assert_eq!(store.apply(&[put(1, "a")], 0, &fields), 0);
         assert_eq!(store.applied(), Revision(1));
         assert!(store.get(&key.encode()).is_none());
+    }
+
+    mod model {
+        //! The shard stores beside a trivial model: a `BTreeMap` per revision.
+        use super::super::*;
+        use crate::log::PreviousValue;
+        use proptest::prelude::*;
+
+        #[derive(Clone, Debug)]
+        enum Op {
+            Put(u8),
+            Delete(u8),
+            Wait(u64),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                4 => (0u8..12).prop_map(Op::Put),
+                2 => (0u8..12).prop_map(Op::Delete),
+                1 => (0u64..400).prop_map(Op::Wait),
+            ]
+        }
+
+        fn key(k: u8) -> Bytes {
+            ObjectKey::new("", "pods", if k % 2 == 0 { "even" } else { "odd" }, &format!("p{k:02}")).encode()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+            #[test]
+            fn shards_match_the_model(ops in proptest::collection::vec(op(), 1..120), shard_count in 1u16..4) {
+                let fields: Vec<ResourceInfo> = Vec::new();
+                let window_ms = 1000;
+                let mut stores: Vec<ShardStore> =
+                    (0..shard_count).map(|s| ShardStore::new(ShardId(s), shard_count, window_ms)).collect();
+                // states[r] = the model's map after revision r; times[r] = when r was applied.
+                let mut states: Vec<std::collections::BTreeMap<Bytes, (u64, u64)>> = vec![Default::default()];
+                let mut times = vec![0u64];
+                let mut now = 0u64;
+                for op in ops {
+                    let mut state = states.last().cloned().unwrap_or_default();
+                    let revision = Revision(states.len() as u64);
+                    let entry = match op {
+                        Op::Wait(ms) => { now += ms; continue; }
+                        Op::Put(k) => {
+                            let created = state.get(&key(k)).map(|(_, c)| *c).unwrap_or(revision.0);
+                            state.insert(key(k), (revision.0, created));
+                            let name = format!("p{k:02}");
+                            let value = Bytes::from(format!(r#"{{"metadata":{{"name":"{name}"}}}}"#));
+                            Entry { revision, key: key(k), operation: Operation::Put(value), create_revision: Revision(created), previous: None }
+                        }
+                        Op::Delete(k) => {
+                            let Some((modified, created)) = state.remove(&key(k)) else { continue };
+                            Entry { revision, key: key(k), operation: Operation::Delete, create_revision: Revision(created),
+                                previous: Some(PreviousValue { mod_revision: Revision(modified), create_revision: Revision(created), value: Bytes::new() }) }
+                        }
+                    };
+                    for store in &mut stores {
+                        store.apply(std::slice::from_ref(&entry), now, &fields);
+                    }
+                    states.push(state);
+                    times.push(now);
+                }
+                let head = Revision(states.len() as u64 - 1);
+                let prefix = crate::types::key::collection_prefix("", "pods", None);
+                // Current state: get and list agree with the model on every shard.
+                let mut merged: Vec<(Bytes, u64)> = Vec::new();
+                for store in &stores {
+                    prop_assert_eq!(store.applied(), head);
+                    for object in store.list(prefix.as_bytes(), None, usize::MAX) {
+                        prop_assert!(store.owns(&object.key));
+                        merged.push((object.key.clone(), object.mod_revision.0));
+                    }
+                }
+                merged.sort();
+                let expected: Vec<(Bytes, u64)> = states[head.0 as usize].iter().map(|(k, (m, _))| (k.clone(), *m)).collect();
+                prop_assert_eq!(&merged, &expected);
+                // Past revisions: exact inside the window, an error (never a wrong answer) outside it.
+                for r in 0..=head.0 {
+                    let mut at: Vec<(Bytes, u64)> = Vec::new();
+                    let mut complete = true;
+                    for store in &stores {
+                        match store.list_at(prefix.as_bytes(), Revision(r), None, usize::MAX) {
+                            Ok(objects) => at.extend(objects.iter().map(|o| (o.key.clone(), o.mod_revision.0))),
+                            Err(_) => complete = false,
+                        }
+                    }
+                    let superseded_within_window = times[r as usize + 1..].iter().all(|t| now - t < window_ms);
+                    if superseded_within_window {
+                        prop_assert!(complete, "revision {} is inside the window", r);
+                    }
+                    if complete {
+                        at.sort();
+                        let expected: Vec<(Bytes, u64)> = states[r as usize].iter().map(|(k, (m, _))| (k.clone(), *m)).collect();
+                        prop_assert_eq!(at, expected, "state at revision {}", r);
+                    }
+                }
+            }
+        }
     }
 }

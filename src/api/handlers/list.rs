@@ -59,8 +59,8 @@ pub async fn serve(
     let mut runs = Vec::with_capacity(per_shard.len());
     for call in futures_util::future::join_all(per_shard).await {
         // The commit point is always inside every shard's history window.
-        let run = call.map_err(backend_error)?.map_err(|oldest| {
-            ApiError::Internal(format!("revision {revision} left the history window (oldest {oldest})"))
+        let run = call.map_err(backend_error)?.map_err(|compacted| {
+            ApiError::Internal(format!("revision {revision} left the history window (compacted at {compacted})"))
         })?;
         runs.push(run);
     }
