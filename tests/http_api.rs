@@ -497,3 +497,33 @@ fn status_and_scale_subresources() {
     assert_eq!(after["spec"]["replicas"], 1);
     assert_eq!(s.get_ok(&format!("{deployments}/web/status"))["kind"], "Deployment");
 }
+
+/// Deleting a namespace deletes what it holds; the default, kube-system and
+/// kube-public namespaces may not be deleted (403 Forbidden).
+#[test]
+fn namespace_deletion_cascades_and_protected_namespaces_stay() {
+    let s = Server::start();
+    let r = s.post_json("/api/v1/namespaces", &json!({"metadata": {"name": "doomed"}}));
+    assert_eq!(r.status, 201, "{}", r.text());
+    for name in ["a", "b"] {
+        let r = s.post_json("/api/v1/namespaces/doomed/configmaps", &configmap(name, &[("k", "v")]));
+        assert_eq!(r.status, 201, "{}", r.text());
+    }
+    let r = s.post_json(CM, &configmap("survivor", &[]));
+    assert_eq!(r.status, 201, "{}", r.text());
+
+    let r = s.delete("/api/v1/namespaces/doomed");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_status(&s.get("/api/v1/namespaces/doomed"), 404, "NotFound");
+    let left = s.get_ok("/api/v1/configmaps");
+    let names: Vec<&str> =
+        left["items"].as_array().unwrap().iter().filter_map(|i| i["metadata"]["name"].as_str()).collect();
+    assert_eq!(names, ["survivor"], "{left}");
+
+    for protected in ["default", "kube-system", "kube-public"] {
+        let r = s.delete(&format!("/api/v1/namespaces/{protected}"));
+        let status = assert_status(&r, 403, "Forbidden");
+        assert!(status["message"].as_str().unwrap().contains("may not be deleted"), "{status}");
+        s.get_ok(&format!("/api/v1/namespaces/{protected}"));
+    }
+}

@@ -56,6 +56,8 @@ pub enum ApiError {
     /// A stale resourceVersion (or other optimistic-concurrency failure).
     #[error("conflict: {message}")]
     Conflict { target: Target, message: String },
+    #[error("forbidden: {message}")]
+    Forbidden { target: Target, message: String },
     #[error("method not allowed")]
     MethodNotAllowed { method: String, target: Target },
     #[error("unsupported media type {0}")]
@@ -80,6 +82,7 @@ impl ApiError {
             ApiError::BadRequest(_) => 400,
             ApiError::NotFound(_) | ApiError::PathNotFound => 404,
             ApiError::AlreadyExists(_) | ApiError::Conflict { .. } => 409,
+            ApiError::Forbidden { .. } => 403,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::UnsupportedMediaType(_) => 415,
             ApiError::NotAcceptable(_) => 406,
@@ -97,6 +100,7 @@ impl ApiError {
             ApiError::NotFound(_) | ApiError::PathNotFound => "NotFound",
             ApiError::AlreadyExists(_) => "AlreadyExists",
             ApiError::Conflict { .. } => "Conflict",
+            ApiError::Forbidden { .. } => "Forbidden",
             ApiError::MethodNotAllowed { .. } => "MethodNotAllowed",
             ApiError::UnsupportedMediaType(_) => "UnsupportedMediaType",
             ApiError::NotAcceptable(_) => "NotAcceptable",
@@ -122,6 +126,9 @@ impl ApiError {
             ApiError::BadRequest(m) => m.clone(),
             ApiError::NotFound(t) => format!("{} \"{}\" not found", t.group_resource(), t.name),
             ApiError::PathNotFound => "the server could not find the requested resource".into(),
+            ApiError::Forbidden { target, message } => {
+                format!("{} \"{}\" is forbidden: {}", target.group_resource(), target.name, message)
+            }
             ApiError::AlreadyExists(t) => {
                 format!("{} \"{}\" already exists", t.group_resource(), t.name)
             }
@@ -170,7 +177,9 @@ impl ApiError {
         };
         match self {
             ApiError::NotFound(t) | ApiError::AlreadyExists(t) => Some(Value::Object(target_details(t))),
-            ApiError::Conflict { target, .. } => Some(Value::Object(target_details(target))),
+            ApiError::Conflict { target, .. } | ApiError::Forbidden { target, .. } => {
+                Some(Value::Object(target_details(target)))
+            }
             ApiError::Invalid { kind, target, causes } => {
                 let mut d = target_details(target);
                 d.insert("kind".into(), json!(kind));
@@ -293,6 +302,7 @@ mod tests {
             ApiError::AlreadyExists(t.clone()),
             ApiError::Conflict { target: t.clone(), message: "m".into() },
             ApiError::MethodNotAllowed { method: "PATCH".into(), target: t.clone() },
+            ApiError::Forbidden { target: t.clone(), message: "m".into() },
             ApiError::UnsupportedMediaType("text/plain".into()),
             ApiError::NotAcceptable("x".into()),
             ApiError::RequestEntityTooLarge { limit_bytes: 3 },
@@ -302,7 +312,7 @@ mod tests {
             ApiError::Timeout { message: "x".into(), retry_after_seconds: 1 },
         ];
         let codes: Vec<u16> = all.iter().map(|e| parse(e)["code"].as_u64().unwrap() as u16).collect();
-        assert_eq!(codes, [400, 404, 404, 409, 409, 405, 415, 406, 413, 422, 500, 503, 504]);
-        assert_eq!(all[12].retry_after_seconds(), Some(1));
+        assert_eq!(codes, [400, 404, 404, 409, 409, 405, 403, 415, 406, 413, 422, 500, 503, 504]);
+        assert_eq!(all[13].retry_after_seconds(), Some(1));
     }
 }

@@ -15,6 +15,9 @@ use serde_json::{json, Value};
 
 const DELETE_ATTEMPTS_MAX: usize = 16;
 
+/// Namespaces the server keeps, as kube-apiserver's namespace lifecycle does.
+const PROTECTED_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
 /// The parts of a DeleteOptions body the server honours.
 #[derive(Debug, Default)]
 struct DeleteOptions {
@@ -55,6 +58,13 @@ pub async fn serve(
     }
     let options = parse_options(body, head)?;
     let name = resolved.name.clone().unwrap_or_default();
+    let is_namespace = resolved.info.group.is_empty() && resolved.info.resource == "namespaces";
+    if is_namespace && PROTECTED_NAMESPACES.contains(&name.as_str()) {
+        return Err(ApiError::Forbidden {
+            target: resolved.target(),
+            message: "this namespace may not be deleted".into(),
+        });
+    }
     let key = resolved.key(&name);
     let precondition_given = options.uid.is_some() || options.resource_version.is_some();
     for _ in 0..DELETE_ATTEMPTS_MAX {
@@ -119,7 +129,7 @@ pub async fn serve(
                 Err(e) => return Err(append_error(e)),
             }
         }
-        if resolved.info.group.is_empty() && resolved.info.resource == "namespaces" {
+        if is_namespace {
             delete_namespace_contents(backend, &name).await?;
         }
         let proposal = Proposal {
