@@ -82,9 +82,8 @@ pub fn render_label_selector(selector: &Selector) -> String {
 }
 
 /// Writes a field selector back in the query-string form, escaping `\`, `,`
-/// and `=` in values. `==` is written for equality so that a key holding a
-/// single `=` (which the parser allows) still splits at the same place, and
-/// ` ==` after a key ending in `!`.
+/// and `=` in values. A key never holds `=`; one ending in `!` (the parser
+/// trims keys) gets a space before `=` so that `!=` does not appear.
 pub fn render_field_selector(selector: &Selector) -> String {
     let parts: Vec<String> = selector
         .requirements
@@ -99,9 +98,8 @@ pub fn render_field_selector(selector: &Selector) -> String {
             }
             let op = match r.operator {
                 Operator::NotEquals => "!=",
-                // `k! ==v` keeps the `!` in the (trimmed) key; `k!==v` would not.
-                _ if r.key.ends_with('!') => " ==",
-                _ => "==",
+                _ if r.key.ends_with('!') => " =",
+                _ => "=",
             };
             format!("{}{op}{value}", r.key)
         })
