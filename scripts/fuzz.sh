@@ -58,7 +58,11 @@ for target in "${TARGETS[@]}"; do
     runs="$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$logfile" | grep -oE '[0-9]+$' || echo '?')"
     rate="$(grep -oE '^stat::average_exec_per_sec: *[0-9]+' "$logfile" | grep -oE '[0-9]+$' || echo '?')"
     cov="$(grep -oE 'cov: [0-9]+' "$logfile" | tail -n1 | grep -oE '[0-9]+' || echo '?')"
-    line="$target: ${runs} runs in ${SECONDS_EACH}s, ${rate} exec/s, cov ${cov}, exit ${status}"
+    if [ "$status" -eq 0 ]; then
+        line="$target: ${runs} runs in ${SECONDS_EACH}s, ${rate} exec/s, cov ${cov}"
+    else
+        line="$target: FOUND a failure after ${runs} runs (${rate} exec/s, cov ${cov}), exit ${status}; see $logfile"
+    fi
     SUMMARY+=("$line")
     if [ "$status" -ne 0 ]; then
         FAILED+=("$target")
