@@ -5,11 +5,13 @@
 //! cross-shard messages); `log/` orders and persists every change; `store/` and
 //! `cache/` hold each shard's objects, already encoded; `types/` knows the
 //! Kubernetes resources; `api/` speaks HTTP and turns every error into a
-//! `metav1.Status`.
+//! `metav1.Status`. `fuzzing` holds the bodies of the fuzz targets in `fuzz/`
+//! (one checking function per parser), shared with `tests/fuzz_smoke.rs`.
 
 pub mod api;
 pub mod cache;
 pub mod config;
+pub mod fuzzing;
 pub mod log;
 pub mod runtime;
 pub mod store;

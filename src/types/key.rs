@@ -62,7 +62,9 @@ impl ObjectKey {
         let resource = parts.next()?;
         let namespace = parts.next()?;
         let name = parts.next()?;
-        if name.is_empty() || name.contains('/') || resource.is_empty() {
+        // `encode` writes the core group as `core`, never as empty: accepting
+        // an empty group would give one key two byte forms (and two shards).
+        if group.is_empty() || name.is_empty() || name.contains('/') || resource.is_empty() {
             return None;
         }
         let group = if group == "core" { "" } else { group };
@@ -119,6 +121,16 @@ mod tests {
         assert_eq!(ObjectKey::decode(b"/registry/core/pods/ns/"), None);
         assert_eq!(ObjectKey::decode(b"/other/core/pods/ns/x"), None);
         assert_eq!(ObjectKey::decode(b"/registry/core/pods"), None);
+    }
+
+    /// Found by the `object_key` fuzz target: `/registry//pods/ns/x` decoded
+    /// to the core-group key, whose encoding is `/registry/core/pods/ns/x`.
+    #[test]
+    fn only_the_canonical_byte_form_decodes() {
+        assert_eq!(ObjectKey::decode(b"/registry//pods/ns/x"), None);
+        let key = ObjectKey::decode(b"/registry/core/pods/ns/x").unwrap();
+        assert_eq!(key.group, "");
+        assert_eq!(&key.encode()[..], b"/registry/core/pods/ns/x");
     }
 
     #[test]

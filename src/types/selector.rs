@@ -140,14 +140,21 @@ fn parse_label_requirement(part: &str) -> Result<Requirement, SelectorError> {
     Ok(Requirement { key: key.into(), operator, value: value.into() })
 }
 
+/// Splits a requirement at its first operator, as kube's `splitTerm` does:
+/// at each position, `!=`, then `==`, then `=`. A key therefore never holds
+/// `=` or `!=`; everything after the operator is the value.
 fn split_equality(part: &str) -> Option<(&str, Operator, &str)> {
-    if let Some(i) = part.find("!=") {
-        return Some((&part[..i], Operator::NotEquals, &part[i + 2..]));
+    let bytes = part.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        // `!` and `=` are ASCII, so `i` and `i + 1` are character boundaries.
+        match (b, bytes.get(i + 1)) {
+            (b'!', Some(b'=')) => return Some((&part[..i], Operator::NotEquals, &part[i + 2..])),
+            (b'=', Some(b'=')) => return Some((&part[..i], Operator::Equals, &part[i + 2..])),
+            (b'=', _) => return Some((&part[..i], Operator::Equals, &part[i + 1..])),
+            _ => {}
+        }
     }
-    if let Some(i) = part.find("==") {
-        return Some((&part[..i], Operator::Equals, &part[i + 2..]));
-    }
-    part.find('=').map(|i| (&part[..i], Operator::Equals, &part[i + 1..]))
+    None
 }
 
 /// Parses a `fieldSelector`. Values may contain any character but `,`; `\`
@@ -254,5 +261,28 @@ mod tests {
         assert!(s.matches(labels(&f)));
         assert!(parse_field_selector("nonsense").is_err());
         assert!(parse_field_selector("=x").is_err());
+    }
+
+    /// Found by the `field_selector` fuzz target: the parser split at the
+    /// first `!=` or `==` anywhere before a plain `=`, so `a=b!=c` became
+    /// the field `a=b`, and `a= ==b` the field `a=`, which no rendering of
+    /// the selector could reproduce. kube splits at the first operator.
+    #[test]
+    fn field_requirements_split_at_the_first_operator() {
+        let one = |input: &str| {
+            let s = parse_field_selector(input).unwrap();
+            assert_eq!(s.requirements.len(), 1, "{input}");
+            let r = s.requirements.into_iter().next().unwrap();
+            (r.key, r.operator, r.value)
+        };
+        assert_eq!(one("a=b!=c"), ("a".into(), Operator::Equals, "b!=c".into()));
+        assert_eq!(one("a= ==b"), ("a".into(), Operator::Equals, " ==b".into()));
+        assert_eq!(one("a==b=c"), ("a".into(), Operator::Equals, "b=c".into()));
+        assert_eq!(one("a!==b"), ("a".into(), Operator::NotEquals, "=b".into()));
+        assert_eq!(one("a!b=c"), ("a!b".into(), Operator::Equals, "c".into()));
+        assert_eq!(one("é=ü"), ("é".into(), Operator::Equals, "ü".into()));
+        // Label selectors keep rejecting these: keys and values have no `=`.
+        assert!(parse_label_selector("a=b!=c").is_err());
+        assert!(parse_label_selector("a==b==c").is_err());
     }
 }

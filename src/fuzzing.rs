@@ -1,0 +1,724 @@
+//! The bodies of the fuzz targets: one checking function per parser and
+//! decoder of the server, each taking arbitrary bytes.
+//!
+//! `fuzz/fuzz_targets/*.rs` (libFuzzer through cargo-fuzz, run by
+//! `scripts/fuzz.sh`) and `tests/fuzz_smoke.rs` (a seeded, count-bounded run
+//! inside `cargo test`) call these same functions, so CI exercises exactly the
+//! code paths the fuzzer does. [`TARGETS`] is the list both sides iterate.
+//!
+//! Each function returns normally for every input. It panics only when the
+//! parser under test panicked or broke one of the properties asserted here
+//! (round trips, error codes, agreement between related functions); either is
+//! a bug in the parser, not in the harness.
+//!
+//! Invariant: no I/O, no clock, no randomness: the outcome depends only on the
+//! input bytes, so every crash file replays.
+
+use crate::api::negotiate::{self, Representation};
+use crate::api::object;
+use crate::api::params::Params;
+use crate::api::protobuf;
+use crate::api::route::{self, ResourcePath, Route};
+use crate::cache;
+use crate::log::Revision;
+use crate::types::key::{shard_for_key, ObjectKey};
+use crate::types::registry::Registry;
+use crate::types::selector::{self, Operator, Requirement, Selector};
+use crate::types::validation::{self, NameRule};
+use bytes::Bytes;
+use serde_json::{json, Map, Value};
+use std::sync::OnceLock;
+
+/// One fuzz target: its name (also the name of its file in
+/// `fuzz/fuzz_targets/`, its binary, and its corpus folder in `fuzz/corpus/`),
+/// its body, and what it parses.
+pub struct Target {
+    pub name: &'static str,
+    pub run: fn(&[u8]),
+    pub parses: &'static str,
+}
+
+/// Every fuzz target, in the order `scripts/fuzz.sh` runs them.
+pub const TARGETS: &[Target] = &[
+    Target { name: "label_selector", run: label_selector, parses: "types::selector::parse_label_selector, Selector::matches" },
+    Target { name: "field_selector", run: field_selector, parses: "types::selector::parse_field_selector, Selector::matches" },
+    Target { name: "params", run: params, parses: "api::params::Params::parse" },
+    Target { name: "route", run: route, parses: "api::route::parse" },
+    Target { name: "accept", run: accept, parses: "api::negotiate::{parse_accept, for_objects, for_discovery}" },
+    Target { name: "protobuf", run: protobuf, parses: "api::protobuf::{decode_envelope, decode_object}" },
+    Target { name: "body", run: body, parses: "api::object::{decode_body, check_type_meta}" },
+    Target { name: "object_key", run: object_key, parses: "types::key::ObjectKey::decode" },
+    Target { name: "validation", run: validation, parses: "types::validation name, label and annotation validators" },
+    Target { name: "encode_stored", run: encode_stored, parses: "cache::encode_stored" },
+    // log_record: the log's record decoder is being written on the `log`
+    // branch. When it lands, add `pub fn log_record(data: &[u8])` here (decode
+    // must not panic; a decoded record must re-encode to the same bytes), an
+    // entry in this list, `fuzz/fuzz_targets/log_record.rs`, a `[[bin]]` in
+    // `fuzz/Cargo.toml` and seeds in `fuzz/corpus/log_record/`;
+    // `tests/fuzz_smoke.rs` and `scripts/fuzz.sh` then pick it up.
+];
+
+fn text(data: &[u8]) -> String {
+    String::from_utf8_lossy(data).into_owned()
+}
+
+// --- Selectors -----------------------------------------------------------------
+
+/// Writes a label selector back in the query-string form.
+pub fn render_label_selector(selector: &Selector) -> String {
+    let parts: Vec<String> = selector
+        .requirements
+        .iter()
+        .map(|r| match &r.operator {
+            Operator::Equals => format!("{}={}", r.key, r.value),
+            Operator::NotEquals => format!("{}!={}", r.key, r.value),
+            Operator::In(values) => format!("{} in ({})", r.key, values.join(",")),
+            Operator::NotIn(values) => format!("{} notin ({})", r.key, values.join(",")),
+            Operator::Exists => r.key.clone(),
+            Operator::DoesNotExist => format!("!{}", r.key),
+        })
+        .collect();
+    parts.join(",")
+}
+
+/// Writes a field selector back in the query-string form, escaping `\`, `,`
+/// and `=` in values. A key never holds `=`; one ending in `!` (the parser
+/// trims keys) gets a space before `=` so that `!=` does not appear.
+pub fn render_field_selector(selector: &Selector) -> String {
+    let parts: Vec<String> = selector
+        .requirements
+        .iter()
+        .map(|r| {
+            let mut value = String::new();
+            for c in r.value.chars() {
+                if matches!(c, '\\' | ',' | '=') {
+                    value.push('\\');
+                }
+                value.push(c);
+            }
+            let op = match r.operator {
+                Operator::NotEquals => "!=",
+                _ if r.key.ends_with('!') => " =",
+                _ => "=",
+            };
+            format!("{}{op}{value}", r.key)
+        })
+        .collect();
+    parts.join(",")
+}
+
+fn negated(r: &Requirement) -> Requirement {
+    let operator = match &r.operator {
+        Operator::Equals => Operator::NotEquals,
+        Operator::NotEquals => Operator::Equals,
+        Operator::In(v) => Operator::NotIn(v.clone()),
+        Operator::NotIn(v) => Operator::In(v.clone()),
+        Operator::Exists => Operator::DoesNotExist,
+        Operator::DoesNotExist => Operator::Exists,
+    };
+    Requirement { key: r.key.clone(), operator, value: r.value.clone() }
+}
+
+/// Checks `Selector::matches` against its own parts on a few label sets built
+/// from the selector: the empty set, one that gives each key the value its
+/// requirement names, and one that gives each key a value no requirement
+/// names. A conjunction matches iff every requirement does; a requirement
+/// and its negation never agree.
+fn check_matches(selector: &Selector) {
+    let named: Vec<(String, String)> = selector
+        .requirements
+        .iter()
+        .map(|r| {
+            let value = match &r.operator {
+                Operator::In(v) | Operator::NotIn(v) => v.first().cloned().unwrap_or_default(),
+                _ => r.value.clone(),
+            };
+            (r.key.clone(), value)
+        })
+        .collect();
+    let other: Vec<(String, String)> =
+        selector.requirements.iter().map(|r| (r.key.clone(), "\u{1}unnamed".to_string())).collect();
+    for labels in [Vec::new(), named, other] {
+        let lookup = |k: &str| labels.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let all = selector.requirements.iter().all(|r| {
+            let one = Selector { requirements: vec![r.clone()] };
+            let not = Selector { requirements: vec![negated(r)] };
+            let matched = one.matches(lookup);
+            assert_ne!(matched, not.matches(lookup), "{r:?} and its negation agree on {labels:?}");
+            matched
+        });
+        assert_eq!(selector.matches(lookup), all, "{selector:?} on {labels:?}");
+    }
+    assert!(Selector::default().matches(|_| None), "the empty selector matches everything");
+}
+
+/// `labelSelector`: never panics; a parsed selector's keys and values are
+/// trimmed and non-empty keys; writing it back and parsing again gives the
+/// same requirements; `matches` is consistent (see `check_matches`).
+pub fn label_selector(data: &[u8]) {
+    let input = text(data);
+    let Ok(selector) = selector::parse_label_selector(&input) else { return };
+    for r in &selector.requirements {
+        assert!(!r.key.is_empty() && r.key.trim() == r.key, "bad key in {r:?}");
+        assert_eq!(r.value.trim(), r.value, "untrimmed value in {r:?}");
+    }
+    let rendered = render_label_selector(&selector);
+    let again = selector::parse_label_selector(&rendered)
+        .unwrap_or_else(|e| panic!("{input:?} parsed, but its rendering {rendered:?} does not: {e}"));
+    assert_eq!(again, selector, "{input:?} -> {rendered:?}");
+    check_matches(&selector);
+}
+
+/// `fieldSelector`: never panics; keys are trimmed and non-empty; only `=`,
+/// `==` and `!=` come out; writing it back (values escaped) and parsing
+/// again gives the same requirements; `matches` is consistent.
+pub fn field_selector(data: &[u8]) {
+    let input = text(data);
+    let Ok(selector) = selector::parse_field_selector(&input) else { return };
+    for r in &selector.requirements {
+        assert!(!r.key.is_empty() && r.key.trim() == r.key, "bad key in {r:?}");
+        assert!(matches!(r.operator, Operator::Equals | Operator::NotEquals), "{r:?}");
+    }
+    let rendered = render_field_selector(&selector);
+    let again = selector::parse_field_selector(&rendered)
+        .unwrap_or_else(|e| panic!("{input:?} parsed, but its rendering {rendered:?} does not: {e}"));
+    assert_eq!(again, selector, "{input:?} -> {rendered:?}");
+    check_matches(&selector);
+}
+
+// --- Query parameters ------------------------------------------------------------
+
+/// Writes parsed parameters back as a query string.
+pub fn render_params(p: &Params) -> String {
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    let bools = [("pretty", p.pretty), ("watch", p.watch), ("verbose", p.verbose)];
+    for (name, value) in bools {
+        if value {
+            q.append_pair(name, "true");
+        }
+    }
+    let strings = [
+        ("labelSelector", &p.label_selector),
+        ("fieldSelector", &p.field_selector),
+        ("resourceVersion", &p.resource_version),
+        ("resourceVersionMatch", &p.resource_version_match),
+        ("continue", &p.continue_token),
+        ("fieldManager", &p.field_manager),
+        ("fieldValidation", &p.field_validation),
+        ("propagationPolicy", &p.propagation_policy),
+        ("includeObject", &p.include_object),
+    ];
+    for (name, value) in strings {
+        if let Some(v) = value {
+            q.append_pair(name, v);
+        }
+    }
+    if let Some(n) = p.limit {
+        q.append_pair("limit", &n.to_string());
+    }
+    if let Some(n) = p.timeout_seconds {
+        q.append_pair("timeoutSeconds", &n.to_string());
+    }
+    if let Some(n) = p.grace_period_seconds {
+        q.append_pair("gracePeriodSeconds", &n.to_string());
+    }
+    if p.dry_run_all {
+        q.append_pair("dryRun", "All");
+    }
+    for e in &p.exclude {
+        q.append_pair("exclude", e);
+    }
+    q.finish()
+}
+
+/// Query strings: never panics; every error is a 400; a limit is never 0
+/// (0 and negatives mean "no limit"); writing the parameters back and
+/// parsing again gives the same parameters.
+pub fn params(data: &[u8]) {
+    let query = text(data);
+    assert_eq!(Params::parse(None).ok(), Some(Params::default()));
+    match Params::parse(Some(&query)) {
+        Err(e) => assert_eq!(e.code(), 400, "{query:?}: {e:?}"),
+        Ok(p) => {
+            assert_ne!(p.limit, Some(0), "{query:?}");
+            let rendered = render_params(&p);
+            let again = Params::parse(Some(&rendered))
+                .unwrap_or_else(|e| panic!("{query:?} parsed, but its rendering {rendered:?} does not: {e:?}"));
+            assert_eq!(again, p, "{query:?} -> {rendered:?}");
+        }
+    }
+}
+
+// --- Paths -----------------------------------------------------------------------
+
+/// The path a parsed route came from, in its canonical form.
+pub fn render_route(r: &Route) -> Option<String> {
+    Some(match r {
+        Route::CoreVersions => "/api".into(),
+        Route::Groups => "/apis".into(),
+        Route::Group(g) => format!("/apis/{g}"),
+        Route::GroupVersion { group, version } if group.is_empty() => format!("/api/{version}"),
+        Route::GroupVersion { group, version } => format!("/apis/{group}/{version}"),
+        Route::Version => "/version".into(),
+        Route::OpenApiV3Index => "/openapi/v3".into(),
+        Route::OpenApiV3(rest) => format!("/openapi/v3/{rest}"),
+        Route::OpenApiV2 => "/openapi/v2".into(),
+        Route::Health { kind, check: None } => format!("/{}", kind.name()),
+        Route::Health { kind, check: Some(c) } => format!("/{}/{c}", kind.name()),
+        Route::Metrics => "/metrics".into(),
+        Route::Resource(p) => render_resource_path(p),
+        Route::NotFound => return None,
+    })
+}
+
+fn render_resource_path(p: &ResourcePath) -> String {
+    let mut s = if p.group.is_empty() { format!("/api/{}", p.version) } else { format!("/apis/{}/{}", p.group, p.version) };
+    if p.legacy_watch {
+        s.push_str("/watch");
+    }
+    if let Some(ns) = &p.namespace {
+        s.push_str("/namespaces/");
+        s.push_str(ns);
+    }
+    for part in [Some(&p.resource), p.name.as_ref(), p.subresource.as_ref()].into_iter().flatten() {
+        s.push('/');
+        s.push_str(part);
+    }
+    s
+}
+
+/// Paths: never panics; trailing slashes never matter; a Resource has
+/// non-empty version and resource and no empty or `/`-holding segment; a
+/// route written back parses to the same route.
+pub fn route(data: &[u8]) {
+    let path = text(data);
+    let parsed = route::parse(&path);
+    assert_eq!(route::parse(&format!("{path}/")), parsed, "{path:?} with a trailing slash");
+    if let Route::Resource(p) = &parsed {
+        assert!(!p.resource.is_empty(), "{path:?}: empty resource name");
+        assert!(!p.version.is_empty(), "{path:?}: empty version");
+        let segments = [Some(&p.version), Some(&p.resource), p.namespace.as_ref(), p.name.as_ref(), p.subresource.as_ref()];
+        for s in segments.into_iter().flatten() {
+            assert!(!s.is_empty() && !s.contains('/'), "{path:?}: bad segment {s:?} in {p:?}");
+        }
+    }
+    if let Some(rendered) = render_route(&parsed) {
+        assert_eq!(route::parse(&rendered), parsed, "{path:?} -> {rendered:?}");
+    }
+}
+
+// --- Accept headers --------------------------------------------------------------
+
+/// Accept headers (the first byte picks whether tables are allowed, the rest
+/// is the header): never panics; media types come out trimmed, lower-cased
+/// and non-empty, never with a `q` parameter; errors are 406 only; a Table
+/// only when allowed; allowing tables never turns an answer into a 406;
+/// appending `application/json` always makes the header acceptable.
+pub fn accept(data: &[u8]) {
+    let (table_allowed, header) = match data.split_first() {
+        Some((first, rest)) => (first & 1 == 1, text(rest)),
+        None => (true, String::new()),
+    };
+    let ranges = negotiate::parse_accept(&header);
+    assert!(ranges.len() <= header.split(',').count(), "{header:?}: more ranges than parts");
+    for r in &ranges {
+        assert!(!r.media_type.is_empty(), "{header:?}: empty media type");
+        assert_eq!(r.media_type, r.media_type.trim().to_ascii_lowercase(), "{header:?}");
+        for (k, _) in &r.params {
+            assert!(!k.is_empty() && k != "q" && k.trim() == k, "{header:?}: parameter {k:?}");
+        }
+    }
+    let objects = negotiate::for_objects(Some(&header), table_allowed);
+    match &objects {
+        Ok(Representation::Json) => {}
+        Ok(Representation::Table { version }) => {
+            assert!(table_allowed, "{header:?}: a Table although tables are not allowed");
+            assert!(version == "v1" || version == "v1beta1", "{header:?}: Table {version}");
+        }
+        Ok(other) => panic!("{header:?}: for_objects chose {other:?}"),
+        Err(e) => assert_eq!(e.code(), 406, "{header:?}: {e:?}"),
+    }
+    if negotiate::for_objects(Some(&header), false).is_ok() {
+        assert!(negotiate::for_objects(Some(&header), true).is_ok(), "{header:?}: allowing tables made it a 406");
+    }
+    match negotiate::for_discovery(Some(&header)) {
+        Ok(Representation::Json) => {}
+        Ok(Representation::AggregatedDiscovery { version }) => {
+            assert!(version == "v2" || version == "v2beta1", "{header:?}: discovery {version}")
+        }
+        Ok(other) => panic!("{header:?}: for_discovery chose {other:?}"),
+        Err(e) => assert_eq!(e.code(), 406, "{header:?}: {e:?}"),
+    }
+    let with_json = format!("{header},application/json");
+    assert!(negotiate::for_objects(Some(&with_json), table_allowed).is_ok(), "{with_json:?}");
+    assert!(negotiate::for_discovery(Some(&with_json)).is_ok(), "{with_json:?}");
+    if header.trim().is_empty() {
+        assert_eq!(objects.ok(), Some(Representation::Json), "a blank Accept header means JSON");
+    }
+}
+
+// --- Protobuf bodies -------------------------------------------------------------
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_bytes(out: &mut Vec<u8>, number: u64, bytes: &[u8]) {
+    put_varint(out, number << 3 | 2);
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+fn string_entry(key: &str, value: &str) -> Vec<u8> {
+    let mut entry = Vec::new();
+    put_bytes(&mut entry, 1, key.as_bytes());
+    put_bytes(&mut entry, 2, value.as_bytes());
+    entry
+}
+
+/// A Namespace built from the input's text (fields separated by `\u{1}`:
+/// name, generateName, namespace, resourceVersion, then labels,
+/// annotations and finalizers in turn, `k=v` for map entries), encoded the
+/// way kubectl does, and the JSON the decoder must produce for it.
+fn namespace_case(data: &[u8]) -> (Vec<u8>, Value) {
+    let input = text(data);
+    let pieces: Vec<&str> = input.split('\u{1}').collect();
+    let piece = |i: usize| pieces.get(i).copied().unwrap_or("");
+    let mut meta_pb = Vec::new();
+    let mut meta = Map::new();
+    for (number, field, value) in [(1, "name", piece(0)), (2, "generateName", piece(1)), (3, "namespace", piece(2)), (6, "resourceVersion", piece(3))] {
+        put_bytes(&mut meta_pb, number, value.as_bytes());
+        if !value.is_empty() {
+            meta.insert(field.into(), json!(value));
+        }
+    }
+    let (mut labels, mut annotations, mut finalizers) = (Map::new(), Map::new(), Vec::new());
+    for (i, p) in pieces.iter().copied().skip(4).enumerate() {
+        let (k, v) = p.split_once('=').unwrap_or((p, ""));
+        match i % 3 {
+            0 => {
+                put_bytes(&mut meta_pb, 11, &string_entry(k, v));
+                labels.insert(k.to_string(), json!(v));
+            }
+            1 => {
+                put_bytes(&mut meta_pb, 12, &string_entry(k, v));
+                annotations.insert(k.to_string(), json!(v));
+            }
+            _ => {
+                put_bytes(&mut meta_pb, 14, p.as_bytes());
+                finalizers.push(json!(p));
+            }
+        }
+    }
+    for (field, value) in [("labels", Value::Object(labels)), ("annotations", Value::Object(annotations)), ("finalizers", Value::Array(finalizers.clone()))] {
+        if value.as_object().is_some_and(|m| !m.is_empty()) || value.as_array().is_some_and(|a| !a.is_empty()) {
+            meta.insert(field.into(), value);
+        }
+    }
+    // The spec holds the same finalizers in reverse order.
+    let mut spec_pb = Vec::new();
+    let mut spec = Map::new();
+    let spec_finalizers: Vec<Value> = finalizers.iter().rev().cloned().collect();
+    for f in &spec_finalizers {
+        put_bytes(&mut spec_pb, 1, f.as_str().unwrap_or_default().as_bytes());
+    }
+    if !spec_finalizers.is_empty() {
+        spec.insert("finalizers".into(), Value::Array(spec_finalizers));
+    }
+    let mut raw = Vec::new();
+    put_bytes(&mut raw, 1, &meta_pb);
+    put_bytes(&mut raw, 2, &spec_pb);
+    let mut type_meta = Vec::new();
+    put_bytes(&mut type_meta, 1, b"v1");
+    put_bytes(&mut type_meta, 2, b"Namespace");
+    let mut body = protobuf::MAGIC.to_vec();
+    put_bytes(&mut body, 1, &type_meta);
+    put_bytes(&mut body, 2, &raw);
+    let expected = json!({"kind": "Namespace", "apiVersion": "v1", "metadata": meta, "spec": spec});
+    (body, expected)
+}
+
+/// Protobuf bodies: never panics; every error is 400 or 415; a decoded
+/// object is a Namespace whose metadata is an object of strings, string
+/// maps and string lists. Then a Namespace built from the input is encoded
+/// as kubectl sends it and must decode to exactly the expected JSON.
+pub fn protobuf(data: &[u8]) {
+    if let Err(e) = protobuf::decode_envelope(data) {
+        assert!(matches!(e.code(), 400 | 415), "decode_envelope: {e:?}");
+    }
+    for kind in ["Namespace", "Pod"] {
+        match protobuf::decode_object(data, kind) {
+            Err(e) => assert!(matches!(e.code(), 400 | 415), "decode_object: {e:?}"),
+            Ok(object) => {
+                assert_eq!(object.get("kind"), Some(&json!("Namespace")), "{object:?}");
+                if let Some(meta) = object.get("metadata") {
+                    let meta = meta.as_object().unwrap_or_else(|| panic!("metadata is not an object: {object:?}"));
+                    for (field, value) in meta {
+                        let ok = match value {
+                            Value::String(_) => true,
+                            Value::Object(m) => m.values().all(Value::is_string),
+                            Value::Array(a) => a.iter().all(Value::is_string),
+                            _ => false,
+                        };
+                        assert!(ok, "metadata.{field} = {value:?}");
+                    }
+                }
+            }
+        }
+    }
+    let (body, expected) = namespace_case(data);
+    match protobuf::decode_object(&body, "Namespace") {
+        Ok(object) => assert_eq!(Value::Object(object), expected),
+        // The structured case carries only the input's text, always UTF-8.
+        Err(e) => panic!("a well-formed Namespace body failed to decode: {e:?}"),
+    }
+}
+
+// --- Request bodies --------------------------------------------------------------
+
+/// The content types the `body` target picks from with its first byte.
+pub const BODY_CONTENT_TYPES: &[Option<&str>] = &[
+    Some("application/json"),
+    Some("application/vnd.kubernetes.protobuf"),
+    None,
+    Some("application/json; charset=utf-8"),
+    Some("APPLICATION/JSON"),
+    Some("text/plain"),
+    Some("application/yaml"),
+    Some(""),
+];
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(Registry::builtin)
+}
+
+/// Request bodies: byte 0 picks the content type from
+/// [`BODY_CONTENT_TYPES`], byte 1 the resource from the built-in registry,
+/// the rest is the body. Never panics; decode errors are 400 or 415 (415
+/// only for a media type other than JSON); a JSON object body always
+/// decodes; `check_type_meta` fails only with 400, and on success leaves the
+/// endpoint's kind and apiVersion and a metadata object, and a second call
+/// changes nothing.
+pub fn body(data: &[u8]) {
+    let (selector, resource, body) = match data {
+        [a, b, rest @ ..] => (*a as usize, *b as usize, rest),
+        _ => (0, 0, data),
+    };
+    let content_type = BODY_CONTENT_TYPES[selector % BODY_CONTENT_TYPES.len()];
+    let registry = registry();
+    let info = registry.iter().nth(resource % registry.len()).expect("the built-in registry is not empty");
+    let media = object::media_type(content_type);
+    let is_json = media == "application/json" || media.is_empty();
+    let decoded = object::decode_body(content_type, body, &info.kind);
+    if is_json && serde_json::from_slice::<Map<String, Value>>(body).is_ok() {
+        assert!(decoded.is_ok(), "a JSON object body was rejected: {decoded:?}");
+    }
+    let mut object = match decoded {
+        Err(e) => {
+            assert!(matches!(e.code(), 400 | 415), "decode_body: {e:?}");
+            if is_json {
+                assert_eq!(e.code(), 400, "JSON bodies fail with 400 only: {e:?}");
+            }
+            return;
+        }
+        Ok(object) => object,
+    };
+    match object::check_type_meta(&mut object, info) {
+        Err(e) => assert_eq!(e.code(), 400, "check_type_meta: {e:?}"),
+        Ok(()) => {
+            assert_eq!(object.get("kind"), Some(&json!(info.kind)));
+            assert_eq!(object.get("apiVersion"), Some(&json!(info.api_version())));
+            assert!(object.get("metadata").is_some_and(Value::is_object), "{object:?}");
+            let before = object.clone();
+            assert!(object::check_type_meta(&mut object, info).is_ok(), "second check of {before:?}");
+            assert_eq!(object, before, "check_type_meta is not idempotent");
+        }
+    }
+}
+
+// --- Object keys -----------------------------------------------------------------
+
+/// Object keys: never panics; a decoded key has a non-empty resource and
+/// name and no `/` in any part, encodes back to exactly the input bytes (so
+/// one key has one byte form and one owning shard), and decodes again to
+/// itself. Then a key built from the input's `/`-free pieces round-trips.
+pub fn object_key(data: &[u8]) {
+    if let Some(key) = ObjectKey::decode(data) {
+        assert!(!key.resource.is_empty() && !key.name.is_empty(), "{key:?}");
+        for part in [&key.group, &key.resource, &key.namespace, &key.name] {
+            assert!(!part.contains('/'), "{key:?}");
+        }
+        let encoded = key.encode();
+        assert_eq!(&encoded[..], data, "{key:?} does not encode back to its bytes");
+        assert_eq!(ObjectKey::decode(&encoded).as_ref(), Some(&key));
+        for shards in [1, 2, 7] {
+            assert_eq!(key.shard(shards), shard_for_key(data, shards), "{key:?}");
+        }
+    }
+    let input = text(data);
+    let pieces: Vec<&str> = input.split('/').collect();
+    let piece = |i: usize| pieces.get(i).copied().unwrap_or("x");
+    let (group, resource, namespace, name) = (piece(0), piece(1), piece(2), piece(3));
+    if group != "core" && !resource.is_empty() && !name.is_empty() {
+        let key = ObjectKey::new(group, resource, namespace, name);
+        assert_eq!(ObjectKey::decode(&key.encode()), Some(key.clone()), "{key:?} does not round-trip");
+    }
+}
+
+// --- Validation ------------------------------------------------------------------
+
+/// Reference forms of the validators' regular expressions, written
+/// independently of `types::validation` to check it against.
+mod reference {
+    fn alnum_lower(c: char) -> bool {
+        c.is_ascii_lowercase() || c.is_ascii_digit()
+    }
+
+    /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, no length limit.
+    pub fn dns1123_label_shape(s: &str) -> bool {
+        let chars: Vec<char> = s.chars().collect();
+        !chars.is_empty()
+            && alnum_lower(chars[0])
+            && alnum_lower(chars[chars.len() - 1])
+            && chars.iter().all(|&c| alnum_lower(c) || c == '-')
+    }
+
+    pub fn dns1123_label(s: &str) -> bool {
+        s.len() <= 63 && dns1123_label_shape(s)
+    }
+
+    pub fn dns1123_subdomain(s: &str) -> bool {
+        s.len() <= 253 && s.split('.').all(dns1123_label_shape)
+    }
+
+    pub fn dns1035_label(s: &str) -> bool {
+        dns1123_label(s) && s.starts_with(|c: char| c.is_ascii_lowercase())
+    }
+
+    /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63 bytes.
+    pub fn name_part(s: &str) -> bool {
+        let chars: Vec<char> = s.chars().collect();
+        !chars.is_empty()
+            && s.len() <= 63
+            && chars[0].is_ascii_alphanumeric()
+            && chars[chars.len() - 1].is_ascii_alphanumeric()
+            && chars.iter().all(|&c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    }
+
+    pub fn qualified_name(s: &str) -> bool {
+        match s.split_once('/') {
+            None => name_part(s),
+            Some((prefix, name)) => !prefix.is_empty() && dns1123_subdomain(prefix) && name_part(name),
+        }
+    }
+
+    pub fn label_value(s: &str) -> bool {
+        s.is_empty() || name_part(s)
+    }
+
+    pub fn path_segment_name(s: &str) -> bool {
+        s != "." && s != ".." && !s.contains('/') && !s.contains('%')
+    }
+}
+
+/// Validators: never panic; each one accepts exactly what the reference form
+/// of kube's regular expression accepts, and explains every rejection with
+/// non-empty messages; the object-meta and label checks agree with the
+/// single-value checks; `go_quote` brackets its output in quotes and leaves
+/// no raw control character in it.
+pub fn validation(data: &[u8]) {
+    let v = text(data);
+    let v = v.as_str();
+    let checks: [(&str, Vec<String>, bool); 7] = [
+        ("is_dns1123_subdomain", validation::is_dns1123_subdomain(v), reference::dns1123_subdomain(v)),
+        ("is_dns1123_label", validation::is_dns1123_label(v), reference::dns1123_label(v)),
+        ("is_dns1035_label", validation::is_dns1035_label(v), reference::dns1035_label(v)),
+        ("is_qualified_name", validation::is_qualified_name(v), reference::qualified_name(v)),
+        ("is_valid_label_value", validation::is_valid_label_value(v), reference::label_value(v)),
+        ("is_valid_path_segment_name", validation::is_valid_path_segment_name(v), reference::path_segment_name(v)),
+        (
+            "is_valid_path_segment_prefix",
+            validation::is_valid_path_segment_prefix(v),
+            !v.contains('/') && !v.contains('%'),
+        ),
+    ];
+    for (name, messages, valid) in &checks {
+        assert_eq!(messages.is_empty(), *valid, "{name}({v:?}) = {messages:?}");
+        assert!(messages.iter().all(|m| !m.is_empty()), "{name}({v:?}): empty message");
+    }
+    for rule in [NameRule::Dns1123Subdomain, NameRule::Dns1123Label, NameRule::Dns1035Label, NameRule::PathSegment, NameRule::CronJob] {
+        let as_name = rule.check(v, false);
+        let errors = validation::validate_object_name(rule, v, "");
+        if v.is_empty() {
+            assert_eq!(errors.len(), 1, "an empty name with no generateName is one error");
+        } else {
+            let cronjob_too_long = rule == NameRule::CronJob && v.len() > validation::CRONJOB_NAME_MAX_LEN;
+            assert_eq!(errors.is_empty(), as_name.is_empty() && !cronjob_too_long, "{rule:?} {v:?}: {errors:?}");
+        }
+        let generated = validation::validate_object_name(rule, "", v);
+        if !v.is_empty() {
+            assert_eq!(generated.is_empty(), rule.check(v, true).is_empty(), "{rule:?} generateName {v:?}");
+        }
+        for e in errors.iter().chain(&generated) {
+            assert!(!e.to_string().is_empty());
+            let _ = e.body();
+        }
+        let message = validation::invalid_message("Pod", v, &errors);
+        assert!(message.starts_with("Pod \""), "{message:?}");
+    }
+    let namespace = validation::validate_object_namespace(v);
+    assert_eq!(namespace.is_empty(), !v.is_empty() && reference::dns1123_label(v), "namespace {v:?}");
+    let labels = validation::validate_labels([(v, v)]);
+    assert_eq!(labels.is_empty(), reference::qualified_name(v) && reference::label_value(v), "labels {v:?}");
+    let annotations = validation::validate_annotations([(v, v)]);
+    let fits = 2 * v.len() <= validation::ANNOTATIONS_BYTES_MAX;
+    assert_eq!(annotations.is_empty(), reference::qualified_name(&v.to_lowercase()) && fits, "annotations {v:?}");
+    let quoted = validation::go_quote(v);
+    assert!(quoted.len() >= 2 && quoted.starts_with('"') && quoted.ends_with('"'), "{quoted:?}");
+    assert!(!quoted.chars().any(char::is_control), "go_quote left a control character: {quoted:?}");
+}
+
+// --- The cache's encoding --------------------------------------------------------
+
+/// Selectable field paths the `encode_stored` target asks for, odd ones
+/// included.
+pub const SELECTABLE_FIELDS: &[&str] = &["spec.nodeName", "status.phase", "metadata.name", "spec", "", "a..b"];
+
+/// Stored values: byte 0 gives the revisions, the rest is the value. Never
+/// panics; on success the served JSON is an object whose
+/// `metadata.resourceVersion` is the revision, the parsed metadata agrees
+/// with the JSON, and encoding the served bytes again gives the same bytes
+/// and metadata.
+pub fn encode_stored(data: &[u8]) {
+    let (revision, value) = match data.split_first() {
+        Some((first, rest)) => (u64::from(*first) * 1_000_003, rest),
+        None => (0, data),
+    };
+    let fields: Vec<String> = SELECTABLE_FIELDS.iter().map(|s| s.to_string()).collect();
+    let key = Bytes::from_static(b"/registry/core/pods/ns/x");
+    let Ok(first) = cache::encode_stored(key.clone(), value, Revision(revision), Revision(1), &fields) else { return };
+    assert_eq!(first.mod_revision, Revision(revision));
+    assert_eq!(first.meta.resource_version, first.mod_revision, "meta.resource_version != mod_revision");
+    let served: Value = serde_json::from_slice(&first.json).expect("the served bytes are JSON");
+    let meta = served.get("metadata").and_then(Value::as_object).expect("the served object has metadata");
+    assert_eq!(meta.get("resourceVersion"), Some(&json!(revision.to_string())));
+    assert_eq!(meta.get("name").and_then(Value::as_str).unwrap_or(""), first.meta.name);
+    assert_eq!(meta.get("namespace").and_then(Value::as_str).unwrap_or(""), first.meta.namespace);
+    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
+        for (k, v) in labels {
+            assert_eq!(first.meta.label(k), Some(v.as_str().unwrap_or("")), "label {k}");
+        }
+    }
+    for (path, _) in &first.meta.fields {
+        assert!(fields.contains(path), "unrequested field {path}");
+    }
+    let again = cache::encode_stored(key, &first.json, Revision(revision), Revision(1), &fields)
+        .expect("the served bytes encode again");
+    assert_eq!(again.json, first.json, "encoding is not idempotent");
+    assert_eq!(again.meta, first.meta);
+}
