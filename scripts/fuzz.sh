@@ -36,8 +36,6 @@ if [ "$#" -gt 0 ]; then
 else
     mapfile -t TARGETS < <(cargo fuzz list)
 fi
-# log_record (the log's record decoder) joins `cargo fuzz list` once its
-# target lands; see src/fuzzing.rs.
 
 log "building ${#TARGETS[@]} targets (sanitizer: $SANITIZER)"
 cargo fuzz build --sanitizer "$SANITIZER"

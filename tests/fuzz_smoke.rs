@@ -113,9 +113,42 @@ impl Rng {
 
 /// Bytes that mean something to at least one of the parsers.
 const TOKENS: &[&[u8]] = &[
-    b"=", b"==", b"!=", b"!", b",", b"(", b")", b" in ", b" notin ", b"\\", b"/", b"&", b"%", b"%2C", b";",
-    b";q=0", b"*/*", b"application/json", b";as=Table", b"\"", b"{", b"}", b"[", b"]", b":", b"null",
-    b"\x00", b"\x80", b"\xff", b"\x0a", b"\x12", b"\x1a", b"k8s\x00", "é".as_bytes(), b"namespaces", b"watch",
+    b"=",
+    b"==",
+    b"!=",
+    b"!",
+    b",",
+    b"(",
+    b")",
+    b" in ",
+    b" notin ",
+    b"\\",
+    b"/",
+    b"&",
+    b"%",
+    b"%2C",
+    b";",
+    b";q=0",
+    b"*/*",
+    b"application/json",
+    b";as=Table",
+    b"\"",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b":",
+    b"null",
+    b"\x00",
+    b"\x80",
+    b"\xff",
+    b"\x0a",
+    b"\x12",
+    b"\x1a",
+    b"k8s\x00",
+    "é".as_bytes(),
+    b"namespaces",
+    b"watch",
 ];
 
 fn mutate(rng: &mut Rng, pool: &[Vec<u8>]) -> Vec<u8> {
@@ -179,9 +212,12 @@ fn smoke(name: &str) {
     for (i, input) in hostile.iter().enumerate() {
         run_one(target, &format!("hostile input #{i}"), input);
     }
-    let pool: Vec<Vec<u8>> = seeds.into_iter().chain(hostile.into_iter().filter(|h| h.len() <= INPUT_BYTES_MAX)).collect();
+    let pool: Vec<Vec<u8>> =
+        seeds.into_iter().chain(hostile.into_iter().filter(|h| h.len() <= INPUT_BYTES_MAX)).collect();
     // A different stream per target, the same stream on every run.
-    let mut rng = Rng(SEED ^ name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)));
+    let mut rng = Rng(
+        SEED ^ name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    );
     for case in 0..MUTATED_CASES {
         let input = mutate(&mut rng, &pool);
         run_one(target, &format!("mutated case #{case}"), &input);
@@ -238,6 +274,11 @@ fn encode_stored() {
     smoke("encode_stored");
 }
 
+#[test]
+fn log_record() {
+    smoke("log_record");
+}
+
 /// Every target in `fuzzing::TARGETS` has a smoke test above, a target file
 /// calling its body, a `[[bin]]` in `fuzz/Cargo.toml` and a corpus folder;
 /// and the fuzz crate has no target that `TARGETS` lacks.
@@ -249,8 +290,16 @@ fn fuzz_crate_matches_targets() {
         assert!(this_file.contains(&format!("smoke(\"{}\")", t.name)), "{}: no smoke test", t.name);
         let file = fuzz_dir().join("fuzz_targets").join(format!("{}.rs", t.name));
         let source = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        assert!(source.contains(&format!("shardline::fuzzing::{}(data)", t.name)), "{} does not call its body", file.display());
-        assert!(manifest.contains(&format!("name = \"{}\"\npath = \"fuzz_targets/{}.rs\"", t.name, t.name)), "{}: no [[bin]]", t.name);
+        assert!(
+            source.contains(&format!("shardline::fuzzing::{}(data)", t.name)),
+            "{} does not call its body",
+            file.display()
+        );
+        assert!(
+            manifest.contains(&format!("name = \"{}\"\npath = \"fuzz_targets/{}.rs\"", t.name, t.name)),
+            "{}: no [[bin]]",
+            t.name
+        );
         assert!(fuzz_dir().join("corpus").join(t.name).is_dir(), "{}: no corpus folder", t.name);
     }
     for entry in std::fs::read_dir(fuzz_dir().join("fuzz_targets")).unwrap() {

@@ -161,7 +161,11 @@ mod tests {
         let first = encode_stored(Bytes::new(), value, Revision(4), Revision(4), &[]).unwrap();
         let again = encode_stored(Bytes::new(), &first.json, Revision(4), Revision(4), &[]).unwrap();
         assert_eq!(again.json, first.json);
-        assert!(std::str::from_utf8(&first.json).unwrap().contains(r#""spec":5.555555555777778e+40"#), "{:?}", first.json);
+        assert!(
+            std::str::from_utf8(&first.json).unwrap().contains(r#""spec":5.555555555777778e+40"#),
+            "{:?}",
+            first.json
+        );
     }
 
     #[test]

@@ -29,9 +29,9 @@
 
 mod generated;
 mod notify;
-mod record;
-mod segment;
-mod snapshot;
+pub(crate) mod record;
+pub(crate) mod segment;
+pub(crate) mod snapshot;
 pub mod testing;
 #[cfg(test)]
 mod tests;
