@@ -1,20 +1,39 @@
 //! Request bodies in Kubernetes' protobuf encoding: the `k8s\0` magic, a
 //! `runtime.Unknown` envelope (typeMeta, raw, contentEncoding, contentType),
-//! and the object inside `raw`.
+//! and the object inside `raw`, decoded into the JSON object kube-apiserver
+//! would have decoded.
 //!
-//! This slice decodes the envelope and `ObjectMeta` for every type, plus the
-//! spec and status of a Namespace: what kubectl's typed clients send for
-//! `kubectl create namespace` (they prefer protobuf since kubectl 1.32). The
-//! other types' bodies answer 415 until the representations issue brings the
-//! full schema-driven codec.
+//! The object is decoded by walking the schema table of `types::proto_schema`
+//! (generated from the k8s-pb crate): every field number maps to its JSON
+//! name and type; Kubernetes' custom JSON forms (`Time`, `MicroTime`,
+//! `Duration`, `IntOrString`, `Quantity`, embedded JSON, the apiextensions
+//! `JSONSchemaPropsOr*` unions) and Go's inline embedding are applied; proto
+//! maps become objects and `bytes` base64 strings. Every served built-in kind
+//! decodes; a kind without a table entry (a custom resource) answers 415, as
+//! kube-apiserver does for custom resources.
 //!
-//! Invariant: never panics on any input; every malformed byte sequence is a
-//! 400 BadRequest.
+//! What reaches JSON: go-to-protobuf writes every non-pointer field, so an
+//! empty singular string stands for an absent one and is dropped (as Go's
+//! `omitempty` drops it); a zero `Time` is dropped (Go writes `null`); numbers,
+//! booleans and messages are kept as the wire had them, because a pointer to
+//! zero (`replicas: 0`) must survive. Unknown field numbers are skipped.
+//!
+//! Invariant: never panics on any input; a malformed body (truncation, wrong
+//! wire type, bad UTF-8, nesting deeper than [`MAX_DEPTH`], embedded bytes that
+//! are not JSON) is a 400 BadRequest.
 
 use super::status::ApiError;
-use serde_json::{json, Map, Value};
+use crate::types::proto_schema::{self, Field as SchemaField, Form, Message, Shape, Type};
+use serde_json::{json, Map, Number, Value};
 
 pub const MAGIC: &[u8] = b"k8s\x00";
+
+/// The deepest nesting of messages a body may have. Each level costs one
+/// stack frame of the recursive decoder (a few hundred bytes); the deepest
+/// built-in types (a Pod template inside a CronJob) nest about 12 levels and a
+/// CRD's validation schema one level per schema level, so 64 leaves room for
+/// deep CRD schemas while bounding the stack against hostile input.
+pub const MAX_DEPTH: usize = 64;
 
 /// A protobuf wire-format reader over one message's bytes.
 struct Reader<'a> {
@@ -22,12 +41,12 @@ struct Reader<'a> {
     position: usize,
 }
 
-#[derive(Debug)]
-enum Field<'a> {
-    Varint,
+#[derive(Debug, Clone, Copy)]
+enum Wire<'a> {
+    Varint(u64),
     Bytes(&'a [u8]),
-    Fixed64,
-    Fixed32,
+    Fixed64(u64),
+    Fixed32(u32),
 }
 
 fn malformed(what: &str) -> ApiError {
@@ -52,43 +71,36 @@ impl<'a> Reader<'a> {
         Err(malformed("varint longer than 10 bytes"))
     }
 
-    fn next(&mut self) -> Result<Option<(u32, Field<'a>)>, ApiError> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ApiError> {
+        let end = self.position.checked_add(n).ok_or_else(|| malformed("length overflow"))?;
+        let bytes = self.bytes.get(self.position..end).ok_or_else(|| malformed("truncated field"))?;
+        self.position = end;
+        Ok(bytes)
+    }
+
+    fn next(&mut self) -> Result<Option<(u32, Wire<'a>)>, ApiError> {
         if self.position >= self.bytes.len() {
             return Ok(None);
         }
         let key = self.varint()?;
         let number = u32::try_from(key >> 3).map_err(|_| malformed("field number too large"))?;
         let field = match key & 7 {
-            0 => {
-                self.varint()?;
-                Field::Varint
-            }
+            0 => Wire::Varint(self.varint()?),
             1 => {
-                self.skip(8)?;
-                Field::Fixed64
+                let b = self.take(8)?;
+                Wire::Fixed64(u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
             }
             2 => {
                 let len = usize::try_from(self.varint()?).map_err(|_| malformed("length too large"))?;
-                let start = self.position;
-                self.skip(len)?;
-                Field::Bytes(&self.bytes[start..start + len])
+                Wire::Bytes(self.take(len)?)
             }
             5 => {
-                self.skip(4)?;
-                Field::Fixed32
+                let b = self.take(4)?;
+                Wire::Fixed32(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             }
             _ => return Err(malformed("unsupported wire type")),
         };
         Ok(Some((number, field)))
-    }
-
-    fn skip(&mut self, n: usize) -> Result<(), ApiError> {
-        let end = self.position.checked_add(n).ok_or_else(|| malformed("length overflow"))?;
-        if end > self.bytes.len() {
-            return Err(malformed("truncated field"));
-        }
-        self.position = end;
-        Ok(())
     }
 }
 
@@ -109,18 +121,18 @@ pub fn decode_envelope(body: &[u8]) -> Result<Envelope<'_>, ApiError> {
     let mut reader = Reader::new(inner);
     while let Some((number, field)) = reader.next()? {
         match (number, field) {
-            (1, Field::Bytes(type_meta)) => {
+            (1, Wire::Bytes(type_meta)) => {
                 let mut r = Reader::new(type_meta);
                 while let Some((n, f)) = r.next()? {
                     match (n, f) {
-                        (1, Field::Bytes(b)) => envelope.api_version = text(b)?,
-                        (2, Field::Bytes(b)) => envelope.kind = text(b)?,
+                        (1, Wire::Bytes(b)) => envelope.api_version = text(b)?,
+                        (2, Wire::Bytes(b)) => envelope.kind = text(b)?,
                         _ => {}
                     }
                 }
             }
-            (2, Field::Bytes(raw)) => envelope.raw = raw,
-            (3, Field::Bytes(encoding)) if !encoding.is_empty() => {
+            (2, Wire::Bytes(raw)) => envelope.raw = raw,
+            (3, Wire::Bytes(encoding)) if !encoding.is_empty() => {
                 return Err(ApiError::UnsupportedMediaType(format!(
                     "application/vnd.kubernetes.protobuf with contentEncoding {}",
                     text(encoding)?
@@ -132,142 +144,391 @@ pub fn decode_envelope(body: &[u8]) -> Result<Envelope<'_>, ApiError> {
     Ok(envelope)
 }
 
-fn string_map(entries: &[&[u8]]) -> Result<Value, ApiError> {
-    let mut map = Map::new();
-    for entry in entries {
-        let (mut key, mut value) = (String::new(), String::new());
-        let mut r = Reader::new(entry);
-        while let Some((n, f)) = r.next()? {
-            match (n, f) {
-                (1, Field::Bytes(b)) => key = text(b)?,
-                (2, Field::Bytes(b)) => value = text(b)?,
-                _ => {}
-            }
-        }
-        map.insert(key, Value::String(value));
-    }
-    Ok(Value::Object(map))
-}
-
-/// Decodes a `metav1.ObjectMeta` into its JSON form (the fields a client sets
-/// on create and update; server-set fields are overwritten anyway).
-fn object_meta(bytes: &[u8]) -> Result<Value, ApiError> {
-    let mut meta = Map::new();
-    let mut labels = Vec::new();
-    let mut annotations = Vec::new();
-    let mut finalizers = Vec::new();
-    let mut r = Reader::new(bytes);
-    while let Some((number, field)) = r.next()? {
-        match (number, field) {
-            (1, Field::Bytes(b)) if !b.is_empty() => {
-                meta.insert("name".into(), json!(text(b)?));
-            }
-            (2, Field::Bytes(b)) if !b.is_empty() => {
-                meta.insert("generateName".into(), json!(text(b)?));
-            }
-            (3, Field::Bytes(b)) if !b.is_empty() => {
-                meta.insert("namespace".into(), json!(text(b)?));
-            }
-            (6, Field::Bytes(b)) if !b.is_empty() => {
-                meta.insert("resourceVersion".into(), json!(text(b)?));
-            }
-            (11, Field::Bytes(b)) => labels.push(b),
-            (12, Field::Bytes(b)) => annotations.push(b),
-            (13, Field::Bytes(_)) => {
-                return Err(ApiError::UnsupportedMediaType(
-                    "application/vnd.kubernetes.protobuf (ownerReferences are decoded from JSON bodies only)".into(),
-                ))
-            }
-            (14, Field::Bytes(b)) => finalizers.push(json!(text(b)?)),
-            _ => {}
-        }
-    }
-    if !labels.is_empty() {
-        meta.insert("labels".into(), string_map(&labels)?);
-    }
-    if !annotations.is_empty() {
-        meta.insert("annotations".into(), string_map(&annotations)?);
-    }
-    if !finalizers.is_empty() {
-        meta.insert("finalizers".into(), Value::Array(finalizers));
-    }
-    Ok(Value::Object(meta))
-}
-
-/// Decodes a protobuf object body of `kind` into JSON.
+/// Decodes a protobuf object body of `expected_kind` (the endpoint's kind;
+/// the envelope's group/version/kind wins when present) into JSON.
 pub fn decode_object(body: &[u8], expected_kind: &str) -> Result<Map<String, Value>, ApiError> {
     let envelope = decode_envelope(body)?;
-    let kind = if envelope.kind.is_empty() { expected_kind.to_string() } else { envelope.kind.clone() };
-    if kind != "Namespace" {
-        return Err(ApiError::UnsupportedMediaType(format!(
-            "application/vnd.kubernetes.protobuf (decoded for Namespace only in this version; send {kind} as JSON)"
-        )));
-    }
+    let kind = if envelope.kind.is_empty() { expected_kind } else { envelope.kind.as_str() };
+    let message = proto_schema::message_of_kind(&envelope.api_version, kind).ok_or_else(|| {
+        ApiError::UnsupportedMediaType(format!(
+            "application/vnd.kubernetes.protobuf (no protobuf schema for {kind}; send it as JSON)"
+        ))
+    })?;
     let mut object = Map::new();
     object.insert("kind".into(), json!(kind));
     if !envelope.api_version.is_empty() {
         object.insert("apiVersion".into(), json!(envelope.api_version));
     }
-    let mut r = Reader::new(envelope.raw);
-    while let Some((number, field)) = r.next()? {
-        match (number, field) {
-            (1, Field::Bytes(b)) => {
-                object.insert("metadata".into(), object_meta(b)?);
+    fields_into(message, envelope.raw, 1, &mut object)?;
+    Ok(object)
+}
+
+fn message_by_id(id: u16) -> Result<&'static Message, ApiError> {
+    proto_schema::message(id).ok_or_else(|| ApiError::Internal(format!("protobuf schema has no message {id}")))
+}
+
+/// Decodes one message in its JSON form.
+fn decode_message(message: &'static Message, bytes: &[u8], depth: usize) -> Result<Option<Value>, ApiError> {
+    if depth > MAX_DEPTH {
+        return Err(malformed(&format!("objects nested deeper than {MAX_DEPTH} levels")));
+    }
+    in_form(message.form, message, bytes, depth)
+}
+
+/// Decodes the fields of `message` from `bytes` into `object`.
+fn fields_into(
+    message: &'static Message,
+    bytes: &[u8],
+    depth: usize,
+    object: &mut Map<String, Value>,
+) -> Result<(), ApiError> {
+    if depth > MAX_DEPTH {
+        return Err(malformed(&format!("objects nested deeper than {MAX_DEPTH} levels")));
+    }
+    let mut reader = Reader::new(bytes);
+    while let Some((tag, wire)) = reader.next()? {
+        let Some(field) = message.field(tag) else { continue };
+        match field.shape {
+            Shape::One => {
+                if let Some(value) = single(field, wire, depth)? {
+                    object.insert(field.json.to_string(), value);
+                } else {
+                    object.shift_remove(field.json);
+                }
             }
-            (2, Field::Bytes(b)) => {
-                let mut finalizers = Vec::new();
-                let mut s = Reader::new(b);
-                while let Some((n, f)) = s.next()? {
-                    if let (1, Field::Bytes(v)) = (n, f) {
-                        finalizers.push(json!(text(v)?));
+            Shape::Inline => {
+                let (Type::Msg(id), Wire::Bytes(b)) = (field.ty, wire) else {
+                    return Err(wrong_wire(message, field));
+                };
+                fields_into(message_by_id(id)?, b, depth + 1, object)?;
+            }
+            Shape::Repeated => {
+                let values = repeated(field, wire, depth)?;
+                let entry = object.entry(field.json.to_string()).or_insert_with(|| Value::Array(Vec::new()));
+                match entry {
+                    Value::Array(array) => array.extend(values),
+                    other => *other = Value::Array(values),
+                }
+            }
+            Shape::Map => {
+                let Wire::Bytes(b) = wire else { return Err(wrong_wire(message, field)) };
+                let (key, value) = map_entry(field, b, depth)?;
+                let entry = object.entry(field.json.to_string()).or_insert_with(|| Value::Object(Map::new()));
+                match entry {
+                    Value::Object(map) => {
+                        map.insert(key, value);
                     }
+                    other => *other = json!({ key: value }),
                 }
-                let mut spec = Map::new();
-                if !finalizers.is_empty() {
-                    spec.insert("finalizers".into(), Value::Array(finalizers));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn wrong_wire(message: &Message, field: &SchemaField) -> ApiError {
+    malformed(&format!("wrong wire type for {}.{}", message.name, field.json))
+}
+
+fn wrong_type(field: &SchemaField) -> ApiError {
+    malformed(&format!("wrong wire type for field {}", field.json))
+}
+
+/// A singular field's JSON value, or `None` when JSON leaves it out.
+fn single(field: &SchemaField, wire: Wire<'_>, depth: usize) -> Result<Option<Value>, ApiError> {
+    match (field.ty, wire) {
+        (Type::String, Wire::Bytes(b)) if b.is_empty() => Ok(None),
+        (Type::Bytes, Wire::Bytes(b)) if b.is_empty() => Ok(None),
+        (Type::Msg(id), Wire::Bytes(b)) => decode_message(message_by_id(id)?, b, depth + 1),
+        _ => scalar(field, wire).map(Some),
+    }
+}
+
+/// A scalar value (never a message) in JSON.
+fn scalar(field: &SchemaField, wire: Wire<'_>) -> Result<Value, ApiError> {
+    Ok(match (field.ty, wire) {
+        (Type::String, Wire::Bytes(b)) => Value::String(text(b)?),
+        (Type::Bytes, Wire::Bytes(b)) => Value::String(base64(b)),
+        (Type::Bool, Wire::Varint(v)) => Value::Bool(v != 0),
+        (Type::Int32, Wire::Varint(v)) => json!(v as i32),
+        (Type::Int64, Wire::Varint(v)) => json!(v as i64),
+        (Type::Uint32, Wire::Varint(v)) => json!(v as u32),
+        (Type::Uint64, Wire::Varint(v)) => json!(v),
+        (Type::Double, Wire::Fixed64(v)) => number(f64::from_bits(v))?,
+        (Type::Float, Wire::Fixed32(v)) => number(f64::from(f32::from_bits(v)))?,
+        _ => return Err(wrong_type(field)),
+    })
+}
+
+fn number(value: f64) -> Result<Value, ApiError> {
+    Number::from_f64(value).map(Value::Number).ok_or_else(|| malformed("a number that JSON cannot hold"))
+}
+
+/// The values of one occurrence of a repeated field: one element, or many
+/// when a numeric field is packed.
+fn repeated(field: &SchemaField, wire: Wire<'_>, depth: usize) -> Result<Vec<Value>, ApiError> {
+    match (field.ty, wire) {
+        (Type::Msg(id), Wire::Bytes(b)) => {
+            let value = decode_message(message_by_id(id)?, b, depth + 1)?;
+            Ok(vec![value.unwrap_or(Value::Null)])
+        }
+        (Type::String | Type::Bytes, _) => Ok(vec![scalar(field, wire)?]),
+        (Type::Double, Wire::Bytes(b)) => {
+            let mut r = Reader::new(b);
+            let mut values = Vec::new();
+            while r.position < b.len() {
+                let chunk = r.take(8)?;
+                let mut eight = [0u8; 8];
+                eight.copy_from_slice(chunk);
+                values.push(scalar(field, Wire::Fixed64(u64::from_le_bytes(eight)))?);
+            }
+            Ok(values)
+        }
+        (Type::Float, Wire::Bytes(b)) => {
+            let mut r = Reader::new(b);
+            let mut values = Vec::new();
+            while r.position < b.len() {
+                let chunk = r.take(4)?;
+                let mut four = [0u8; 4];
+                four.copy_from_slice(chunk);
+                values.push(scalar(field, Wire::Fixed32(u32::from_le_bytes(four)))?);
+            }
+            Ok(values)
+        }
+        (_, Wire::Bytes(b)) => {
+            let mut r = Reader::new(b);
+            let mut values = Vec::new();
+            while r.position < b.len() {
+                values.push(scalar(field, Wire::Varint(r.varint()?))?);
+            }
+            Ok(values)
+        }
+        _ => Ok(vec![scalar(field, wire)?]),
+    }
+}
+
+/// One proto map entry (key = 1, value = 2): its string key and JSON value.
+fn map_entry(field: &SchemaField, bytes: &[u8], depth: usize) -> Result<(String, Value), ApiError> {
+    let mut key = String::new();
+    let mut value = None;
+    let mut r = Reader::new(bytes);
+    while let Some((n, wire)) = r.next()? {
+        match (n, wire) {
+            (1, Wire::Bytes(b)) => key = text(b)?,
+            (1, _) => return Err(wrong_type(field)),
+            (2, _) => {
+                value = match (field.ty, wire) {
+                    (Type::Msg(id), Wire::Bytes(b)) => decode_message(message_by_id(id)?, b, depth + 1)?,
+                    _ => Some(scalar(field, wire)?),
                 }
-                object.insert("spec".into(), Value::Object(spec));
             }
             _ => {}
         }
     }
-    Ok(object)
+    let value = match (value, field.ty) {
+        (Some(v), _) => v,
+        (None, Type::String | Type::Bytes) => Value::String(String::new()),
+        (None, Type::Msg(id)) => decode_message(message_by_id(id)?, &[], depth + 1)?.unwrap_or(Value::Null),
+        (None, Type::Bool) => Value::Bool(false),
+        (None, _) => json!(0),
+    };
+    Ok((key, value))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `kubectl create namespace demo` as kubectl 1.37 sends it.
-    const CREATE_DEMO: &[u8] = b"k8s\x00\n\x0f\n\x02v1\x12\tNamespace\x12\x1c\n\x14\n\x04demo\x12\x00\x1a\x00\"\x00*\x002\x008\x00B\x00\x12\x00\x1a\x02\n\x00\x1a\x00\"\x00";
-
-    #[test]
-    fn decodes_kubectl_namespace_create() {
-        let object = decode_object(CREATE_DEMO, "Namespace").unwrap();
-        assert_eq!(
-            Value::Object(object),
-            json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "demo"}, "spec": {}})
-        );
+/// The wire values of a message's fields, each with its schema field.
+fn parts<'a>(message: &'static Message, bytes: &'a [u8]) -> Result<Vec<(&'static SchemaField, Wire<'a>)>, ApiError> {
+    let mut out = Vec::new();
+    let mut r = Reader::new(bytes);
+    while let Some((tag, wire)) = r.next()? {
+        if let Some(field) = message.field(tag) {
+            out.push((field, wire));
+        }
     }
+    Ok(out)
+}
 
-    #[test]
-    fn malformed_bodies_are_bad_requests_not_panics() {
-        for n in 0..CREATE_DEMO.len() {
-            let truncated = &CREATE_DEMO[..n];
-            if let Err(e) = decode_object(truncated, "Namespace") {
-                assert!(matches!(e.code(), 400 | 415), "{n}: {e:?}");
+fn int_of(parts: &[(&SchemaField, Wire<'_>)], ty: Type) -> Result<i64, ApiError> {
+    let mut value = 0;
+    for (field, wire) in parts {
+        if field.ty == ty && field.shape == Shape::One {
+            value = match (ty, *wire) {
+                (Type::Int32, Wire::Varint(v)) => i64::from(v as i32),
+                (Type::Int64, Wire::Varint(v)) => v as i64,
+                _ => return Err(wrong_type(field)),
+            };
+        }
+    }
+    Ok(value)
+}
+
+fn bytes_of<'a>(parts: &[(&SchemaField, Wire<'a>)], ty: Type) -> Result<Option<&'a [u8]>, ApiError> {
+    let mut value = None;
+    for (field, wire) in parts {
+        if field.ty == ty && field.shape == Shape::One {
+            let Wire::Bytes(b) = *wire else { return Err(wrong_type(field)) };
+            value = Some(b);
+        }
+    }
+    Ok(value)
+}
+
+/// The one singular message field of a union (`JSONSchemaPropsOr*`), decoded.
+fn schema_of(parts: &[(&SchemaField, Wire<'_>)], depth: usize) -> Result<Option<Value>, ApiError> {
+    let mut value = None;
+    for (field, wire) in parts {
+        if let (Type::Msg(id), Shape::One) = (field.ty, field.shape) {
+            let Wire::Bytes(b) = *wire else { return Err(wrong_type(field)) };
+            value = decode_message(message_by_id(id)?, b, depth + 1)?;
+        }
+    }
+    Ok(value)
+}
+
+/// A message in its JSON form: an object of its fields, or one of
+/// Kubernetes' custom JSON forms. Fields of a custom form are picked by their declared type
+/// (a `Time` has one int64 and one int32), so no field number is written here.
+fn in_form(form: Form, message: &'static Message, bytes: &[u8], depth: usize) -> Result<Option<Value>, ApiError> {
+    let parts = parts(message, bytes)?;
+    Ok(match form {
+        Form::Object => {
+            let mut object = Map::new();
+            fields_into(message, bytes, depth, &mut object)?;
+            Some(Value::Object(object))
+        }
+        Form::Time | Form::MicroTime => {
+            let (seconds, nanos) = (int_of(&parts, Type::Int64)?, int_of(&parts, Type::Int32)?);
+            if seconds == 0 && nanos == 0 {
+                return Ok(None);
+            }
+            Some(Value::String(rfc3339(seconds, nanos, form == Form::MicroTime)?))
+        }
+        Form::Duration => Some(Value::String(go_duration(int_of(&parts, Type::Int64)?))),
+        Form::IntOrString => {
+            if int_of(&parts, Type::Int64)? == 1 {
+                let s = bytes_of(&parts, Type::String)?.unwrap_or(&[]);
+                Some(Value::String(text(s)?))
+            } else {
+                Some(json!(int_of(&parts, Type::Int32)?))
             }
         }
-        assert_eq!(
-            decode_object(b"k8s\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "Namespace").unwrap_err().code(),
-            400
-        );
-        assert_eq!(decode_object(b"{}", "Namespace").unwrap_err().code(), 400);
-    }
+        Form::Quantity => match bytes_of(&parts, Type::String)? {
+            Some(s) if !s.is_empty() => Some(Value::String(text(s)?)),
+            _ => Some(Value::String("0".into())),
+        },
+        Form::RawJson => match bytes_of(&parts, Type::Bytes)? {
+            Some(raw) if !raw.is_empty() => Some(embedded_json(raw)?),
+            _ => None,
+        },
+        Form::SchemaOrArray => match schema_of(&parts, depth)? {
+            Some(schema) => Some(schema),
+            None => {
+                let mut items = Vec::new();
+                for (field, wire) in &parts {
+                    if field.shape == Shape::Repeated {
+                        items.extend(repeated(field, *wire, depth)?);
+                    }
+                }
+                Some(Value::Array(items))
+            }
+        },
+        Form::SchemaOrBool => match schema_of(&parts, depth)? {
+            Some(schema) => Some(schema),
+            None => {
+                let allows = parts.iter().any(|(f, w)| f.ty == Type::Bool && matches!(w, Wire::Varint(v) if *v != 0));
+                Some(Value::Bool(allows))
+            }
+        },
+        Form::SchemaOrStringArray => match schema_of(&parts, depth)? {
+            Some(schema) => Some(schema),
+            None => {
+                let mut items = Vec::new();
+                for (field, wire) in &parts {
+                    if field.shape == Shape::Repeated && field.ty == Type::String {
+                        items.push(scalar(field, *wire)?);
+                    }
+                }
+                Some(Value::Array(items))
+            }
+        },
+    })
+}
 
-    #[test]
-    fn other_kinds_are_unsupported_for_now() {
-        let pod = b"k8s\x00\n\x09\n\x02v1\x12\x03Pod\x12\x00";
-        assert_eq!(decode_object(pod, "Pod").unwrap_err().code(), 415);
+/// Embedded JSON bytes (a `RawExtension`), bounded by serde_json's own
+/// recursion limit.
+fn embedded_json(raw: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(raw).map_err(|e| malformed(&format!("embedded object is not JSON: {e}")))
+}
+
+/// RFC 3339 in UTC: `2026-01-02T03:04:05Z`, or with six fractional digits
+/// (`MicroTime`).
+fn rfc3339(seconds: i64, nanos: i64, micro: bool) -> Result<String, ApiError> {
+    let t = time::OffsetDateTime::from_unix_timestamp(seconds).map_err(|_| malformed("time out of range"))?;
+    if !(0..1_000_000_000).contains(&nanos) {
+        return Err(malformed("time nanos out of range"));
     }
+    let date = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    );
+    Ok(if micro { format!("{date}.{:06}Z", nanos / 1000) } else { format!("{date}Z") })
+}
+
+/// Go's `time.Duration.String()`: `1h2m3s`, `1.5s`, `300ms`, `0s`.
+fn go_duration(nanos: i64) -> String {
+    fn with_fraction(value: u64, precision: u32) -> String {
+        let unit = 10u64.pow(precision);
+        let (whole, fraction) = (value / unit, value % unit);
+        if fraction == 0 {
+            return whole.to_string();
+        }
+        let digits = format!("{fraction:0width$}", width = precision as usize);
+        format!("{whole}.{}", digits.trim_end_matches('0'))
+    }
+    let sign = if nanos < 0 { "-" } else { "" };
+    let u = nanos.unsigned_abs();
+    let body = if u == 0 {
+        return "0s".into();
+    } else if u < 1_000 {
+        format!("{u}ns")
+    } else if u < 1_000_000 {
+        format!("{}µs", with_fraction(u, 3))
+    } else if u < 1_000_000_000 {
+        format!("{}ms", with_fraction(u, 6))
+    } else {
+        let seconds = u / 1_000_000_000;
+        let fraction = with_fraction(u % 1_000_000_000, 9);
+        let fraction = fraction.strip_prefix('0').unwrap_or(&fraction);
+        let s = format!("{}{fraction}s", seconds % 60);
+        let minutes = seconds / 60;
+        if minutes == 0 {
+            s
+        } else if minutes < 60 {
+            format!("{minutes}m{s}")
+        } else {
+            format!("{}h{}m{s}", minutes / 60, minutes % 60)
+        }
+    };
+    format!("{sign}{body}")
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
