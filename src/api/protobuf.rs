@@ -532,3 +532,361 @@ fn base64(bytes: &[u8]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kubectl create namespace demo` as kubectl 1.37 sends it.
+    const CREATE_DEMO: &[u8] = b"k8s\x00\n\x0f\n\x02v1\x12\tNamespace\x12\x1c\n\x14\n\x04demo\x12\x00\x1a\x00\"\x00*\x002\x008\x00B\x00\x12\x00\x1a\x02\n\x00\x1a\x00\"\x00";
+
+    /// A tiny protobuf encoder: a message is a list of fields.
+    enum P {
+        V(u32, u64),
+        S(u32, &'static str),
+        B(u32, Vec<u8>),
+        M(u32, Vec<P>),
+        D(u32, f64),
+    }
+
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    fn encode(fields: &[P]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for f in fields {
+            let (tag, wire, payload) = match f {
+                P::V(t, v) => (*t, 0, {
+                    let mut b = Vec::new();
+                    varint(*v, &mut b);
+                    b
+                }),
+                P::S(t, s) => (*t, 2, s.as_bytes().to_vec()),
+                P::B(t, b) => (*t, 2, b.clone()),
+                P::M(t, m) => (*t, 2, encode(m)),
+                P::D(t, d) => (*t, 1, d.to_le_bytes().to_vec()),
+            };
+            varint(u64::from(tag) << 3 | wire, &mut out);
+            if wire == 2 {
+                varint(payload.len() as u64, &mut out);
+            }
+            out.extend(payload);
+        }
+        out
+    }
+
+    fn entry(key: &'static str, value: P) -> Vec<P> {
+        vec![P::S(1, key), value]
+    }
+
+    /// An envelope around `object`, as client-go writes it.
+    fn body(api_version: &'static str, kind: &'static str, object: Vec<P>) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend(encode(&[
+            P::M(1, vec![P::S(1, api_version), P::S(2, kind)]),
+            P::B(2, encode(&object)),
+            P::S(3, ""),
+            P::S(4, ""),
+        ]));
+        out
+    }
+
+    /// ObjectMeta as go-to-protobuf writes it: every non-pointer field, empty
+    /// or not.
+    fn meta(name: &'static str, namespace: &'static str, labels: Vec<Vec<P>>) -> P {
+        let mut fields = vec![
+            P::S(1, name),
+            P::S(2, ""),
+            P::S(3, namespace),
+            P::S(4, ""),
+            P::S(5, ""),
+            P::S(6, ""),
+            P::V(7, 0),
+            P::M(8, vec![]),
+        ];
+        fields.extend(labels.into_iter().map(|l| P::M(11, l)));
+        P::M(1, fields)
+    }
+
+    fn decode(bytes: &[u8], kind: &str) -> Value {
+        Value::Object(decode_object(bytes, kind).unwrap())
+    }
+
+    #[test]
+    fn decodes_kubectl_namespace_create() {
+        assert_eq!(
+            decode(CREATE_DEMO, "Namespace"),
+            json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "demo", "generation": 0}, "spec": {}, "status": {}})
+        );
+    }
+
+    #[test]
+    fn configmap_data_and_binary_data() {
+        let b = body(
+            "v1",
+            "ConfigMap",
+            vec![
+                meta("c", "d", vec![entry("app", P::S(2, "web"))]),
+                P::M(2, entry("a", P::S(2, "b"))),
+                P::M(2, entry("empty", P::S(2, ""))),
+                P::M(3, entry("bin", P::B(2, vec![0, 1, 2, 0xff]))),
+            ],
+        );
+        assert_eq!(
+            decode(&b, "ConfigMap"),
+            json!({
+                "kind": "ConfigMap", "apiVersion": "v1",
+                "metadata": {"name": "c", "namespace": "d", "generation": 0, "labels": {"app": "web"}},
+                "data": {"a": "b", "empty": ""},
+                "binaryData": {"bin": "AAEC/w=="}
+            })
+        );
+    }
+
+    #[test]
+    fn secret_bytes_are_base64() {
+        let b = body(
+            "v1",
+            "Secret",
+            vec![
+                meta("s", "", vec![]),
+                P::M(2, entry("k", P::S(2, "v"))),
+                P::M(2, entry("kk", P::S(2, "vvvv"))),
+                P::S(3, "Opaque"),
+            ],
+        );
+        let secret = decode(&b, "Secret");
+        assert_eq!(secret["data"], json!({"k": "dg==", "kk": "dnZ2dg=="}));
+        assert_eq!(secret["type"], "Opaque");
+        assert_eq!(secret["metadata"], json!({"name": "s", "generation": 0}));
+    }
+
+    fn deployment() -> Vec<u8> {
+        let container = vec![
+            P::S(1, "nginx"),
+            P::S(2, "nginx:1.27"),
+            P::M(6, vec![P::S(1, ""), P::V(2, 0), P::V(3, 80), P::S(4, "TCP"), P::S(5, "")]),
+            P::M(
+                8,
+                vec![
+                    P::M(1, entry("cpu", P::M(2, vec![P::S(1, "500m")]))),
+                    P::M(1, entry("memory", P::M(2, vec![P::S(1, "128Mi")]))),
+                ],
+            ),
+            P::S(5, ""),
+            P::V(18, 0),
+        ];
+        let template = vec![
+            P::M(1, vec![P::S(1, ""), P::M(11, entry("app", P::S(2, "web")))]),
+            P::M(2, vec![P::M(2, container), P::V(5, u64::MAX - 29)]),
+        ];
+        let strategy = vec![
+            P::S(1, "RollingUpdate"),
+            P::M(2, vec![P::M(1, vec![P::V(1, 0), P::V(2, 1)]), P::M(2, vec![P::V(1, 1), P::S(3, "25%")])]),
+        ];
+        body(
+            "apps/v1",
+            "Deployment",
+            vec![
+                meta("web", "demo", vec![entry("app", P::S(2, "web"))]),
+                P::M(
+                    2,
+                    vec![
+                        P::V(1, 2),
+                        P::M(2, vec![P::M(1, entry("app", P::S(2, "web")))]),
+                        P::M(3, template),
+                        P::M(4, strategy),
+                        P::V(5, 0),
+                    ],
+                ),
+                P::M(3, vec![]),
+            ],
+        )
+    }
+
+    #[test]
+    fn deployment_with_quantities_and_int_or_string() {
+        let d = decode(&deployment(), "Deployment");
+        assert_eq!(d["kind"], "Deployment");
+        assert_eq!(d["apiVersion"], "apps/v1");
+        let spec = &d["spec"];
+        assert_eq!(spec["replicas"], 2);
+        assert_eq!(spec["selector"], json!({"matchLabels": {"app": "web"}}));
+        assert_eq!(spec["minReadySeconds"], 0);
+        assert_eq!(spec["strategy"]["rollingUpdate"], json!({"maxUnavailable": 1, "maxSurge": "25%"}));
+        let pod = &spec["template"]["spec"];
+        assert_eq!(pod["activeDeadlineSeconds"], -30, "int64 varints are two's complement");
+        assert_eq!(spec["template"]["metadata"], json!({"labels": {"app": "web"}}));
+        assert_eq!(
+            pod["containers"],
+            json!([{
+                "name": "nginx",
+                "image": "nginx:1.27",
+                "ports": [{"hostPort": 0, "containerPort": 80, "protocol": "TCP"}],
+                "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}},
+                "tty": false
+            }])
+        );
+        assert_eq!(d["status"], json!({}));
+    }
+
+    #[test]
+    fn job_and_cronjob() {
+        let pod_template = P::M(
+            6,
+            vec![P::M(2, vec![P::M(2, vec![P::S(1, "j"), P::S(2, "busybox")]), P::S(3, "Never")])],
+        );
+        let b = body("batch/v1", "Job", vec![meta("j", "", vec![]), P::M(2, vec![P::V(7, 4), pod_template])]);
+        let job = decode(&b, "Job");
+        assert_eq!(job["spec"]["backoffLimit"], 4);
+        assert_eq!(job["spec"]["template"]["spec"]["restartPolicy"], "Never");
+        assert_eq!(job["spec"]["template"]["spec"]["containers"][0]["image"], "busybox");
+        let b = body("batch/v1", "CronJob", vec![meta("c", "", vec![]), P::M(2, vec![P::S(1, "*/5 * * * *")])]);
+        assert_eq!(decode(&b, "CronJob")["spec"]["schedule"], "*/5 * * * *");
+    }
+
+    #[test]
+    fn times_volumes_inline_and_packed() {
+        let created = P::M(8, vec![P::V(1, 1_767_323_045), P::V(2, 5)]);
+        let volume = vec![P::S(1, "cfg"), P::M(2, vec![P::M(19, vec![P::M(1, vec![P::S(1, "settings")])])])];
+        let b = body(
+            "v1",
+            "Pod",
+            vec![
+                P::M(1, vec![P::S(1, "p"), created]),
+                P::M(2, vec![P::M(1, volume), P::M(2, vec![P::S(1, "c")])]),
+            ],
+        );
+        let pod = decode(&b, "Pod");
+        assert_eq!(pod["metadata"]["creationTimestamp"], "2026-01-02T03:04:05Z");
+        assert_eq!(pod["spec"]["volumes"], json!([{"name": "cfg", "configMap": {"name": "settings"}}]));
+        let event = body(
+            "v1",
+            "Event",
+            vec![meta("e", "", vec![]), P::M(10, vec![P::V(1, 1_767_322_000), P::V(2, 123_456_789)])],
+        );
+        assert_eq!(decode(&event, "Event")["eventTime"], "2026-01-02T02:46:40.123456Z");
+    }
+
+    #[test]
+    fn raw_json_doubles_and_unknown_tags() {
+        let schema = vec![
+            P::S(5, "object"),
+            P::M(8, vec![P::B(1, br#"{"a":[1,2]}"#.to_vec())]),
+            P::D(9, 1.5),
+            P::M(29, entry("spec", P::M(2, vec![P::S(5, "string"), P::V(38, 1)]))),
+            P::M(30, vec![P::V(1, 1)]),
+            P::V(999, 7),
+        ];
+        let version = vec![P::S(1, "v1"), P::V(2, 1), P::V(3, 1), P::M(4, vec![P::M(1, schema)])];
+        let b = body(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            vec![meta("widgets.example.com", "", vec![]), P::M(2, vec![P::S(1, "example.com"), P::M(7, version)])],
+        );
+        let crd = decode(&b, "CustomResourceDefinition");
+        assert_eq!(
+            crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
+            json!({
+                "type": "object",
+                "default": {"a": [1, 2]},
+                "maximum": 1.5,
+                "properties": {"spec": {"type": "string", "x-kubernetes-preserve-unknown-fields": true}},
+                "additionalProperties": true
+            })
+        );
+    }
+
+    #[test]
+    fn go_durations() {
+        let cases = [
+            (0, "0s"),
+            (1, "1ns"),
+            (1_500, "1.5µs"),
+            (300_000_000, "300ms"),
+            (1_500_000_000, "1.5s"),
+            (60_000_000_000, "1m0s"),
+            (3_723_000_000_000, "1h2m3s"),
+            (-90_000_000_000, "-1m30s"),
+        ];
+        for (nanos, text) in cases {
+            assert_eq!(go_duration(nanos), text);
+        }
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(base64(b"abc"), "YWJj");
+    }
+
+    #[test]
+    fn every_served_kind_decodes() {
+        for resource in crate::types::registry::builtin_resources() {
+            let api_version =
+                if resource.group.is_empty() { resource.version.to_string() } else { format!("{}/{}", resource.group, resource.version) };
+            for kind in [resource.kind, resource.list_kind] {
+                let message = proto_schema::message_of_kind(&api_version, kind);
+                assert!(message.is_some(), "{api_version} {kind} has no protobuf schema");
+            }
+            let b = body("", resource.kind, vec![meta("x", "", vec![])]);
+            let object = decode_object(&b, resource.kind).unwrap();
+            assert_eq!(object["metadata"]["name"], "x", "{}", resource.kind);
+        }
+    }
+
+    #[test]
+    fn custom_resources_are_unsupported() {
+        let b = body("example.com/v1", "Widget", vec![meta("x", "", vec![])]);
+        assert_eq!(decode_object(&b, "Widget").unwrap_err().code(), 415);
+    }
+
+    #[test]
+    fn malformed_bodies_are_bad_requests_not_panics() {
+        let bodies = [CREATE_DEMO.to_vec(), deployment()];
+        for full in &bodies {
+            for n in 0..full.len() {
+                if let Err(e) = decode_object(&full[..n], "Deployment") {
+                    assert!(matches!(e.code(), 400 | 415), "{n}: {e:?}");
+                }
+                // Every single-byte corruption, too.
+                let mut corrupt = full.clone();
+                corrupt[n] ^= 0xa5;
+                if let Err(e) = decode_object(&corrupt, "Deployment") {
+                    assert!(matches!(e.code(), 400 | 415), "{n}: {e:?}");
+                }
+            }
+        }
+        assert_eq!(
+            decode_object(b"k8s\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "Namespace").unwrap_err().code(),
+            400
+        );
+        assert_eq!(decode_object(b"{}", "Namespace").unwrap_err().code(), 400);
+        // A string field sent as a varint.
+        let wrong = body("v1", "ConfigMap", vec![P::M(1, vec![P::V(1, 5)])]);
+        assert_eq!(decode_object(&wrong, "ConfigMap").unwrap_err().code(), 400);
+        // Embedded bytes that are not JSON.
+        let raw = body("v1", "Status", vec![P::M(5, vec![P::M(5, vec![P::B(1, b"{".to_vec())])])]);
+        let _ = decode_object(&raw, "Status");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        // JSONSchemaProps.not (tag 28) nested far deeper than MAX_DEPTH.
+        let mut schema = encode(&[P::S(5, "object")]);
+        for _ in 0..200 {
+            schema = encode(&[P::B(28, schema)]);
+        }
+        let version = vec![P::S(1, "v1"), P::M(4, vec![P::B(1, schema)])];
+        let b = body(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            vec![meta("w.example.com", "", vec![]), P::M(2, vec![P::M(7, version)])],
+        );
+        let error = decode_object(&b, "CustomResourceDefinition").unwrap_err();
+        assert_eq!(error.code(), 400);
+        assert!(format!("{error:?}").contains("nested deeper"), "{error:?}");
+    }
+}
