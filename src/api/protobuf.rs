@@ -237,8 +237,7 @@ fn wrong_type(field: &SchemaField) -> ApiError {
 /// A singular field's JSON value, or `None` when JSON leaves it out.
 fn single(field: &SchemaField, wire: Wire<'_>, depth: usize) -> Result<Option<Value>, ApiError> {
     match (field.ty, wire) {
-        (Type::String, Wire::Bytes(b)) if b.is_empty() => Ok(None),
-        (Type::Bytes, Wire::Bytes(b)) if b.is_empty() => Ok(None),
+        (Type::String | Type::Bytes, Wire::Bytes([])) => Ok(None),
         (Type::Msg(id), Wire::Bytes(b)) => decode_message(message_by_id(id)?, b, depth + 1),
         _ => scalar(field, wire).map(Some),
     }
@@ -737,10 +736,8 @@ mod tests {
 
     #[test]
     fn job_and_cronjob() {
-        let pod_template = P::M(
-            6,
-            vec![P::M(2, vec![P::M(2, vec![P::S(1, "j"), P::S(2, "busybox")]), P::S(3, "Never")])],
-        );
+        let pod_template =
+            P::M(6, vec![P::M(2, vec![P::M(2, vec![P::S(1, "j"), P::S(2, "busybox")]), P::S(3, "Never")])]);
         let b = body("batch/v1", "Job", vec![meta("j", "", vec![]), P::M(2, vec![P::V(7, 4), pod_template])]);
         let job = decode(&b, "Job");
         assert_eq!(job["spec"]["backoffLimit"], 4);
@@ -757,10 +754,7 @@ mod tests {
         let b = body(
             "v1",
             "Pod",
-            vec![
-                P::M(1, vec![P::S(1, "p"), created]),
-                P::M(2, vec![P::M(1, volume), P::M(2, vec![P::S(1, "c")])]),
-            ],
+            vec![P::M(1, vec![P::S(1, "p"), created]), P::M(2, vec![P::M(1, volume), P::M(2, vec![P::S(1, "c")])])],
         );
         let pod = decode(&b, "Pod");
         assert_eq!(pod["metadata"]["creationTimestamp"], "2026-01-02T03:04:05Z");
@@ -825,8 +819,11 @@ mod tests {
     #[test]
     fn every_served_kind_decodes() {
         for resource in crate::types::registry::builtin_resources() {
-            let api_version =
-                if resource.group.is_empty() { resource.version.to_string() } else { format!("{}/{}", resource.group, resource.version) };
+            let api_version = if resource.group.is_empty() {
+                resource.version.to_string()
+            } else {
+                format!("{}/{}", resource.group, resource.version)
+            };
             for kind in [resource.kind, resource.list_kind] {
                 let message = proto_schema::message_of_kind(&api_version, kind);
                 assert!(message.is_some(), "{api_version} {kind} has no protobuf schema");

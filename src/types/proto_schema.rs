@@ -131,7 +131,10 @@ mod tests {
         assert!(ebs.fields.iter().any(|f| f.json == "volumeID"));
         let pv = message_of_kind("v1", "PersistentVolume").unwrap();
         let Type::Msg(spec) = pv.fields.iter().find(|f| f.json == "spec").unwrap().ty else { panic!("a message") };
-        assert!(message(spec).unwrap().fields.iter().any(|f| f.shape == Shape::Inline), "persistentVolumeSource is inline");
+        assert!(
+            message(spec).unwrap().fields.iter().any(|f| f.shape == Shape::Inline),
+            "persistentVolumeSource is inline"
+        );
         let deployment = message_of_kind("apps/v1", "Deployment").unwrap();
         assert_eq!(deployment.name, "io.k8s.api.apps.v1.Deployment");
         assert_eq!(deployment.field(1).unwrap().json, "metadata");

@@ -197,7 +197,9 @@ fn k8s_pb_source_dir() -> PathBuf {
         .filter(|p| p.is_dir())
         .collect();
     found.sort();
-    found.pop().unwrap_or_else(|| panic!("k8s-pb {K8S_PB_VERSION} is not unpacked under {}; run `cargo fetch`", registry.display()))
+    found.pop().unwrap_or_else(|| {
+        panic!("k8s-pb {K8S_PB_VERSION} is not unpacked under {}; run `cargo fetch`", registry.display())
+    })
 }
 
 /// Reads every `mod.rs` under k8s-pb's `src/`.
@@ -366,9 +368,7 @@ fn openapi_name(path: &str) -> String {
     let (module, name) = path.rsplit_once("::").expect("qualified path");
     let module = module.replace("::", ".").replace('_', "-");
     let candidate = format!("io.k8s.{module}.{name}");
-    KNOWN_NAMES.with(|known| {
-        known.borrow().get(&candidate.to_ascii_lowercase()).cloned().unwrap_or(candidate)
-    })
+    KNOWN_NAMES.with(|known| known.borrow().get(&candidate.to_ascii_lowercase()).cloned().unwrap_or(candidate))
 }
 
 thread_local! {
