@@ -1,0 +1,458 @@
+//! gen-proto-tables: derives Shardline's committed Kubernetes protobuf schema
+//! table (`src/types/generated/proto_schema.rs`) from two inputs:
+//!
+//! - the prost-generated sources of the `k8s-pb` crate, version [`K8S_PB_VERSION`]
+//!   (a dependency of this tool, so `cargo fetch` downloads it; its source
+//!   directory is found under `$CARGO_HOME/registry/src`, or `$K8S_PB_SRC`): field numbers, wire types,
+//!   repeated/map shapes and message types;
+//! - the committed, filtered OpenAPI v3 documents in
+//!   `src/types/generated/openapi/` (written by `tools/gen-tables`): which
+//!   messages are reachable from the served kinds, their group/version/kind,
+//!   and the exact JSON field names (prost's `volume_id` is JSON `volumeID`).
+//!
+//! Usage (from the repository root):
+//! `cargo run -p gen-proto-tables -- src/types/generated/openapi src/types/generated/proto_schema.rs`
+//!
+//! Only facts are written (names, numbers, types), never the sources' comments.
+//! Invariant: the output is a pure function of the inputs (messages sorted by
+//! name, fields by number), so regenerating without changes is byte-identical.
+//! The generator panics on any surprise in the input: it runs by hand, never
+//! in the server.
+
+use flate2::read::GzDecoder;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The k8s-pb release the table is generated from.
+const K8S_PB_VERSION: &str = "0.9.0";
+
+/// Messages whose JSON form is not an object of their fields (Kubernetes'
+/// custom JSON marshalling), by OpenAPI name, with the `Form` variant the
+/// decoder uses.
+const FORMS: &[(&str, &str)] = &[
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.Time", "Time"),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime", "MicroTime"),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.Duration", "Duration"),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1", "RawJson"),
+    ("io.k8s.apimachinery.pkg.util.intstr.IntOrString", "IntOrString"),
+    ("io.k8s.apimachinery.pkg.api.resource.Quantity", "Quantity"),
+    ("io.k8s.apimachinery.pkg.runtime.RawExtension", "RawJson"),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON", "RawJson"),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray", "SchemaOrArray"),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool", "SchemaOrBool"),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray", "SchemaOrStringArray"),
+];
+
+/// One field of a prost message, as read from the source.
+#[derive(Debug, Clone)]
+struct PbField {
+    tag: u32,
+    rust_name: String,
+    /// Scalar type name (`string`, `int32`, ...) or `message`.
+    ty: String,
+    /// For `message` fields and map values: the resolved k8s-pb path.
+    message: Option<String>,
+    shape: &'static str,
+}
+
+/// k8s-pb messages by normalized key (module path + lower-cased name).
+struct PbMessage {
+    path: String,
+    fields: Vec<PbField>,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 3 {
+        panic!("usage: gen-proto-tables <openapi-dir (src/types/generated/openapi)> <out-file>");
+    }
+    let openapi_dir = PathBuf::from(&args[1]);
+    let out = PathBuf::from(&args[2]);
+    let src = k8s_pb_source_dir();
+    let messages = read_k8s_pb(&src);
+    let (schemas, kinds) = read_openapi(&openapi_dir);
+
+    // Messages reachable from every schema with a group/version/kind.
+    let mut roots = BTreeSet::new();
+    for (_, _, _, schema) in &kinds {
+        roots.insert(schema.clone());
+    }
+    let mut reachable: BTreeMap<String, &PbMessage> = BTreeMap::new();
+    let mut pending: Vec<String> = roots.iter().map(|s| pb_key_of_openapi(s)).collect();
+    while let Some(key) = pending.pop() {
+        let message = messages.get(&key).unwrap_or_else(|| panic!("k8s-pb has no message for {key}"));
+        let name = openapi_name(&message.path);
+        if reachable.contains_key(&name) {
+            continue;
+        }
+        reachable.insert(name, message);
+        for field in &message.fields {
+            if let Some(m) = &field.message {
+                pending.push(normalize_path(m));
+            }
+        }
+    }
+    let ids: BTreeMap<&str, usize> = reachable.keys().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    assert!(ids.len() < u16::MAX as usize);
+
+    // Go structs embedded `json:",inline"` are a field of their own in protobuf
+    // (`Volume.volumeSource`) but flattened in JSON: a singular message field
+    // with no OpenAPI property of its own, whose message's fields are all
+    // properties of the parent. An embedded message without a schema of its own
+    // takes its JSON names from the parent's properties.
+    let squash = |s: &str| s.chars().filter(|c| !matches!(c, '_' | '-' | '$')).collect::<String>().to_ascii_lowercase();
+    let mut naming: BTreeMap<String, Vec<String>> =
+        reachable.keys().filter_map(|n| schemas.get(n).map(|p| (n.clone(), p.clone()))).collect();
+    let mut inline: BTreeSet<(String, u32)> = BTreeSet::new();
+    loop {
+        let before = (inline.len(), naming.len());
+        for (name, message) in &reachable {
+            let Some(properties) = naming.get(name).cloned() else { continue };
+            let squashed: BTreeSet<String> = properties.iter().map(|p| squash(p)).collect();
+            for field in &message.fields {
+                let Some(child) = &field.message else { continue };
+                if field.shape != "One" || squashed.contains(&squash(&field.rust_name)) {
+                    continue;
+                }
+                let child_name = openapi_name(child);
+                let child_message = reachable[&child_name];
+                if !child_message.fields.is_empty()
+                    && child_message.fields.iter().all(|f| squashed.contains(&squash(&f.rust_name)))
+                {
+                    inline.insert((name.clone(), field.tag));
+                    naming.entry(child_name).or_insert_with(|| properties.clone());
+                }
+            }
+        }
+        if (inline.len(), naming.len()) == before {
+            break;
+        }
+    }
+
+    let mut text = String::new();
+    writeln!(
+        text,
+        "//! The Kubernetes protobuf schema of every message reachable from the served\n\
+         //! kinds. GENERATED by `tools/gen-proto-tables` from k8s-pb {K8S_PB_VERSION} and the\n\
+         //! committed OpenAPI documents; do not edit by hand (see docs/protobuf.md)."
+    )
+    .unwrap();
+    text.push_str("\nuse crate::types::proto_schema::{Field, Form::*, Kind, Message, Shape::*, Type::*};\n\n");
+    text.push_str("/// Every message, sorted by name; `Msg(i)` is an index into this table.\n");
+    text.push_str("#[rustfmt::skip]\npub static MESSAGES: &[Message] = &[\n");
+    let mut fallbacks = Vec::new();
+    for (name, message) in &reachable {
+        let form = FORMS.iter().find(|(n, _)| n == name).map(|(_, f)| *f).unwrap_or("Object");
+        let properties = naming.get(name);
+        writeln!(text, "    Message {{ name: \"{name}\", form: {form}, fields: &[").unwrap();
+        let mut fields = message.fields.clone();
+        fields.sort_by_key(|f| f.tag);
+        for pair in fields.windows(2) {
+            assert!(pair[0].tag != pair[1].tag, "{name}: duplicate tag {}", pair[0].tag);
+        }
+        for field in &fields {
+            let json = json_name(field, properties, name, form, &mut fallbacks);
+            let ty = match &field.message {
+                Some(m) => format!("Msg({})", ids[openapi_name(m).as_str()]),
+                None => scalar_type(&field.ty).to_string(),
+            };
+            let shape = if inline.contains(&(name.clone(), field.tag)) { "Inline" } else { field.shape };
+            writeln!(text, "        Field {{ tag: {}, json: \"{json}\", ty: {ty}, shape: {shape} }},", field.tag)
+                .unwrap();
+        }
+        text.push_str("    ] },\n");
+    }
+    text.push_str("];\n\n");
+    text.push_str("/// The message of each group/version/kind, sorted.\n");
+    text.push_str("#[rustfmt::skip]\npub static KINDS: &[Kind] = &[\n");
+    for (group, version, kind, schema) in &kinds {
+        let api_version = if group.is_empty() { version.clone() } else { format!("{group}/{version}") };
+        let id = ids[schema.as_str()];
+        writeln!(text, "    Kind {{ api_version: \"{api_version}\", kind: \"{kind}\", message: {id} }},").unwrap();
+    }
+    text.push_str("];\n");
+    std::fs::write(&out, text).unwrap_or_else(|e| panic!("writing {}: {e}", out.display()));
+    for f in fallbacks {
+        eprintln!("note: no OpenAPI property for {f}; used the camelCase of the prost name");
+    }
+    eprintln!("wrote {} ({} messages, {} kinds)", out.display(), reachable.len(), kinds.len());
+}
+
+/// The source directory of k8s-pb [`K8S_PB_VERSION`]: `$K8S_PB_SRC` when set,
+/// else the crate as `cargo fetch` unpacks it under
+/// `$CARGO_HOME/registry/src/*/k8s-pb-<version>/src`.
+fn k8s_pb_source_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("K8S_PB_SRC") {
+        return PathBuf::from(dir);
+    }
+    let cargo_home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cargo"));
+    let registry = cargo_home.join("registry").join("src");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&registry)
+        .unwrap_or_else(|e| panic!("reading {}: {e}; run `cargo fetch`", registry.display()))
+        .map(|e| e.expect("dir entry").path().join(format!("k8s-pb-{K8S_PB_VERSION}")).join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    found.sort();
+    found.pop().unwrap_or_else(|| {
+        panic!("k8s-pb {K8S_PB_VERSION} is not unpacked under {}; run `cargo fetch`", registry.display())
+    })
+}
+
+/// Reads every `mod.rs` under k8s-pb's `src/`.
+fn read_k8s_pb(src: &Path) -> BTreeMap<String, PbMessage> {
+    let mut files = Vec::new();
+    collect_files(src, &mut files);
+    files.sort();
+    let mut messages = BTreeMap::new();
+    for file in files {
+        let relative = file.parent().expect("parent").strip_prefix(src).expect("under src");
+        let module: Vec<String> = relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        if module.is_empty() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("reading k8s-pb source");
+        for (name, fields) in parse_structs(&text, &module) {
+            let path = format!("{}::{name}", module.join("::"));
+            messages.insert(normalize_path(&path), PbMessage { path, fields });
+        }
+    }
+    messages
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("reading k8s-pb src") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            collect_files(&path, out);
+        } else if path.file_name().is_some_and(|n| n == "mod.rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Parses the top-level `pub struct X { ... }` items of one prost module.
+fn parse_structs(text: &str, module: &[String]) -> Vec<(String, Vec<PbField>)> {
+    let mut structs = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix("pub struct ") else { continue };
+        if let Some(empty) = rest.strip_suffix(" {}") {
+            structs.push((empty.trim().to_string(), Vec::new()));
+            continue;
+        }
+        let name = rest.strip_suffix(" {").unwrap_or_else(|| panic!("struct line {line:?}")).trim().to_string();
+        let mut body = String::new();
+        for inner in lines.by_ref() {
+            if inner == "}" {
+                break;
+            }
+            let trimmed = inner.trim();
+            if trimmed.starts_with("///") || trimmed.starts_with("//") {
+                continue;
+            }
+            body.push_str(trimmed);
+            body.push(' ');
+        }
+        let mut fields = Vec::new();
+        for chunk in body.split("#[prost(").skip(1) {
+            let (attribute, rest) = chunk.split_once(")]").expect("attribute end");
+            let declaration = rest.trim().strip_prefix("pub ").expect("pub field");
+            let (rust_name, ty) = declaration.split_once(':').expect("field type");
+            let ty = ty.trim().trim_end_matches(',').trim().replace(' ', "");
+            fields.push(parse_field(attribute, rust_name.trim(), &ty, module, &name));
+        }
+        structs.push((name, fields));
+    }
+    structs
+}
+
+fn parse_field(attribute: &str, rust_name: &str, rust_type: &str, module: &[String], owner: &str) -> PbField {
+    let parts: Vec<&str> = split_attribute(attribute);
+    let mut tag = None;
+    let mut shape = "One";
+    let mut ty = String::new();
+    let mut map_value = None;
+    for part in &parts {
+        if let Some(t) = part.strip_prefix("tag = ") {
+            tag = Some(t.trim_matches('"').parse::<u32>().expect("tag number"));
+        } else if let Some(m) = part.strip_prefix("btree_map = ") {
+            let (key, value) = m.trim_matches('"').split_once(", ").expect("map types");
+            assert_eq!(key, "string", "{owner}.{rust_name}: map key {key}");
+            shape = "Map";
+            map_value = Some(value.to_string());
+        } else if let Some(b) = part.strip_prefix("bytes = ") {
+            assert_eq!(b, "\"vec\"");
+            ty = "bytes".into();
+        } else if *part == "repeated" {
+            shape = "Repeated";
+        } else if matches!(*part, "optional" | "boxed") || part.starts_with("packed = ") {
+        } else if ty.is_empty() {
+            ty = part.to_string();
+        } else {
+            panic!("{owner}.{rust_name}: unexpected prost attribute part {part:?}");
+        }
+    }
+    if let Some(value) = map_value {
+        ty = value;
+    }
+    let message = if ty == "message" { Some(resolve_type(rust_type, module)) } else { None };
+    PbField {
+        tag: tag.unwrap_or_else(|| panic!("{owner}.{rust_name}: no tag")),
+        rust_name: rust_name.trim_start_matches("r#").to_string(),
+        ty,
+        message,
+        shape,
+    }
+}
+
+fn split_attribute(attribute: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut in_quotes = false;
+    for (i, c) in attribute.char_indices() {
+        match c {
+            '"' => in_quotes = !in_quotes,
+            ',' if !in_quotes => {
+                parts.push(attribute[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(attribute[start..].trim());
+    parts.into_iter().filter(|p| !p.is_empty()).collect()
+}
+
+/// The message path in a prost field type, resolved against `module`: the
+/// last generic argument that is not a prost/core container.
+fn resolve_type(rust_type: &str, module: &[String]) -> String {
+    let inner = rust_type
+        .split(['<', '>', ','])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .filter(|s| !s.starts_with("::core::") && !s.starts_with("::prost::"))
+        .last()
+        .unwrap_or_else(|| panic!("no message type in {rust_type}"));
+    let mut path: Vec<String> = module.to_vec();
+    let mut segments: Vec<&str> = inner.split("::").collect();
+    while segments.first() == Some(&"super") {
+        path.pop().expect("super beyond crate root");
+        segments.remove(0);
+    }
+    path.extend(segments.iter().map(|s| s.to_string()));
+    path.join("::")
+}
+
+/// A key that matches a k8s-pb path and an OpenAPI name: module path with
+/// `::`, the type name lower-cased (prost renames `JSONSchemaProps` to
+/// `JsonSchemaProps`).
+fn normalize_path(path: &str) -> String {
+    let (module, name) = path.rsplit_once("::").expect("qualified path");
+    format!("{module}::{}", name.to_ascii_lowercase())
+}
+
+/// `io.k8s.api.core.v1.Pod` -> the normalized k8s-pb key of `api::core::v1::Pod`.
+fn pb_key_of_openapi(name: &str) -> String {
+    let rest = name.strip_prefix("io.k8s.").unwrap_or_else(|| panic!("unexpected schema name {name}"));
+    normalize_path(&rest.replace('-', "_").replace('.', "::"))
+}
+
+/// The OpenAPI-style name of a k8s-pb message path: `io.k8s.` + dotted module
+/// path with `_` as `-`, and the type name as Go spells it when the OpenAPI
+/// documents know it.
+fn openapi_name(path: &str) -> String {
+    let (module, name) = path.rsplit_once("::").expect("qualified path");
+    let module = module.replace("::", ".").replace('_', "-");
+    let candidate = format!("io.k8s.{module}.{name}");
+    KNOWN_NAMES.with(|known| known.borrow().get(&candidate.to_ascii_lowercase()).cloned().unwrap_or(candidate))
+}
+
+thread_local! {
+    /// Lower-cased OpenAPI schema name -> its real spelling.
+    static KNOWN_NAMES: std::cell::RefCell<BTreeMap<String, String>> = const { std::cell::RefCell::new(BTreeMap::new()) };
+}
+
+type Kinds = BTreeSet<(String, String, String, String)>;
+
+/// Reads the committed OpenAPI documents: the property names of every schema,
+/// and every (group, version, kind, schema name).
+fn read_openapi(dir: &Path) -> (BTreeMap<String, Vec<String>>, Kinds) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("reading the OpenAPI directory")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no *.json.gz in {}", dir.display());
+    let mut schemas = BTreeMap::new();
+    let mut kinds = BTreeSet::new();
+    for file in files {
+        let reader = GzDecoder::new(std::fs::File::open(&file).expect("opening OpenAPI document"));
+        let document: Value = serde_json::from_reader(reader).expect("OpenAPI JSON");
+        let components = document["components"]["schemas"].as_object().expect("components.schemas");
+        for (name, schema) in components {
+            let properties: Vec<String> =
+                schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+            schemas.insert(name.clone(), properties);
+            KNOWN_NAMES.with(|k| k.borrow_mut().insert(name.to_ascii_lowercase(), name.clone()));
+            for gvk in schema["x-kubernetes-group-version-kind"].as_array().into_iter().flatten() {
+                let get = |k: &str| gvk[k].as_str().expect("gvk field").to_string();
+                kinds.insert((get("group"), get("version"), get("kind"), name.clone()));
+            }
+        }
+    }
+    (schemas, kinds)
+}
+
+/// The JSON name of a field: the OpenAPI property that equals the prost name
+/// ignoring case, `_`, `-` and `$`; else the lowerCamelCase of the prost name.
+fn json_name(
+    field: &PbField,
+    properties: Option<&Vec<String>>,
+    message: &str,
+    form: &str,
+    fallbacks: &mut Vec<String>,
+) -> String {
+    let squash = |s: &str| s.chars().filter(|c| !matches!(c, '_' | '-' | '$')).collect::<String>().to_ascii_lowercase();
+    let wanted = squash(&field.rust_name);
+    let matches: Vec<&String> = properties.into_iter().flatten().filter(|p| squash(p) == wanted).collect();
+    match matches.as_slice() {
+        [one] => (*one).clone(),
+        [] => {
+            let mut camel = String::new();
+            for (i, part) in field.rust_name.split('_').enumerate() {
+                let mut chars = part.chars();
+                match (i, chars.next()) {
+                    (0, Some(c)) => camel.push(c),
+                    (_, Some(c)) => camel.push(c.to_ascii_uppercase()),
+                    _ => {}
+                }
+                camel.extend(chars);
+            }
+            if form == "Object" {
+                fallbacks.push(format!("{message}.{}", field.rust_name));
+            }
+            camel
+        }
+        many => panic!("{message}.{}: ambiguous JSON names {many:?}", field.rust_name),
+    }
+}
+
+fn scalar_type(ty: &str) -> &'static str {
+    match ty {
+        "string" => "String",
+        "bytes" => "Bytes",
+        "bool" => "Bool",
+        "int32" => "Int32",
+        "int64" => "Int64",
+        "uint32" => "Uint32",
+        "uint64" => "Uint64",
+        "double" => "Double",
+        "float" => "Float",
+        other => panic!("unsupported protobuf type {other}"),
+    }
+}
