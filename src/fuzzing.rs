@@ -457,8 +457,8 @@ fn namespace_case(data: &[u8]) -> (Vec<u8>, Value) {
 }
 
 /// Protobuf bodies: never panics; every error is 400 or 415; a decoded
-/// object is a Namespace whose metadata is an object of strings, string
-/// maps and string lists. Then a Namespace built from the input is encoded
+/// object names a kind the schema table knows, and its metadata (when
+/// present) is an object. Then a Namespace built from the input is encoded
 /// as kubectl sends it and must decode to exactly the expected JSON.
 pub fn protobuf(data: &[u8]) {
     if let Err(e) = protobuf::decode_envelope(data) {
@@ -468,18 +468,9 @@ pub fn protobuf(data: &[u8]) {
         match protobuf::decode_object(data, kind) {
             Err(e) => assert!(matches!(e.code(), 400 | 415), "decode_object: {e:?}"),
             Ok(object) => {
-                assert_eq!(object.get("kind"), Some(&json!("Namespace")), "{object:?}");
+                assert!(object.get("kind").is_some_and(Value::is_string), "{object:?}");
                 if let Some(meta) = object.get("metadata") {
-                    let meta = meta.as_object().unwrap_or_else(|| panic!("metadata is not an object: {object:?}"));
-                    for (field, value) in meta {
-                        let ok = match value {
-                            Value::String(_) => true,
-                            Value::Object(m) => m.values().all(Value::is_string),
-                            Value::Array(a) => a.iter().all(Value::is_string),
-                            _ => false,
-                        };
-                        assert!(ok, "metadata.{field} = {value:?}");
-                    }
+                    assert!(meta.is_object(), "metadata is not an object: {object:?}");
                 }
             }
         }
