@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the sharded core's hot paths, without I/O:
-//! applying committed entries (decode once, encode once), listing a
-//! collection from one shard, and merging per-shard runs into one list.
+//! applying committed entries (decode once, encode once), encoding one pod
+//! (the splice fast path against the decode-and-re-encode reference), listing
+//! a collection from one shard, and merging per-shard runs into one list.
 //!
 //! Run: `cargo bench --bench store`. Results and the exact command go to
 //! docs/benchmarks.md; these are measurements, never pass/fail tests.
@@ -8,6 +9,7 @@
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use shardline::api::handlers::list::{list_frames, merge};
+use shardline::cache::{encode_stored, encode_stored_slow};
 use shardline::log::{Entry, Operation, Revision};
 use shardline::store::ShardStore;
 use shardline::types::key::{collection_prefix, ObjectKey, ShardId};
@@ -83,5 +85,21 @@ fn bench_merge(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_apply, bench_merge);
+fn bench_encode(c: &mut Criterion) {
+    let value = pod("ns-1", "pod-000001");
+    let fields: Vec<String> =
+        Registry::builtin().lookup("", "v1", "pods").map(|r| r.selectable_fields.clone()).unwrap_or_default();
+    let key = ObjectKey::new("", "pods", "ns-1", "pod-000001").encode();
+    let mut group = c.benchmark_group("cache");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("encode_pod_splice", |b| {
+        b.iter(|| black_box(encode_stored(key.clone(), black_box(&value), Revision(7), Revision(7), &fields)))
+    });
+    group.bench_function("encode_pod_reference", |b| {
+        b.iter(|| black_box(encode_stored_slow(key.clone(), black_box(&value), Revision(7), Revision(7), &fields)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_apply, bench_merge, bench_encode);
 criterion_main!(benches);

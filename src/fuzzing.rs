@@ -728,10 +728,17 @@ pub fn encode_stored(data: &[u8]) {
     for (path, _) in &first.meta.fields {
         assert!(fields.contains(path), "unrequested field {path}");
     }
-    let again = cache::encode_stored(key, &first.json, Revision(revision), Revision(1), &fields)
+    let again = cache::encode_stored(key.clone(), &first.json, Revision(revision), Revision(1), &fields)
         .expect("the served bytes encode again");
     assert_eq!(again.json, first.json, "encoding is not idempotent");
     assert_eq!(again.meta, first.meta);
+    // The fast path (splicing) and the reference (decode and re-encode)
+    // serve the same document and the same metadata.
+    let reference = cache::encode_stored_slow(key, value, Revision(revision), Revision(1), &fields)
+        .expect("the reference encodes whatever the fast path encodes");
+    let reference_doc: Value = serde_json::from_slice(&reference.json).expect("the reference serves JSON");
+    assert_eq!(served, reference_doc, "fast and reference encodings differ");
+    assert_eq!(first.meta, reference.meta, "fast and reference metadata differ");
 }
 
 // --- Log records -----------------------------------------------------------------
