@@ -203,29 +203,59 @@ mod fast {
     }
 
     fn string(raw: Option<&RawValue>) -> Option<String> {
-        match raw {
-            None => Some(String::new()),
-            Some(raw) => match serde_json::from_str::<serde_json::Value>(raw.get()).ok()? {
-                serde_json::Value::String(s) => Some(s),
-                // The reference reads a non-string as empty.
-                serde_json::Value::Object(_) | serde_json::Value::Array(_) => Some(String::new()),
-                _ => Some(String::new()),
-            },
+        let Some(raw) = raw else { return Some(String::new()) };
+        let text = raw.get();
+        if !text.starts_with('"') {
+            // The reference reads a non-string as empty.
+            return Some(String::new());
+        }
+        if !text.contains('\\') {
+            return Some(text[1..text.len() - 1].to_string());
+        }
+        serde_json::from_str::<String>(text).ok()
+    }
+
+    /// The members of first-level objects (`spec`, `status`, ...), parsed once
+    /// per value however many selectable fields look into them.
+    struct Containers<'a> {
+        parsed: Vec<(&'a str, Option<Members<'a>>)>,
+    }
+
+    impl<'a> Containers<'a> {
+        fn get(&mut self, top: &Members<'a>, name: &'a str) -> Option<&Members<'a>> {
+            let index = match self.parsed.iter().position(|(n, _)| *n == name) {
+                Some(index) => index,
+                None => {
+                    let members = top.get(name).and_then(|raw| Members::parse(raw.get()));
+                    self.parsed.push((name, members));
+                    self.parsed.len() - 1
+                }
+            };
+            self.parsed[index].1.as_ref()
         }
     }
 
     /// A field selector's view of the value at a dotted path (see
     /// `field_value`); `None` for objects and arrays (not selectable).
-    fn field(top: &Members<'_>, path: &str) -> Option<String> {
+    fn field<'a>(top: &Members<'a>, containers: &mut Containers<'a>, path: &'a str) -> Option<String> {
         let mut parts = path.split('.');
         let first = parts.next()?;
-        let mut cursor = match top.get(first) {
+        let Some(second) = parts.next() else {
+            return scalar(top.get(first));
+        };
+        if top.get(first).is_none() {
+            return Some(String::new());
+        }
+        let Some(container) = containers.get(top, first) else {
+            // Not an object: the reference finds nothing below a scalar.
+            return Some(String::new());
+        };
+        let mut cursor = match container.get(second) {
             Some(raw) => raw,
             None => return Some(String::new()),
         };
         for part in parts {
             let Some(members) = Members::parse(cursor.get()) else {
-                // Not an object: the reference finds nothing below a scalar.
                 return Some(String::new());
             };
             match members.get(part) {
@@ -233,7 +263,14 @@ mod fast {
                 None => return Some(String::new()),
             }
         }
-        match serde_json::from_str::<serde_json::Value>(cursor.get()).ok()? {
+        scalar(Some(cursor))
+    }
+
+    /// A selectable value: strings as they are, booleans and numbers in their
+    /// JSON text, null or missing as empty; `None` for objects and arrays.
+    fn scalar(raw: Option<&RawValue>) -> Option<String> {
+        let Some(raw) = raw else { return Some(String::new()) };
+        match serde_json::from_str::<serde_json::Value>(raw.get()).ok()? {
             serde_json::Value::String(s) => Some(s),
             serde_json::Value::Bool(b) => Some(b.to_string()),
             serde_json::Value::Number(n) => Some(n.to_string()),
@@ -291,7 +328,11 @@ mod fast {
                 }
             }
         }
-        let fields = selectable_fields.iter().filter_map(|path| field(&top, path).map(|v| (path.clone(), v))).collect();
+        let mut containers = Containers { parsed: Vec::new() };
+        let fields = selectable_fields
+            .iter()
+            .filter_map(|path| field(&top, &mut containers, path).map(|v| (path.clone(), v)))
+            .collect();
         let meta = ObjectMeta {
             name: string(metadata.get("name"))?,
             namespace: string(metadata.get("namespace"))?,
