@@ -13,7 +13,7 @@
 
 use crate::cache::{encode_stored, CachedObject};
 use crate::log::{Entry, KeyValue, Operation, Revision};
-use crate::types::key::{shard_for_key, ObjectKey, ShardId};
+use crate::types::key::{group_resource, shard_for_key, ShardId};
 use crate::types::registry::ResourceInfo;
 use bytes::Bytes;
 use std::collections::{BTreeMap, VecDeque};
@@ -192,8 +192,8 @@ impl ShardStore {
         create_revision: Revision,
         fields: &dyn FieldIndex,
     ) -> Option<Arc<CachedObject>> {
-        let selectable = match ObjectKey::decode(key) {
-            Some(k) => fields.selectable_fields(&k.group, &k.resource),
+        let selectable = match group_resource(key) {
+            Some((group, resource)) => fields.selectable_fields(group, resource),
             None => &[],
         };
         match encode_stored(key.clone(), value, mod_revision, create_revision, selectable) {
@@ -323,6 +323,7 @@ impl ShardStore {
 mod tests {
     use super::*;
     use crate::log::PreviousValue;
+    use crate::types::key::ObjectKey;
 
     fn pod(name: &str) -> Bytes {
         Bytes::from(format!(r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"{name}","namespace":"ns"}}}}"#))
@@ -438,6 +439,7 @@ mod tests {
         //! The shard stores beside a trivial model: a `BTreeMap` per revision.
         use super::super::*;
         use crate::log::PreviousValue;
+        use crate::types::key::ObjectKey;
         use proptest::prelude::*;
 
         #[derive(Clone, Debug)]

@@ -77,6 +77,18 @@ impl ObjectKey {
     }
 }
 
+/// The (group, resource) of an encoded key without allocating; group is
+/// empty for the core group. `None` when the bytes are not a key.
+pub fn group_resource(key: &[u8]) -> Option<(&str, &str)> {
+    let rest = key.strip_prefix(KEY_ROOT.as_bytes())?;
+    let mut parts = rest.splitn(3, |b| *b == b'/');
+    let group = std::str::from_utf8(parts.next()?).ok()?;
+    let resource = std::str::from_utf8(parts.next()?).ok()?;
+    parts.next()?;
+    let group = if group == "core" { "" } else { group };
+    Some((group, resource))
+}
+
 /// The prefix every key of a collection starts with. `namespace: None` is every
 /// namespace; `Some("")` is the cluster-scoped collection.
 pub fn collection_prefix(group: &str, resource: &str, namespace: Option<&str>) -> String {
@@ -131,6 +143,17 @@ mod tests {
         let key = ObjectKey::decode(b"/registry/core/pods/ns/x").unwrap();
         assert_eq!(key.group, "");
         assert_eq!(&key.encode()[..], b"/registry/core/pods/ns/x");
+    }
+
+    #[test]
+    fn group_resource_reads_keys_in_place() {
+        assert_eq!(group_resource(&ObjectKey::new("", "pods", "ns", "a").encode()), Some(("", "pods")));
+        assert_eq!(
+            group_resource(&ObjectKey::new("apps", "deployments", "", "a").encode()),
+            Some(("apps", "deployments"))
+        );
+        assert_eq!(group_resource(b"/registry/core/pods"), None);
+        assert_eq!(group_resource(b"/other/core/pods/ns/a"), None);
     }
 
     #[test]
