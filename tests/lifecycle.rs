@@ -250,3 +250,18 @@ fn chown_nobody(path: &std::path::Path) {
     let rc = unsafe { libc::chown(c.as_ptr(), NOBODY, NOBODY) };
     assert_eq!(rc, 0, "chown {} to nobody: {}", path.display(), std::io::Error::last_os_error());
 }
+
+/// `--data-dir` given as a relative path (the README's quick start uses the
+/// default, relative `shardline-data`): the server starts, and what it
+/// acknowledged is there after a restart.
+#[test]
+fn relative_data_dir_works_and_survives_restart() {
+    let mut s = Server::start_with(Launch { relative_data_dir: true, ..Launch::default() });
+    let r = s.post_json("/api/v1/namespaces/default/configmaps", &configmap("relative", &[("a", "b")]));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let created = r.json();
+    assert!(s.data_dir.join("log").is_dir(), "the log is not under the relative data dir");
+    s.kill();
+    s.restart();
+    assert_eq!(s.get_ok("/api/v1/namespaces/default/configmaps/relative"), created);
+}

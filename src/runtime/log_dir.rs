@@ -29,6 +29,9 @@ impl GlommioLogDirectory {
     pub async fn new(path: impl Into<PathBuf>) -> Result<Self, LogError> {
         let path = path.into();
         std::fs::create_dir_all(&path).map_err(|e| io_error(&path, e))?;
+        // glommio opens directories with `openat(-1, path)`: only absolute
+        // paths work there.
+        let path = std::fs::canonicalize(&path).map_err(|e| io_error(&path, e))?;
         probe_io_poll(&path).await?;
         Ok(GlommioLogDirectory { path })
     }
@@ -195,6 +198,27 @@ mod tests {
             record_bytes_max: 64 * 1024,
             tail_entries_max: 100_000,
         }
+    }
+
+    /// glommio opens directories with `openat(-1, path)`, which only works
+    /// for absolute paths: a relative data dir must still sync its directory.
+    #[test]
+    fn relative_paths_work() {
+        let temp = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let absolute = temp.path().join("log");
+        let relative = absolute.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().to_path_buf();
+        assert!(relative.is_relative());
+        // cargo runs unit tests with the package root as the working directory.
+        assert_eq!(std::env::current_dir().unwrap(), std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+        let executor = glommio::LocalExecutorBuilder::default().io_memory(512 * 1024).make().unwrap();
+        executor.run(async move {
+            let dir = GlommioLogDirectory::new(&relative).await.unwrap();
+            assert!(dir.path().is_absolute());
+            dir.sync_directory().await.unwrap();
+            let file = dir.open("segment-00000000000000000001.wal").await.unwrap();
+            file.close().await.unwrap();
+            assert_eq!(dir.list().await.unwrap(), ["segment-00000000000000000001.wal"]);
+        });
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub enum RuntimeError {
     Signals(std::io::Error),
     #[error("a shard stopped abnormally: {0}")]
     ShardFailed(String),
+    #[error("start-up failed: {0}")]
+    Startup(String),
 }
 
 /// Work for a shard's store, run once it has applied `min_revision`.
@@ -291,15 +293,19 @@ pub fn default_shard_count() -> u16 {
 pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
     let limits = limits::read_and_raise();
     eprintln!("shardline: process limits: {limits}");
+    let tls = tls::server_config(&config.tls)?;
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(|e| RuntimeError::Log(format!("creating {}: {e}", config.data_dir.display())))?;
+    // glommio opens directories by absolute path only.
+    let mut config = config;
+    config.data_dir = std::fs::canonicalize(&config.data_dir)
+        .map_err(|e| RuntimeError::Log(format!("resolving {}: {e}", config.data_dir.display())))?;
     eprintln!(
         "shardline: {} shards, io_uring registered memory {} bytes per shard, data dir {}",
         config.shards,
         config.io_memory_bytes,
         config.data_dir.display()
     );
-    let tls = tls::server_config(&config.tls)?;
-    std::fs::create_dir_all(&config.data_dir)
-        .map_err(|e| RuntimeError::Log(format!("creating {}: {e}", config.data_dir.display())))?;
     let mut listen = config.listen;
     if listen.port() == 0 {
         // Every shard must bind the same port: pick one now.
@@ -329,7 +335,6 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         });
     }
     drop(log_rx);
-    let mut config = config;
     config.shards = shard_count;
     config.listen = listen;
     let shared = Arc::new(Shared {
@@ -378,7 +383,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
                 for tx in &shared.invoke_tx {
                     let _ = tx.send(ShardMessage::Shutdown);
                 }
-                return Err(RuntimeError::Listen { addr: listen.to_string(), reason });
+                return Err(RuntimeError::Startup(reason));
             }
             Err(_) => break,
         }

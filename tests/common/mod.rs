@@ -62,6 +62,9 @@ pub struct Launch {
     pub run_as: Option<(u32, u32)>,
     /// Run this copy of the binary instead of `CARGO_BIN_EXE_shardline`.
     pub binary: Option<PathBuf>,
+    /// Start in the test's temporary directory and name the data dir by a
+    /// relative path, as an operator typing `--data-dir data` would.
+    pub relative_data_dir: bool,
 }
 
 /// A running `shardline serve` child process and its temporary directory.
@@ -212,11 +215,17 @@ impl Server {
         let stderr = File::create(&self.stderr_path)?;
         let stdout = File::create(self.stderr_path.with_extension("stdout.log"))?;
         let mut cmd = Command::new(self.binary());
+        let data_dir = if self.launch.relative_data_dir {
+            cmd.current_dir(self.dir.path());
+            self.data_dir.strip_prefix(self.dir.path()).unwrap_or(&self.data_dir).to_path_buf()
+        } else {
+            self.data_dir.clone()
+        };
         cmd.arg("serve")
             .arg("--listen")
             .arg(self.addr.to_string())
             .arg("--data-dir")
-            .arg(&self.data_dir)
+            .arg(&data_dir)
             .arg("--shards")
             .arg(self.launch.shards.unwrap_or(TEST_SHARDS).to_string())
             .stdin(Stdio::null())
