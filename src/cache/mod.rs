@@ -71,7 +71,9 @@ pub enum CacheError {
 /// `"resourceVersion"` into the stored bytes at the place kube-apiserver's
 /// field order puts it. Anything it does not recognise exactly (escaped keys,
 /// duplicate keys, non-string labels) takes the slow path, which decodes and
-/// re-encodes the whole object.
+/// re-encodes the whole object. Numbers are served exactly as stored, never
+/// converted: stored values come from the API layer's own encoder, so they
+/// are always within what a full decode accepts.
 pub fn encode_stored(
     key: Bytes,
     value: &[u8],
