@@ -4,7 +4,7 @@
 //! mod revision read. Deleting a namespace deletes what it contains first.
 
 use super::update::parse_resource_version;
-use super::{append_error, backend_error, read_current, Resolved};
+use super::{append_error, append_read_modify_write, backend_error, modified, read_current, Resolved};
 use crate::api::object::{metadata, metadata_mut, storage_value, timestamp, Object};
 use crate::api::status::{success_status, ApiError};
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
@@ -114,20 +114,11 @@ pub async fn serve(
                 precondition: Precondition::ModRevision(current.mod_revision),
                 operation: Operation::Put(storage_value(&marked)?),
             };
-            match backend.append(proposal).await {
-                Ok(entry) => {
-                    let bytes = super::create::stored_after(backend, &key, entry.revision, &marked).await?;
-                    return Ok(respond(StatusCode::OK, "application/json", bytes));
-                }
-                Err(AppendError::Conflict { .. }) if !precondition_given => continue,
-                Err(AppendError::Conflict { .. }) => {
-                    return Err(ApiError::Conflict {
-                        target: resolved.target(),
-                        message: super::update::MODIFIED.into(),
-                    })
-                }
-                Err(e) => return Err(append_error(e)),
-            }
+            let Some(entry) = append_read_modify_write(backend, proposal, !precondition_given, resolved).await? else {
+                continue;
+            };
+            let bytes = super::create::stored_after(backend, &key, entry.revision, &marked).await?;
+            return Ok(respond(StatusCode::OK, "application/json", bytes));
         }
         if is_namespace {
             delete_namespace_contents(backend, &name).await?;
@@ -137,23 +128,17 @@ pub async fn serve(
             precondition: Precondition::ModRevision(current.mod_revision),
             operation: Operation::Delete,
         };
-        match backend.append(proposal).await {
-            Ok(_) => {
-                let body = if returns_deleted_object(resolved) {
-                    current.json.clone()
-                } else {
-                    success_status(&resolved.target(), &current.meta.uid)
-                };
-                return Ok(respond(StatusCode::OK, "application/json", body));
-            }
-            Err(AppendError::Conflict { .. }) if !precondition_given => continue,
-            Err(AppendError::Conflict { .. }) => {
-                return Err(ApiError::Conflict { target: resolved.target(), message: super::update::MODIFIED.into() })
-            }
-            Err(e) => return Err(append_error(e)),
+        if append_read_modify_write(backend, proposal, !precondition_given, resolved).await?.is_none() {
+            continue;
         }
+        let body = if returns_deleted_object(resolved) {
+            current.json.clone()
+        } else {
+            success_status(&resolved.target(), &current.meta.uid)
+        };
+        return Ok(respond(StatusCode::OK, "application/json", body));
     }
-    Err(ApiError::Conflict { target: resolved.target(), message: super::update::MODIFIED.into() })
+    Err(modified(resolved))
 }
 
 /// Deletes every namespaced object in `namespace` (kube's namespace

@@ -129,6 +129,34 @@ pub fn backend_error(e: super::BackendError) -> ApiError {
     }
 }
 
+/// The message of a 409 Conflict on a stale resourceVersion, as kube-apiserver words it.
+pub const MODIFIED: &str =
+    "the object has been modified; please apply your changes to the latest version and try again";
+
+/// The 409 Conflict of a write that lost to another writer.
+pub fn modified(resolved: &Resolved) -> ApiError {
+    ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() }
+}
+
+/// Appends a change computed from the version a read-modify-write loop read
+/// (the proposal's precondition names it). `Some(entry)` when committed;
+/// `None` when another writer got there first and the loop should read again,
+/// which it may only when the client gave no precondition of its own
+/// (`retry`); otherwise that is a 409 Conflict.
+pub async fn append_read_modify_write(
+    backend: &impl Backend,
+    proposal: crate::log::Proposal,
+    retry: bool,
+    resolved: &Resolved,
+) -> Result<Option<crate::log::Entry>, ApiError> {
+    match backend.append(proposal).await {
+        Ok(entry) => Ok(Some(entry)),
+        Err(crate::log::AppendError::Conflict { .. }) if retry => Ok(None),
+        Err(crate::log::AppendError::Conflict { .. }) => Err(modified(resolved)),
+        Err(e) => Err(append_error(e)),
+    }
+}
+
 pub fn append_error(e: crate::log::AppendError) -> ApiError {
     match e {
         crate::log::AppendError::TooLarge { limit_bytes, .. } => ApiError::RequestEntityTooLarge { limit_bytes },

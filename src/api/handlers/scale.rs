@@ -4,12 +4,12 @@
 //! when given, as kube-apiserver's scale registries do.
 
 use super::create::stored_after;
-use super::update::{parse_resource_version, MODIFIED};
-use super::{append_error, read_current, Resolved};
+use super::update::parse_resource_version;
+use super::{append_read_modify_write, modified, read_current, Resolved};
 use crate::api::object::{decode_body, metadata, metadata_mut, order_fields, storage_value, Object};
 use crate::api::status::ApiError;
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
-use crate::log::{AppendError, Operation, Precondition, Proposal};
+use crate::log::{Operation, Precondition, Proposal};
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{json, Value};
@@ -109,7 +109,7 @@ pub async fn update(
             .await?
             .ok_or_else(|| ApiError::NotFound(resolved.target()))?;
         if wanted.is_some_and(|w| w != current.mod_revision) {
-            return Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() });
+            return Err(modified(resolved));
         }
         let mut parent = parse(&current.json)?;
         if parent.get("spec").and_then(|s| s.get("replicas")).and_then(Value::as_i64) == Some(replicas) {
@@ -131,19 +131,13 @@ pub async fn update(
             precondition: Precondition::ModRevision(current.mod_revision),
             operation: Operation::Put(storage_value(&parent)?),
         };
-        match backend.append(proposal).await {
-            Ok(entry) => {
-                let stored = stored_after(backend, &key, entry.revision, &parent).await?;
-                return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parse(&stored)?))?));
-            }
-            Err(AppendError::Conflict { .. }) if wanted.is_none() => continue,
-            Err(AppendError::Conflict { .. }) => {
-                return Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() })
-            }
-            Err(e) => return Err(append_error(e)),
-        }
+        let Some(entry) = append_read_modify_write(backend, proposal, wanted.is_none(), resolved).await? else {
+            continue;
+        };
+        let stored = stored_after(backend, &key, entry.revision, &parent).await?;
+        return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parse(&stored)?))?));
     }
-    Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() })
+    Err(modified(resolved))
 }
 
 #[cfg(test)]

@@ -6,20 +6,17 @@
 //! stored object; a no-op update writes nothing.
 
 use super::create::{apply_namespace, create_object, stored_after};
-use super::{append_error, read_current, Resolved};
+use super::{append_read_modify_write, modified, read_current, Resolved};
 use crate::api::object::{check_type_meta, decode_body, metadata, metadata_mut, order_fields, storage_value, Object};
 use crate::api::status::ApiError;
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
-use crate::log::{AppendError, Operation, Precondition, Proposal, Revision};
+use crate::log::{Operation, Precondition, Proposal, Revision};
 use http::{Response, StatusCode};
 use serde_json::{json, Value};
 
 /// Attempts of an update without a resourceVersion before giving up (each
 /// failed attempt means another writer won the race).
 const UPDATE_ATTEMPTS_MAX: usize = 16;
-
-pub const MODIFIED: &str =
-    "the object has been modified; please apply your changes to the latest version and try again";
 
 /// Parses a resourceVersion given by a client.
 pub fn parse_resource_version(text: &str) -> Result<Option<Revision>, ApiError> {
@@ -65,7 +62,7 @@ pub async fn serve(
             }
             if wanted.is_some() {
                 // kube-apiserver refuses a create-on-update that names a version.
-                return Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() });
+                return Err(modified(resolved));
             }
             match create_object(backend, head, resolved, object.clone()).await {
                 Ok(created) => return Ok(respond(StatusCode::CREATED, "application/json", created)),
@@ -74,7 +71,7 @@ pub async fn serve(
             }
         };
         if wanted.is_some_and(|w| w != current.mod_revision) {
-            return Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() });
+            return Err(modified(resolved));
         }
         let stored: Object = serde_json::from_slice(&current.json)
             .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
@@ -100,25 +97,19 @@ pub async fn serve(
         let operation = if finishing { Operation::Delete } else { Operation::Put(value) };
         let proposal =
             Proposal { key: key.encode(), precondition: Precondition::ModRevision(current.mod_revision), operation };
-        match backend.append(proposal).await {
-            Ok(_) if finishing => {
-                // The last finalizer is gone: the object was deleted; answer with
-                // its final state, as kube-apiserver does.
-                let bytes = serde_json::to_vec(&updated).map_err(|e| ApiError::Internal(e.to_string()))?;
-                return Ok(respond(StatusCode::OK, "application/json", bytes.into()));
-            }
-            Ok(entry) => {
-                let bytes = stored_after(backend, &key, entry.revision, &updated).await?;
-                return Ok(respond(StatusCode::OK, "application/json", bytes));
-            }
-            Err(AppendError::Conflict { .. }) if wanted.is_none() => continue,
-            Err(AppendError::Conflict { .. }) => {
-                return Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() })
-            }
-            Err(e) => return Err(append_error(e)),
+        let Some(entry) = append_read_modify_write(backend, proposal, wanted.is_none(), resolved).await? else {
+            continue;
+        };
+        if finishing {
+            // The last finalizer is gone: the object was deleted; answer with
+            // its final state, as kube-apiserver does.
+            let bytes = serde_json::to_vec(&updated).map_err(|e| ApiError::Internal(e.to_string()))?;
+            return Ok(respond(StatusCode::OK, "application/json", bytes.into()));
         }
+        let bytes = stored_after(backend, &key, entry.revision, &updated).await?;
+        return Ok(respond(StatusCode::OK, "application/json", bytes));
     }
-    Err(ApiError::Conflict { target: resolved.target(), message: MODIFIED.into() })
+    Err(modified(resolved))
 }
 
 /// The object to store: the client's, with the server-owned fields of the
