@@ -78,6 +78,17 @@ pub struct Config {
     pub header_read_timeout: Duration,
     /// Time allowed for in-flight requests after SIGTERM before the process exits.
     pub shutdown_grace: Duration,
+    /// How long a read asking for a resourceVersion the log has not reached
+    /// waits for it before answering 504 "Too large resource version"
+    /// (kube-apiserver waits 3 s).
+    pub resource_version_wait: Duration,
+    /// Most items in one list page; a larger `limit` gets pages of this size
+    /// (with a continue token), so a page's memory stays bounded.
+    pub list_page_objects_max: usize,
+    /// Items fetched from each shard per round while streaming a list without
+    /// `limit`: the list's extra memory is this many handles per shard,
+    /// whatever the collection's size.
+    pub list_stream_batch_objects: usize,
     /// Concurrent HTTP/2 streams per connection (each watch is one stream).
     pub http2_max_concurrent_streams: u32,
     /// Appends in flight at the log at once; more wait at the log's channel.
@@ -109,6 +120,9 @@ impl Config {
             connections_per_shard_max: 10_000,
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),
+            resource_version_wait: Duration::from_secs(3),
+            list_page_objects_max: 10_000,
+            list_stream_batch_objects: 500,
             http2_max_concurrent_streams: 1000,
             log_appends_in_flight_max: 4096,
             log_snapshot_check_interval: Duration::from_secs(1),

@@ -12,6 +12,7 @@ pub mod api;
 pub mod cache;
 pub mod config;
 pub mod fuzzing;
+pub mod list;
 pub mod log;
 pub mod runtime;
 pub mod store;

@@ -55,6 +55,9 @@ struct ServeArgs {
     /// Time in-flight requests get after SIGTERM (e.g. 10s).
     #[arg(long, value_parser = parse_duration)]
     shutdown_grace: Option<Duration>,
+    /// How long a read for a resourceVersion not reached yet waits before 504 (e.g. 3s).
+    #[arg(long, value_parser = parse_duration)]
+    resource_version_wait: Option<Duration>,
     /// Records between log snapshots.
     #[arg(long)]
     log_snapshot_every_records: Option<u64>,
@@ -94,6 +97,9 @@ fn config_from(args: ServeArgs) -> Config {
     }
     if let Some(v) = args.shutdown_grace {
         config.shutdown_grace = v;
+    }
+    if let Some(v) = args.resource_version_wait {
+        config.resource_version_wait = v;
     }
     if let Some(v) = args.log_snapshot_every_records {
         config.log_snapshot_every_records = v.max(1);

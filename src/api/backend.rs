@@ -52,6 +52,9 @@ pub trait Backend {
     where
         F: FnOnce(&ShardStore) -> R + Send + 'static,
         R: Send + 'static;
+    /// Waits until the log's commit point reaches `revision`, at most
+    /// `timeout`; `Err` carries the commit point when time ran out.
+    async fn wait_for_revision(&self, revision: Revision, timeout: std::time::Duration) -> Result<(), Revision>;
     /// Appends to the log; `Ok` once the entry is durable.
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError>;
     /// Health checks for /livez, /readyz, /healthz.

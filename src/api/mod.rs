@@ -19,17 +19,51 @@ pub use backend::{Backend, BackendError, HealthCheck};
 use bytes::Bytes;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full, Limited};
 use params::Params;
 use route::Route;
 use status::ApiError;
 use std::convert::Infallible;
+use std::pin::Pin;
+use std::rc::Rc;
 
-/// The body of every response: whole documents now, streams for watches later.
-pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
+/// Why a response body stopped early (a streamed list whose snapshot
+/// expired mid-way): hyper then aborts the response.
+pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The body of every response: whole documents, or streams of frames. Not
+/// `Send`: a response is produced on the core that serves its connection,
+/// and a streamed list holds that core's handles.
+pub struct ResponseBody(Pin<Box<dyn Body<Data = Bytes, Error = BodyError>>>);
+
+impl ResponseBody {
+    pub fn new(body: impl Body<Data = Bytes, Error = BodyError> + 'static) -> ResponseBody {
+        ResponseBody(Box::pin(body))
+    }
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BodyError>>> {
+        self.0.as_mut().poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.0.size_hint()
+    }
+}
 
 pub fn full(bytes: Bytes) -> ResponseBody {
-    UnsyncBoxBody::new(Full::new(bytes))
+    ResponseBody::new(Full::new(bytes).map_err(|never: Infallible| match never {}))
 }
 
 /// A response with a body and content type.
@@ -61,10 +95,11 @@ pub struct RequestHead {
     pub query: Option<String>,
 }
 
-/// Serves one request.
-pub async fn handle<B, Bd>(backend: &B, request: Request<Bd>) -> Response<ResponseBody>
+/// Serves one request. The backend is shared (`Rc`) because a streamed list
+/// keeps reading from the shards after the handler has returned its head.
+pub async fn handle<B, Bd>(backend: &Rc<B>, request: Request<Bd>) -> Response<ResponseBody>
 where
-    B: Backend,
+    B: Backend + 'static,
     Bd: Body<Data = Bytes>,
     Bd::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
@@ -74,12 +109,13 @@ where
     }
 }
 
-async fn serve<B, Bd>(backend: &B, request: Request<Bd>) -> Result<Response<ResponseBody>, ApiError>
+async fn serve<B, Bd>(shared: &Rc<B>, request: Request<Bd>) -> Result<Response<ResponseBody>, ApiError>
 where
-    B: Backend,
+    B: Backend + 'static,
     Bd: Body<Data = Bytes>,
     Bd::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let backend: &B = shared;
     let (parts, body) = request.into_parts();
     let header_text =
         |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
@@ -98,7 +134,7 @@ where
     }
     let body = read_body(body, limit).await?;
     match route {
-        Route::Resource(path) => handlers::resource(backend, &head, &path, body).await,
+        Route::Resource(path) => handlers::resource(shared, &head, &path, body).await,
         Route::Health { kind, check } => Ok(handlers::health::serve(backend, &head, &kind, check.as_deref())),
         Route::Metrics => handlers::metrics::serve(backend).await,
         Route::NotFound => Err(ApiError::PathNotFound),

@@ -74,6 +74,15 @@ pub enum ApiError {
     ServiceUnavailable(String),
     #[error("timeout: {message}")]
     Timeout { message: String, retry_after_seconds: u32 },
+    /// A read for a resourceVersion the log has not reached (504, as
+    /// kube-apiserver answers after waiting).
+    #[error("too large resource version {requested}, current {current}")]
+    TooLargeResourceVersion { requested: u64, current: u64 },
+    /// 410 Gone: the requested revision left the history window. A list
+    /// continuation carries a fresh continue token for an inconsistent
+    /// continuation.
+    #[error("expired: {message}")]
+    Expired { message: String, continue_token: Option<String> },
 }
 
 impl ApiError {
@@ -90,7 +99,8 @@ impl ApiError {
             ApiError::Invalid { .. } => 422,
             ApiError::Internal(_) => 500,
             ApiError::ServiceUnavailable(_) => 503,
-            ApiError::Timeout { .. } => 504,
+            ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => 504,
+            ApiError::Expired { .. } => 410,
         }
     }
 
@@ -108,7 +118,8 @@ impl ApiError {
             ApiError::Invalid { .. } => "Invalid",
             ApiError::Internal(_) => "InternalError",
             ApiError::ServiceUnavailable(_) => "ServiceUnavailable",
-            ApiError::Timeout { .. } => "Timeout",
+            ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => "Timeout",
+            ApiError::Expired { .. } => "Expired",
         }
     }
 
@@ -116,6 +127,7 @@ impl ApiError {
     pub fn retry_after_seconds(&self) -> Option<u32> {
         match self {
             ApiError::Timeout { retry_after_seconds, .. } => Some(*retry_after_seconds),
+            ApiError::TooLargeResourceVersion { .. } => Some(1),
             ApiError::ServiceUnavailable(_) => Some(1),
             _ => None,
         }
@@ -153,11 +165,17 @@ impl ApiError {
                     .map(|c| if c.field.is_empty() { c.message.clone() } else { format!("{}: {}", c.field, c.message) })
                     .collect();
                 let joined = if list.len() == 1 { list[0].clone() } else { format!("[{}]", list.join(", ")) };
-                format!("{} \"{}\" is invalid: {}", kind, target.name, joined)
+                // kube-apiserver qualifies the kind with its group: `Deployment.apps`.
+                let qualified = if target.group.is_empty() { kind.clone() } else { format!("{kind}.{}", target.group) };
+                format!("{} \"{}\" is invalid: {}", qualified, target.name, joined)
             }
             ApiError::Internal(m) => format!("Internal error occurred: {m}"),
             ApiError::ServiceUnavailable(m) => m.clone(),
             ApiError::Timeout { message, .. } => message.clone(),
+            ApiError::TooLargeResourceVersion { requested, current } => {
+                format!("Too large resource version: {requested}, current: {current}")
+            }
+            ApiError::Expired { message, .. } => message.clone(),
         }
     }
 
@@ -191,6 +209,10 @@ impl ApiError {
                 Some(Value::Object(d))
             }
             ApiError::Timeout { retry_after_seconds, .. } => Some(json!({"retryAfterSeconds": retry_after_seconds})),
+            ApiError::TooLargeResourceVersion { .. } => Some(json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            })),
             _ => None,
         }
     }
@@ -200,7 +222,11 @@ impl ApiError {
         let mut status = serde_json::Map::new();
         status.insert("kind".into(), json!("Status"));
         status.insert("apiVersion".into(), json!("v1"));
-        status.insert("metadata".into(), json!({}));
+        let metadata = match self {
+            ApiError::Expired { continue_token: Some(token), .. } => json!({"continue": token}),
+            _ => json!({}),
+        };
+        status.insert("metadata".into(), metadata);
         status.insert("status".into(), json!("Failure"));
         status.insert("message".into(), json!(self.message()));
         status.insert("reason".into(), json!(self.reason()));
@@ -310,9 +336,20 @@ mod tests {
             ApiError::Internal("x".into()),
             ApiError::ServiceUnavailable("x".into()),
             ApiError::Timeout { message: "x".into(), retry_after_seconds: 1 },
+            ApiError::TooLargeResourceVersion { requested: 9, current: 7 },
+            ApiError::Expired { message: "too old resource version: 1 (5)".into(), continue_token: Some("t".into()) },
         ];
         let codes: Vec<u16> = all.iter().map(|e| parse(e)["code"].as_u64().unwrap() as u16).collect();
-        assert_eq!(codes, [400, 404, 404, 409, 409, 405, 403, 415, 406, 413, 422, 500, 503, 504]);
+        assert_eq!(codes, [400, 404, 404, 409, 409, 405, 403, 415, 406, 413, 422, 500, 503, 504, 504, 410]);
         assert_eq!(all[13].retry_after_seconds(), Some(1));
+        let too_large = parse(&all[14]);
+        assert_eq!(too_large["message"], "Too large resource version: 9, current: 7");
+        assert_eq!(too_large["reason"], "Timeout");
+        assert_eq!(too_large["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
+        assert_eq!(too_large["details"]["retryAfterSeconds"], 1);
+        assert_eq!(all[14].retry_after_seconds(), Some(1));
+        let expired = parse(&all[15]);
+        assert_eq!(expired["reason"], "Expired");
+        assert_eq!(expired["metadata"]["continue"], "t");
     }
 }

@@ -226,6 +226,21 @@ impl Backend for ShardBackend {
         result.await.map_err(|_| BackendError::ShardUnavailable(shard))
     }
 
+    async fn wait_for_revision(&self, revision: Revision, timeout: Duration) -> Result<(), Revision> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let committed = self.committed_revision();
+            if committed >= revision {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(committed);
+            }
+            // Rare (a client ahead of this server): a short poll is enough.
+            glommio::timer::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError> {
         let (reply, result) = oneshot::channel();
         self.shared
@@ -709,7 +724,7 @@ where
     builder.http2().timer(LocalTimer).max_concurrent_streams(config.http2_max_concurrent_streams);
     let service = hyper::service::service_fn(move |request| {
         let backend = backend.clone();
-        async move { Ok::<_, Infallible>(api::handle(&*backend, request).await) }
+        async move { Ok::<_, Infallible>(api::handle(&backend, request).await) }
     });
     let connection = builder.serve_connection(io, service);
     futures_util::pin_mut!(connection);

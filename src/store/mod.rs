@@ -303,6 +303,54 @@ impl ShardStore {
             .collect())
     }
 
+    /// Like [`ShardStore::list_at`], keeping only objects `matches` accepts,
+    /// and stopping once `limit` of them are found: the scan's cost is the
+    /// keys visited, its memory the matches returned.
+    pub fn list_matching_at(
+        &self,
+        prefix: &[u8],
+        revision: Revision,
+        start_after: Option<&[u8]>,
+        limit: usize,
+        matches: &dyn Fn(&CachedObject) -> bool,
+    ) -> Result<Vec<Arc<CachedObject>>, Revision> {
+        if revision < self.compacted {
+            return Err(self.compacted);
+        }
+        let lower = match start_after {
+            Some(k) if k >= prefix => Bound::Excluded(Bytes::copy_from_slice(k)),
+            _ => Bound::Included(Bytes::copy_from_slice(prefix)),
+        };
+        Ok(self
+            .objects
+            .range((lower, Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter_map(|(_, chain)| chain.versions.iter().rev().find(|v| v.revision <= revision)?.object.clone())
+            .filter(|object| matches(object))
+            .take(limit)
+            .collect())
+    }
+
+    /// How many objects under `prefix` existed at `revision` after
+    /// `start_after` (for `remainingItemCount`).
+    pub fn count_at(&self, prefix: &[u8], revision: Revision, start_after: Option<&[u8]>) -> Result<usize, Revision> {
+        if revision < self.compacted {
+            return Err(self.compacted);
+        }
+        let lower = match start_after {
+            Some(k) if k >= prefix => Bound::Excluded(Bytes::copy_from_slice(k)),
+            _ => Bound::Included(Bytes::copy_from_slice(prefix)),
+        };
+        Ok(self
+            .objects
+            .range((lower, Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter(|(_, chain)| {
+                chain.versions.iter().rev().find(|v| v.revision <= revision).is_some_and(|v| v.object.is_some())
+            })
+            .count())
+    }
+
     /// Current objects whose key starts with `prefix`, in key order, after
     /// `start_after` (exclusive), at most `limit`.
     pub fn list(&self, prefix: &[u8], start_after: Option<&[u8]>, limit: usize) -> Vec<Arc<CachedObject>> {

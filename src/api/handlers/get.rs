@@ -16,7 +16,21 @@ pub async fn serve(
     let representation = negotiate::for_objects(head.accept.as_deref(), true)?;
     let name = resolved.name.as_deref().unwrap_or("");
     let key = resolved.key(name);
-    let at = backend.committed_revision();
+    // The get table: unset = most recent (the commit point), "0" = any (the
+    // owner's current state), N = not older than N (waiting for the log to
+    // reach it, then 504).
+    let at = match head.params.resource_version.as_deref().filter(|v| !v.is_empty()) {
+        None => backend.committed_revision(),
+        Some("0") => crate::log::Revision::ZERO,
+        Some(text) => {
+            let wanted = crate::list::parse_resource_version(text).map_err(|e| match e {
+                crate::list::PlanError::BadRequest(m) => ApiError::BadRequest(m),
+                crate::list::PlanError::Invalid { detail, .. } => ApiError::BadRequest(detail),
+            })?;
+            super::list::wait_for(backend, wanted).await?;
+            wanted
+        }
+    };
     let object = read_current(backend, &key, at).await?.ok_or_else(|| ApiError::NotFound(resolved.target()))?;
     match representation {
         Representation::Table { version } => {

@@ -1,131 +1,412 @@
-//! LIST of a collection: every shard returns its matching objects in key
-//! order at one revision, and the serving shard merges them (k-way merge) and
-//! writes the list by concatenating the cached encodings.
+//! LIST of a collection, exactly as the specification describes it.
 //!
-//! Every shard reads its part as of the same revision (the commit point when
-//! the request arrived) from its version history, so the list is one
-//! consistent snapshot even while writes continue. This is the plain form;
-//! limit/continue and the resourceVersion rules come with the list issue.
+//! The options (resourceVersion, resourceVersionMatch, limit, continue) pick
+//! a snapshot revision (`list::plan`); every shard returns its matching
+//! objects in key order as of that revision from its version history, and
+//! the serving shard merges them (k-way merge). Every page of a continue
+//! sequence is read at the first page's revision, however many writes happen
+//! in between.
+//!
+//! Memory: a page holds at most `limit` (capped by `list_page_objects_max`)
+//! handles; a list without `limit` is streamed in rounds of
+//! `list_stream_batch_objects` per shard, so its extra memory does not grow
+//! with the collection. Items are written as the cached encodings themselves,
+//! one body frame each, never re-serialized or copied.
 
 use super::{backend_error, table, Resolved};
 use crate::api::negotiate::{self, Representation};
-use crate::api::status::ApiError;
-use crate::api::{respond, Backend, RequestHead, ResponseBody};
+use crate::api::status::{ApiError, Cause, Target};
+use crate::api::{respond, Backend, BodyError, RequestHead, ResponseBody};
 use crate::cache::CachedObject;
+use crate::list::continue_token::ContinueToken;
+use crate::list::{self as lists, Consistency, ListOptions, PlanError};
+use crate::log::Revision;
 use crate::types::key::{collection_prefix, ShardId};
 use crate::types::selector::{parse_field_selector, parse_label_selector, Selector};
 use bytes::{BufMut, Bytes, BytesMut};
 use http::{Response, StatusCode};
+use std::rc::Rc;
 use std::sync::Arc;
 
-/// The plain list returns whole collections; pages (limit/continue) bound
-/// this with the list issue.
-const LIST_SHARD_OBJECTS_MAX: usize = usize::MAX;
+/// The label and field selectors of a request, parsed once.
+#[derive(Clone, Debug, Default)]
+pub struct Selectors {
+    pub labels: Selector,
+    pub fields: Selector,
+}
 
-pub async fn serve(
-    backend: &impl Backend,
+impl Selectors {
+    /// Parses and checks the selectors against the resource's fields.
+    pub fn parse(head: &RequestHead, resolved: &Resolved) -> Result<Selectors, ApiError> {
+        let labels = parse_label_selector(head.params.label_selector.as_deref().unwrap_or(""))
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        let fields = parse_field_selector(head.params.field_selector.as_deref().unwrap_or(""))
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        for requirement in &fields.requirements {
+            let known = requirement.key == "metadata.name"
+                || requirement.key == "metadata.namespace"
+                || resolved.info.selectable_fields.iter().any(|f| *f == requirement.key);
+            if !known {
+                return Err(ApiError::BadRequest(format!("field label not supported: {}", requirement.key)));
+            }
+            if !matches!(
+                requirement.operator,
+                crate::types::selector::Operator::Equals | crate::types::selector::Operator::NotEquals
+            ) {
+                return Err(ApiError::BadRequest(format!("invalid field selector operator for {}", requirement.key)));
+            }
+        }
+        Ok(Selectors { labels, fields })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
+
+    pub fn matches(&self, object: &CachedObject) -> bool {
+        self.labels.matches(|k| object.meta.label(k)) && self.fields.matches(|k| object.meta.field(k))
+    }
+}
+
+fn plan_error(e: PlanError) -> ApiError {
+    match e {
+        PlanError::BadRequest(message) => ApiError::BadRequest(message),
+        PlanError::Invalid { field, reason, detail } => ApiError::Invalid {
+            kind: "ListOptions".into(),
+            target: Target::new("meta.k8s.io", "", ""),
+            causes: vec![Cause { reason: reason.into(), message: detail, field: field.into() }],
+        },
+    }
+}
+
+/// Waits (bounded by `resource_version_wait`) until the log has reached
+/// `revision`; 504 "Too large resource version" otherwise.
+pub async fn wait_for(backend: &impl Backend, revision: Revision) -> Result<(), ApiError> {
+    backend
+        .wait_for_revision(revision, backend.config().resource_version_wait)
+        .await
+        .map_err(|current| ApiError::TooLargeResourceVersion { requested: revision.0, current: current.0 })
+}
+
+/// kube-apiserver's words for a continue token whose snapshot is gone.
+const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/// One round of reads: each shard's first `per_shard` matching objects after
+/// `start_after` at `revision`. `Err(compacted)` when a shard no longer
+/// holds that revision.
+async fn fetch<B: Backend>(
+    backend: &B,
+    prefix: &Arc<str>,
+    revision: Revision,
+    start_after: Option<Bytes>,
+    per_shard: usize,
+    selectors: &Arc<Selectors>,
+) -> Result<Result<Vec<Vec<Arc<CachedObject>>>, Revision>, ApiError> {
+    let mut calls = Vec::with_capacity(backend.shard_count() as usize);
+    for shard in 0..backend.shard_count() {
+        let prefix = prefix.clone();
+        let selectors = selectors.clone();
+        let start_after = start_after.clone();
+        calls.push(backend.on_shard(ShardId(shard), revision, move |store| {
+            let matches = |o: &CachedObject| selectors.matches(o);
+            store.list_matching_at(prefix.as_bytes(), revision, start_after.as_deref(), per_shard, &matches)
+        }));
+    }
+    let mut runs = Vec::with_capacity(calls.len());
+    for call in futures_util::future::join_all(calls).await {
+        match call.map_err(backend_error)? {
+            Ok(run) => runs.push(run),
+            Err(compacted) => return Ok(Err(compacted)),
+        }
+    }
+    Ok(Ok(runs))
+}
+
+/// Objects under `prefix` at `revision` after `start_after`, on every shard.
+async fn count_after<B: Backend>(
+    backend: &B,
+    prefix: &Arc<str>,
+    revision: Revision,
+    start_after: Option<Bytes>,
+) -> Result<Option<usize>, ApiError> {
+    let mut total = 0usize;
+    for shard in 0..backend.shard_count() {
+        let prefix = prefix.clone();
+        let start_after = start_after.clone();
+        let count = backend
+            .on_shard(ShardId(shard), revision, move |store| {
+                store.count_at(prefix.as_bytes(), revision, start_after.as_deref())
+            })
+            .await
+            .map_err(backend_error)?;
+        match count {
+            Ok(n) => total += n,
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some(total))
+}
+
+pub async fn serve<B: Backend + 'static>(
+    shared: &Rc<B>,
     head: &RequestHead,
     resolved: &Resolved,
 ) -> Result<Response<ResponseBody>, ApiError> {
+    let backend: &B = shared;
     let representation = negotiate::for_objects(head.accept.as_deref(), true)?;
-    let labels = parse_label_selector(head.params.label_selector.as_deref().unwrap_or(""))
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let fields = parse_field_selector(head.params.field_selector.as_deref().unwrap_or(""))
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    for requirement in &fields.requirements {
-        let known = requirement.key == "metadata.name"
-            || requirement.key == "metadata.namespace"
-            || resolved.info.selectable_fields.iter().any(|f| *f == requirement.key);
-        if !known {
-            return Err(ApiError::BadRequest(format!(
-                "\"{}\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-                requirement.key
-            )));
+    let selectors = Arc::new(Selectors::parse(head, resolved)?);
+    let options = ListOptions {
+        resource_version: head.params.resource_version.as_deref(),
+        resource_version_match: head.params.resource_version_match.as_deref(),
+        limit: head.params.limit,
+        continue_token: head.params.continue_token.as_deref(),
+    };
+    let plan = lists::plan(&options).map_err(plan_error)?;
+    let prefix: Arc<str> =
+        collection_prefix(&resolved.info.group, &resolved.info.resource, resolved.namespace.as_deref()).into();
+    let (revision, start_after, continuing) = match plan.consistency {
+        Consistency::MostRecent | Consistency::Any => (backend.committed_revision(), None, false),
+        Consistency::NotOlderThan(n) => {
+            wait_for(backend, n).await?;
+            (backend.committed_revision(), None, false)
         }
-    }
-    let prefix = collection_prefix(&resolved.info.group, &resolved.info.resource, resolved.namespace.as_deref());
-    let revision = backend.committed_revision();
-    let mut per_shard = Vec::with_capacity(backend.shard_count() as usize);
-    for shard in 0..backend.shard_count() {
-        let prefix = prefix.clone();
-        let labels = labels.clone();
-        let fields = fields.clone();
-        per_shard.push(backend.on_shard(ShardId(shard), revision, move |store| {
-            store
-                .list_at(prefix.as_bytes(), revision, None, LIST_SHARD_OBJECTS_MAX)
-                .map(|objects| filter(objects, &labels, &fields))
-        }));
-    }
-    let mut runs = Vec::with_capacity(per_shard.len());
-    for call in futures_util::future::join_all(per_shard).await {
-        // The commit point is always inside every shard's history window.
-        let run = call.map_err(backend_error)?.map_err(|compacted| {
-            ApiError::Internal(format!("revision {revision} left the history window (compacted at {compacted})"))
-        })?;
-        runs.push(run);
-    }
-    let objects = merge(runs);
-    match representation {
-        Representation::Table { version } => {
-            Ok(respond(StatusCode::OK, "application/json", table::build(&version, &objects, revision, None)))
+        Consistency::Exact(n) => {
+            wait_for(backend, n).await?;
+            (n, None, false)
         }
-        _ => {
-            let frames = list_frames(&resolved.info.list_kind, &resolved.info.api_version(), revision.0, &objects);
-            let mut response = http::Response::new(stream_body(frames));
-            response
-                .headers_mut()
-                .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-            Ok(response)
+        Consistency::Continue(token) => {
+            if !token.start_after.starts_with(prefix.as_bytes()) {
+                return Err(ApiError::BadRequest(
+                    "invalid continue token: it was issued for another collection".into(),
+                ));
+            }
+            if token.revision > backend.committed_revision() {
+                return Err(ApiError::BadRequest(
+                    "invalid continue token: its resource version is in the future".into(),
+                ));
+            }
+            (token.revision, Some(token.start_after), true)
         }
+    };
+    let config = backend.config();
+    let table_version = match &representation {
+        Representation::Table { version } => Some(version.clone()),
+        _ => None,
+    };
+    // Tables are for people: bounded to one page even without a limit.
+    let limit = match (plan.limit, &table_version) {
+        (Some(limit), _) => Some(limit.min(config.list_page_objects_max)),
+        (None, Some(_)) => Some(config.list_page_objects_max),
+        (None, None) => None,
+    };
+    let expired = |compacted: Revision| {
+        if continuing {
+            let fresh = ContinueToken {
+                revision: backend.committed_revision(),
+                start_after: start_after.clone().unwrap_or_default(),
+            };
+            ApiError::Expired { message: CONTINUE_EXPIRED.into(), continue_token: Some(fresh.encode()) }
+        } else {
+            ApiError::Expired {
+                message: format!("too old resource version: {} ({})", revision, compacted),
+                continue_token: None,
+            }
+        }
+    };
+    let Some(limit) = limit else {
+        return stream_list(shared.clone(), resolved, prefix, revision, selectors, expired).await;
+    };
+    // One page: each shard's first limit+1 matches decide whether more remain.
+    let runs = fetch(backend, &prefix, revision, start_after.clone(), limit.saturating_add(1), &selectors)
+        .await?
+        .map_err(expired)?;
+    let mut page = lists::merge(runs, limit.saturating_add(1));
+    let more = page.len() > limit;
+    page.truncate(limit);
+    let continue_token = match (more, page.last()) {
+        (true, Some(last)) => Some(ContinueToken { revision, start_after: last.key.clone() }.encode()),
+        _ => None,
+    };
+    let remaining = if more && selectors.is_empty() {
+        count_after(backend, &prefix, revision, start_after).await?.map(|n| n.saturating_sub(page.len()))
+    } else {
+        None
+    };
+    let body = match table_version {
+        Some(version) => table::build(&version, &page, revision, continue_token.as_deref()),
+        None => {
+            let frames = page_frames(
+                &resolved.info.list_kind,
+                &resolved.info.api_version(),
+                revision.0,
+                continue_token.as_deref(),
+                remaining,
+                &page,
+            );
+            return Ok(frames_response(frames));
+        }
+    };
+    Ok(respond(StatusCode::OK, "application/json", body))
+}
+
+/// A whole collection without `limit`: the first round is read before the
+/// response starts (so an expired revision is still a 410), the rest while
+/// the body is being sent.
+async fn stream_list<B: Backend + 'static>(
+    shared: Rc<B>,
+    resolved: &Resolved,
+    prefix: Arc<str>,
+    revision: Revision,
+    selectors: Arc<Selectors>,
+    expired: impl Fn(Revision) -> ApiError,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let batch = shared.config().list_stream_batch_objects.max(1);
+    let first = fetch(&*shared, &prefix, revision, None, batch, &selectors).await?.map_err(expired)?;
+    let head = list_head(&resolved.info.list_kind, &resolved.info.api_version(), revision.0, None, None);
+    struct Round<B> {
+        backend: Rc<B>,
+        prefix: Arc<str>,
+        selectors: Arc<Selectors>,
+        revision: Revision,
+        batch: usize,
+        pending: Option<Vec<Vec<Arc<CachedObject>>>>,
+        cursor: Option<Bytes>,
+        first_item: bool,
+        done: bool,
     }
+    let state = Round {
+        backend: shared,
+        prefix,
+        selectors,
+        revision,
+        batch,
+        pending: Some(first),
+        cursor: None,
+        first_item: true,
+        done: false,
+    };
+    let rounds = futures_util::stream::unfold(state, |mut state| async move {
+        if state.done {
+            return None;
+        }
+        let runs = match state.pending.take() {
+            Some(runs) => runs,
+            None => {
+                let fetched = fetch(
+                    &*state.backend,
+                    &state.prefix,
+                    state.revision,
+                    state.cursor.clone(),
+                    state.batch,
+                    &state.selectors,
+                )
+                .await;
+                match fetched {
+                    Ok(Ok(runs)) => runs,
+                    // The snapshot left the window mid-stream, or a shard went
+                    // away: end the body with an error (the client sees a
+                    // broken response, never a wrong one).
+                    Ok(Err(compacted)) => {
+                        state.done = true;
+                        let error: BodyError =
+                            format!("list snapshot {} expired mid-stream (compacted {compacted})", state.revision)
+                                .into();
+                        return Some((Err(error), state));
+                    }
+                    Err(e) => {
+                        state.done = true;
+                        return Some((Err(BodyError::from(e.to_string())), state));
+                    }
+                }
+            }
+        };
+        let merged = lists::merge(runs, state.batch);
+        let mut frames = Vec::with_capacity(merged.len() * 2 + 1);
+        for object in &merged {
+            if !state.first_item {
+                frames.push(Bytes::from_static(b","));
+            }
+            state.first_item = false;
+            frames.push(object.json.clone());
+        }
+        if merged.len() < state.batch {
+            frames.push(Bytes::from_static(b"]}"));
+            state.done = true;
+        } else {
+            state.cursor = merged.last().map(|o| o.key.clone());
+        }
+        Some((Ok(frames), state))
+    });
+    use futures_util::StreamExt;
+    let head_stream = futures_util::stream::iter(std::iter::once(Ok::<Vec<Bytes>, BodyError>(vec![head])));
+    let frames = head_stream.chain(rounds).flat_map(|round| {
+        let frames: Vec<Result<http_body::Frame<Bytes>, BodyError>> = match round {
+            Ok(frames) => frames.into_iter().map(|b| Ok(http_body::Frame::data(b))).collect(),
+            Err(e) => vec![Err(e)],
+        };
+        futures_util::stream::iter(frames)
+    });
+    let body = ResponseBody::new(http_body_util::StreamBody::new(frames));
+    let mut response = Response::new(body);
+    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    Ok(response)
+}
+
+fn frames_response(frames: Vec<Bytes>) -> Response<ResponseBody> {
+    let mut response = Response::new(stream_body(frames));
+    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    response
 }
 
 /// A body sent as it is produced (HTTP/1.1 chunked encoding), one frame per
 /// piece: the cached encodings go to the socket without being copied.
 pub fn stream_body(frames: Vec<Bytes>) -> ResponseBody {
-    let stream = futures_util::stream::iter(frames.into_iter().map(|b| Ok(http_body::Frame::data(b))));
-    http_body_util::combinators::UnsyncBoxBody::new(http_body_util::StreamBody::new(stream))
-}
-
-fn filter(objects: Vec<Arc<CachedObject>>, labels: &Selector, fields: &Selector) -> Vec<Arc<CachedObject>> {
-    objects.into_iter().filter(|o| labels.matches(|k| o.meta.label(k)) && fields.matches(|k| o.meta.field(k))).collect()
+    let stream = futures_util::stream::iter(frames.into_iter().map(|b| Ok::<_, BodyError>(http_body::Frame::data(b))));
+    ResponseBody::new(http_body_util::StreamBody::new(stream))
 }
 
 /// Merges runs that are each sorted by key into one sorted run.
 pub fn merge(runs: Vec<Vec<Arc<CachedObject>>>) -> Vec<Arc<CachedObject>> {
-    let total = runs.iter().map(Vec::len).sum();
-    let mut out = Vec::with_capacity(total);
-    let mut cursors: Vec<_> = runs.into_iter().map(|r| r.into_iter().peekable()).collect();
-    loop {
-        // Shard counts are small (one per core): a linear scan of the heads
-        // beats a heap here.
-        let mut smallest: Option<(usize, Bytes)> = None;
-        for (i, cursor) in cursors.iter_mut().enumerate() {
-            if let Some(head) = cursor.peek() {
-                if smallest.as_ref().is_none_or(|(_, k)| head.key < *k) {
-                    smallest = Some((i, head.key.clone()));
-                }
-            }
-        }
-        match smallest.and_then(|(i, _)| cursors[i].next()) {
-            Some(object) => out.push(object),
-            None => break,
-        }
-    }
-    out
+    lists::merge(runs, usize::MAX)
 }
 
-/// The list document as frames: a header, each item's cached encoding
-/// (shared, not copied) preceded by a separator, and the closing bytes.
-pub fn list_frames(list_kind: &str, api_version: &str, revision: u64, objects: &[Arc<CachedObject>]) -> Vec<Bytes> {
-    let mut frames = Vec::with_capacity(objects.len() * 2 + 2);
+/// `{"kind":..,"apiVersion":..,"metadata":{..},"items":[`
+fn list_head(
+    list_kind: &str,
+    api_version: &str,
+    revision: u64,
+    continue_token: Option<&str>,
+    remaining: Option<usize>,
+) -> Bytes {
     let mut head = BytesMut::with_capacity(128);
     head.put_slice(b"{\"kind\":");
     head.put_slice(serde_json::to_string(list_kind).unwrap_or_default().as_bytes());
     head.put_slice(b",\"apiVersion\":");
     head.put_slice(serde_json::to_string(api_version).unwrap_or_default().as_bytes());
-    head.put_slice(format!(",\"metadata\":{{\"resourceVersion\":\"{revision}\"}},\"items\":[").as_bytes());
-    frames.push(head.freeze());
+    head.put_slice(format!(",\"metadata\":{{\"resourceVersion\":\"{revision}\"").as_bytes());
+    if let Some(token) = continue_token {
+        head.put_slice(b",\"continue\":");
+        head.put_slice(serde_json::to_string(token).unwrap_or_default().as_bytes());
+    }
+    if let Some(n) = remaining {
+        head.put_slice(format!(",\"remainingItemCount\":{n}").as_bytes());
+    }
+    head.put_slice(b"},\"items\":[");
+    head.freeze()
+}
+
+/// A page as frames: the head, each item's cached encoding (shared, not
+/// copied) preceded by a separator, and the closing bytes.
+pub fn page_frames(
+    list_kind: &str,
+    api_version: &str,
+    revision: u64,
+    continue_token: Option<&str>,
+    remaining: Option<usize>,
+    objects: &[Arc<CachedObject>],
+) -> Vec<Bytes> {
+    let mut frames = Vec::with_capacity(objects.len() * 2 + 2);
+    frames.push(list_head(list_kind, api_version, revision, continue_token, remaining));
     for (i, object) in objects.iter().enumerate() {
         if i > 0 {
             frames.push(Bytes::from_static(b","));
@@ -134,6 +415,11 @@ pub fn list_frames(list_kind: &str, api_version: &str, revision: u64, objects: &
     }
     frames.push(Bytes::from_static(b"]}"));
     frames
+}
+
+/// A whole list as frames (no continue token).
+pub fn list_frames(list_kind: &str, api_version: &str, revision: u64, objects: &[Arc<CachedObject>]) -> Vec<Bytes> {
+    page_frames(list_kind, api_version, revision, None, None, objects)
 }
 
 #[cfg(test)]

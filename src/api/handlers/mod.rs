@@ -68,12 +68,13 @@ fn has_verb(info: &ResourceInfo, verb: &str) -> bool {
     info.verbs.iter().any(|v| v == verb)
 }
 
-pub async fn resource(
-    backend: &impl Backend,
+pub async fn resource<B: Backend + 'static>(
+    shared: &std::rc::Rc<B>,
     head: &RequestHead,
     path: &ResourcePath,
     body: Bytes,
 ) -> Result<Response<ResponseBody>, ApiError> {
+    let backend: &B = shared;
     let resolved = resolve(backend, path)?;
     let not_allowed = || ApiError::MethodNotAllowed { method: head.method.to_string(), target: resolved.target() };
     let is_collection = resolved.name.is_none();
@@ -100,7 +101,7 @@ pub async fn resource(
         "get" if scale => scale::get(backend, &resolved).await,
         "update" if scale => scale::update(backend, head, &resolved, &body).await,
         "get" => get::serve(backend, head, &resolved).await,
-        "list" => list::serve(backend, head, &resolved).await,
+        "list" => list::serve(shared, head, &resolved).await,
         "create" => create::serve(backend, head, &resolved, &body).await,
         "update" => update::serve(backend, head, &resolved, &body).await,
         "delete" => delete::serve(backend, head, &resolved, &body).await,
