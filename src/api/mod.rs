@@ -13,6 +13,7 @@ pub mod params;
 pub mod protobuf;
 pub mod route;
 pub mod status;
+pub mod testing;
 
 pub use backend::{Backend, BackendError, HealthCheck};
 

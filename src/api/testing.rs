@@ -1,0 +1,157 @@
+//! An in-process [`Backend`] for deterministic tests: shards are plain
+//! `ShardStore`s, the log is a counter with an index, every append is applied
+//! to every shard before it returns, and the clock is a number the test sets.
+//! No threads, no I/O: a test drives `api::handle` with `block_on` and gets
+//! the same handlers, list planning and encodings the server runs.
+
+use super::backend::{BackendError, HealthCheck, ProcessLimits};
+use super::Backend;
+use crate::config::Config;
+use crate::log::{AppendError, Entry, Operation, Precondition, PreviousValue, Proposal, Revision};
+use crate::store::ShardStore;
+use crate::types::key::ShardId;
+use crate::types::registry::Registry;
+use bytes::Bytes;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime};
+
+struct Current {
+    mod_revision: Revision,
+    create_revision: Revision,
+    value: Bytes,
+}
+
+pub struct MemoryBackend {
+    config: Config,
+    registry: Registry,
+    shards: RefCell<Vec<ShardStore>>,
+    index: RefCell<HashMap<Bytes, Current>>,
+    revision: Cell<u64>,
+    now_ms: Cell<u64>,
+}
+
+impl MemoryBackend {
+    /// A backend with `shard_count` shards and the default namespace.
+    pub fn new(mut config: Config, shard_count: u16) -> MemoryBackend {
+        config.shards = shard_count;
+        let window_ms = config.history_window.as_millis() as u64;
+        let shards = (0..shard_count).map(|s| ShardStore::new(ShardId(s), shard_count, window_ms)).collect();
+        let backend = MemoryBackend {
+            config,
+            registry: Registry::builtin(),
+            shards: RefCell::new(shards),
+            index: RefCell::new(HashMap::new()),
+            revision: Cell::new(0),
+            now_ms: Cell::new(0),
+        };
+        let namespace = br#"{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"default"}}"#;
+        let key = crate::types::key::ObjectKey::new("", "namespaces", "", "default").encode();
+        let proposal = Proposal {
+            key,
+            precondition: Precondition::Absent,
+            operation: Operation::Put(Bytes::from_static(namespace)),
+        };
+        // Appending to an empty index with an Absent precondition cannot fail.
+        let _ = backend.append_now(proposal);
+        backend
+    }
+
+    /// Moves the clock forward (history leaves the window as entries apply).
+    pub fn advance_ms(&self, ms: u64) {
+        self.now_ms.set(self.now_ms.get() + ms);
+    }
+
+    fn append_now(&self, proposal: Proposal) -> Result<Entry, AppendError> {
+        let mut index = self.index.borrow_mut();
+        let current = index.get(&proposal.key);
+        match (proposal.precondition, current) {
+            (Precondition::Absent, Some(c)) => return Err(AppendError::Conflict { current: Some(c.mod_revision) }),
+            (Precondition::ModRevision(r), Some(c)) if c.mod_revision != r => {
+                return Err(AppendError::Conflict { current: Some(c.mod_revision) })
+            }
+            (Precondition::ModRevision(_), None) => return Err(AppendError::Conflict { current: None }),
+            (_, None) if proposal.operation == Operation::Delete => {
+                return Err(AppendError::Conflict { current: None })
+            }
+            _ => {}
+        }
+        let revision = Revision(self.revision.get() + 1);
+        self.revision.set(revision.0);
+        let previous = current.map(|c| PreviousValue {
+            mod_revision: c.mod_revision,
+            create_revision: c.create_revision,
+            value: c.value.clone(),
+        });
+        let create_revision = current.map(|c| c.create_revision).unwrap_or(revision);
+        match &proposal.operation {
+            Operation::Put(value) => {
+                index.insert(
+                    proposal.key.clone(),
+                    Current { mod_revision: revision, create_revision, value: value.clone() },
+                );
+            }
+            Operation::Delete => {
+                index.remove(&proposal.key);
+            }
+        }
+        let entry = Entry { revision, key: proposal.key, operation: proposal.operation, create_revision, previous };
+        for shard in self.shards.borrow_mut().iter_mut() {
+            shard.apply(std::slice::from_ref(&entry), self.now_ms.get(), &self.registry);
+        }
+        Ok(entry)
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    fn shard_count(&self) -> u16 {
+        self.config.shards
+    }
+
+    fn committed_revision(&self) -> Revision {
+        Revision(self.revision.get())
+    }
+
+    fn now(&self) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_millis(self.now_ms.get())
+    }
+
+    async fn on_shard<R, F>(&self, shard: ShardId, _min_revision: Revision, f: F) -> Result<R, BackendError>
+    where
+        F: FnOnce(&ShardStore) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let shards = self.shards.borrow();
+        let store = shards.get(shard.0 as usize).ok_or(BackendError::ShardUnavailable(shard))?;
+        Ok(f(store))
+    }
+
+    async fn wait_for_revision(&self, revision: Revision, _timeout: Duration) -> Result<(), Revision> {
+        // Nothing else can commit while a test waits: answer at once.
+        if self.committed_revision() >= revision {
+            Ok(())
+        } else {
+            Err(self.committed_revision())
+        }
+    }
+
+    async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError> {
+        self.append_now(proposal)
+    }
+
+    fn health_checks(&self) -> Vec<HealthCheck> {
+        Vec::new()
+    }
+
+    fn process_limits(&self) -> ProcessLimits {
+        ProcessLimits::default()
+    }
+}
