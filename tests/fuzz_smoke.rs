@@ -275,6 +275,11 @@ fn encode_stored() {
 }
 
 #[test]
+fn continue_token() {
+    smoke("continue_token");
+}
+
+#[test]
 fn log_record() {
     smoke("log_record");
 }
