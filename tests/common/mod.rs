@@ -65,6 +65,9 @@ pub struct Launch {
     /// Start in the test's temporary directory and name the data dir by a
     /// relative path, as an operator typing `--data-dir data` would.
     pub relative_data_dir: bool,
+    /// Appended to the `serve` command line after the harness's own flags,
+    /// for example `["--history-window", "1s"]`.
+    pub extra_args: Vec<String>,
 }
 
 /// A running `shardline serve` child process and its temporary directory.
@@ -228,6 +231,7 @@ impl Server {
             .arg(&data_dir)
             .arg("--shards")
             .arg(self.launch.shards.unwrap_or(TEST_SHARDS).to_string())
+            .args(&self.launch.extra_args)
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr);
