@@ -45,7 +45,7 @@ const MAX_PAGES: usize = 50;
 /// Message of the 504 for a resourceVersion the server has not reached.
 /// (kube-apiserver's NewTimeoutError prefixes "Timeout: "; the contract says exactly this.)
 fn expect_too_large_message(requested: u64, current: u64) -> String {
-    format!("Too large resource version: {requested}, current: {current}")
+    format!("Timeout: Too large resource version: {requested}, current: {current}")
 }
 
 /// Prefix of the 410 message for an Exact list whose revision left the window.

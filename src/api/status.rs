@@ -173,7 +173,8 @@ impl ApiError {
             ApiError::ServiceUnavailable(m) => m.clone(),
             ApiError::Timeout { message, .. } => message.clone(),
             ApiError::TooLargeResourceVersion { requested, current } => {
-                format!("Too large resource version: {requested}, current: {current}")
+                // kube-apiserver's timeout errors read "Timeout: <message>".
+                format!("Timeout: Too large resource version: {requested}, current: {current}")
             }
             ApiError::Expired { message, .. } => message.clone(),
         }
@@ -343,7 +344,7 @@ mod tests {
         assert_eq!(codes, [400, 404, 404, 409, 409, 405, 403, 415, 406, 413, 422, 500, 503, 504, 504, 410]);
         assert_eq!(all[13].retry_after_seconds(), Some(1));
         let too_large = parse(&all[14]);
-        assert_eq!(too_large["message"], "Too large resource version: 9, current: 7");
+        assert_eq!(too_large["message"], "Timeout: Too large resource version: 9, current: 7");
         assert_eq!(too_large["reason"], "Timeout");
         assert_eq!(too_large["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
         assert_eq!(too_large["details"]["retryAfterSeconds"], 1);
