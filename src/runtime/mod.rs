@@ -34,7 +34,6 @@ use std::convert::Infallible;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::{Poll, Waker};
 use std::time::{Duration, Instant, SystemTime};
 
 #[derive(Debug, thiserror::Error)]
@@ -110,31 +109,24 @@ impl FieldIndex for Registry {
     }
 }
 
-/// A one-shot event on one executor (shutdown).
+/// A one-shot event on one executor (shutdown). Every waiting future holds
+/// one registration, replaced on each poll, so a connection polled for
+/// hours still holds one waker (glommio counts waker clones per task in an
+/// `i16`: a clone per poll overflowed it after ~32k requests).
 #[derive(Default)]
 struct LocalSignal {
     fired: Cell<bool>,
-    wakers: RefCell<Vec<Waker>>,
+    waiters: crate::log::embedded::notify::Notify,
 }
 
 impl LocalSignal {
     fn fire(&self) {
         self.fired.set(true);
-        for waker in self.wakers.borrow_mut().drain(..) {
-            waker.wake();
-        }
+        self.waiters.notify_all();
     }
 
     async fn wait(&self) {
-        std::future::poll_fn(|cx| {
-            if self.fired.get() {
-                Poll::Ready(())
-            } else {
-                self.wakers.borrow_mut().push(cx.waker().clone());
-                Poll::Pending
-            }
-        })
-        .await
+        self.waiters.wait_until(|| self.fired.get()).await
     }
 }
 
@@ -736,5 +728,39 @@ where
     if finished.is_none() {
         connection.as_mut().graceful_shutdown();
         let _ = connection.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LocalSignal;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    struct CountingWaker;
+    impl Wake for CountingWaker {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    /// A future polled many times while it waits keeps one waker, not one per
+    /// poll (glommio's per-task waker count is an i16; a connection serving
+    /// 40k requests used to overflow it and abort the shard).
+    #[test]
+    fn waiting_on_a_signal_holds_one_waker_however_often_polled() {
+        let signal = LocalSignal::default();
+        let counter = Arc::new(CountingWaker);
+        let waker = Waker::from(counter.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut wait = pin!(signal.wait());
+        for _ in 0..100_000 {
+            assert!(wait.as_mut().poll(&mut cx).is_pending());
+        }
+        // The test's own handle, `waker`, and the one registration.
+        assert_eq!(Arc::strong_count(&counter), 3);
+        signal.fire();
+        assert_eq!(wait.as_mut().poll(&mut cx), Poll::Ready(()));
+        assert_eq!(Arc::strong_count(&counter), 2);
     }
 }

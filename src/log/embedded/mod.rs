@@ -28,7 +28,7 @@
 //!   any gap, and any invalid frame that is not the torn tail of the last segment.
 
 mod generated;
-mod notify;
+pub(crate) mod notify;
 pub(crate) mod record;
 pub(crate) mod segment;
 pub(crate) mod snapshot;
