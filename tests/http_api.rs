@@ -527,3 +527,92 @@ fn namespace_deletion_cascades_and_protected_namespaces_stay() {
         s.get_ok(&format!("/api/v1/namespaces/{protected}"));
     }
 }
+
+/// A list larger than the socket's buffers, read by a client with a small
+/// receive window that starts late: the server's vectored sends hit a full
+/// socket, fall back to waiting, and the body still arrives whole and in
+/// order (chunked). (Checked to reach the fallback: making it fail breaks
+/// this test.)
+#[test]
+fn large_list_survives_a_slow_reader() {
+    use std::io::{Read, Write};
+    let s = Server::start();
+    let payload = "x".repeat(4000);
+    const OBJECTS: usize = 1500;
+    for i in 0..OBJECTS {
+        let r = s.post_json(CM, &configmap(&format!("big-{i:04}"), &[("payload", &payload)]));
+        assert_eq!(r.status, 201, "{}", r.text());
+    }
+    // A small receive buffer, set before connecting, keeps the window small,
+    // so the server's socket fills long before the list is written.
+    // SAFETY: creates a descriptor this test owns.
+    let socket = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+    assert!(socket >= 0);
+    let small: libc::c_int = 4096;
+    // SAFETY: plain socket calls on a descriptor this test owns.
+    unsafe {
+        let set = libc::setsockopt(
+            socket,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&small as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        assert_eq!(set, 0);
+    }
+    // SAFETY: `socket` is a fresh descriptor this test owns.
+    let mut stream: std::net::TcpStream = unsafe { std::os::fd::FromRawFd::from_raw_fd(socket) };
+    let address = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: s.addr.port().to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes([127, 0, 0, 1]) },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: connect with a valid sockaddr_in of the right size.
+    let connected = unsafe {
+        use std::os::fd::AsRawFd;
+        libc::connect(
+            stream.as_raw_fd(),
+            (&address as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(connected, 0, "connect: {}", std::io::Error::last_os_error());
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(stream, "GET {CM} HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n").unwrap();
+    // Let the server fill the socket before anything is read, then read slowly.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut raw = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut chunk).unwrap();
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&chunk[..n]);
+    }
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("headers end");
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    assert!(head.contains("transfer-encoding: chunked"), "{head}");
+    // Decode the chunked body.
+    let mut body = Vec::new();
+    let mut rest = &raw[split + 4..];
+    loop {
+        let line_end = rest.windows(2).position(|w| w == b"\r\n").expect("chunk size line");
+        let size = usize::from_str_radix(std::str::from_utf8(&rest[..line_end]).unwrap().trim(), 16).unwrap();
+        rest = &rest[line_end + 2..];
+        if size == 0 {
+            break;
+        }
+        body.extend_from_slice(&rest[..size]);
+        rest = &rest[size + 2..];
+    }
+    assert!(body.len() > OBJECTS * 4000, "body of {} bytes", body.len());
+    let list: Value = serde_json::from_slice(&body).expect("the streamed list is one JSON document");
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), OBJECTS);
+    for (i, item) in items.iter().enumerate() {
+        assert_eq!(item["metadata"]["name"], format!("big-{i:04}"));
+        assert_eq!(item["data"]["payload"].as_str().unwrap().len(), 4000);
+    }
+}

@@ -75,6 +75,89 @@ impl<T: AsyncWrite + Unpin> hyper::rt::Write for HyperIo<T> {
     }
 }
 
+/// Largest number of slices one `sendmsg` takes (Linux's `UIO_MAXIOV`).
+const WRITEV_SLICES_MAX: usize = 1024;
+
+/// hyper I/O over a plain glommio TCP stream, with vectored writes: a list's
+/// frames (a head, then each item's cached bytes) leave in one `sendmsg`
+/// without being copied into a buffer first. glommio's stream has no
+/// vectored write of its own, so this tries a non-blocking `sendmsg` on the
+/// socket directly and, when the socket is full, falls back to glommio's
+/// write of the first slice, which waits for the socket; until that write
+/// completes, every write goes through glommio, so the two paths never
+/// interleave.
+pub struct TcpIo {
+    inner: HyperIo<glommio::net::TcpStream>,
+    /// A write through glommio is in flight: finish it before any `sendmsg`.
+    fallback_pending: bool,
+}
+
+impl TcpIo {
+    pub fn new(stream: glommio::net::TcpStream) -> TcpIo {
+        TcpIo { inner: HyperIo::new(stream), fallback_pending: false }
+    }
+}
+
+impl hyper::rt::Read for TcpIo {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl hyper::rt::Write for TcpIo {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let result = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.fallback_pending = result.is_pending();
+        result
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let Some(first) = bufs.iter().find(|b| !b.is_empty()) else { return Poll::Ready(Ok(0)) };
+        if !this.fallback_pending {
+            use std::os::fd::AsRawFd;
+            let fd = this.inner.inner.as_raw_fd();
+            // SAFETY: an all-zero msghdr is valid (no name, no control data).
+            let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+            // `IoSlice` is ABI-compatible with `iovec` on Unix (std documents it).
+            message.msg_iov = bufs.as_ptr().cast::<libc::iovec>().cast_mut();
+            message.msg_iovlen = bufs.len().min(WRITEV_SLICES_MAX);
+            // SAFETY: `message` points at `bufs`, which outlives the call.
+            // glommio's sockets are blocking; MSG_DONTWAIT makes this one
+            // call non-blocking, as glommio's own sends are.
+            let written = unsafe { libc::sendmsg(fd, &message, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
+            if written >= 0 {
+                return Poll::Ready(Ok(written as usize));
+            }
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::WouldBlock && error.kind() != io::ErrorKind::Interrupted {
+                return Poll::Ready(Err(error));
+            }
+        }
+        // The socket is full: glommio's write waits for it.
+        let result = Pin::new(&mut this.inner).poll_write(cx, first);
+        this.fallback_pending = result.is_pending();
+        result
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
 /// Spawns hyper's background futures (HTTP/2 streams) on the local executor.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LocalExecutor;

@@ -697,7 +697,7 @@ async fn accept_loop(
                         serve_connection(HyperIo::new(stream), backend, &local).await;
                     }
                 }
-                None => serve_connection(HyperIo::new(stream), backend, &local).await,
+                None => serve_connection(hyper_glue::TcpIo::new(stream), backend, &local).await,
             }
             local.connections.set(local.connections.get() - 1);
             drop(permit);
@@ -706,9 +706,9 @@ async fn accept_loop(
     }
 }
 
-async fn serve_connection<T>(io: HyperIo<T>, backend: Rc<ShardBackend>, local: &Rc<Local>)
+async fn serve_connection<T>(io: T, backend: Rc<ShardBackend>, local: &Rc<Local>)
 where
-    T: futures_lite::AsyncRead + futures_lite::AsyncWrite + Unpin + 'static,
+    T: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
 {
     let config = &backend.shared.config;
     let mut builder = hyper_util::server::conn::auto::Builder::new(LocalExecutor);
