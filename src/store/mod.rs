@@ -274,17 +274,18 @@ impl ShardStore {
         Ok(chain.versions.iter().rev().find(|v| v.revision <= revision).and_then(|v| v.object.clone()))
     }
 
-    /// Objects whose key starts with `prefix` as they were at `revision` (the
-    /// newest version of each key not newer than it), in key order, after
-    /// `start_after` (exclusive), at most `limit`. `Err` with the compacted
-    /// revision when `revision` is older than the history this shard keeps.
-    pub fn list_at(
-        &self,
-        prefix: &[u8],
+    /// The objects under `prefix` as they were at `revision` (the newest
+    /// version of each key not newer than it; keys deleted or not yet created
+    /// then are skipped), in key order, after `start_after` (exclusive). `Err`
+    /// with the compacted revision when `revision` is older than the history
+    /// this shard keeps; at or after it, every version a read needs is
+    /// retained, so a key with no version <= `revision` did not exist then.
+    fn objects_at<'a>(
+        &'a self,
+        prefix: &'a [u8],
         revision: Revision,
         start_after: Option<&[u8]>,
-        limit: usize,
-    ) -> Result<Vec<Arc<CachedObject>>, Revision> {
+    ) -> Result<impl Iterator<Item = &'a Arc<CachedObject>> + 'a, Revision> {
         if revision < self.compacted {
             return Err(self.compacted);
         }
@@ -292,15 +293,20 @@ impl ShardStore {
             Some(k) if k >= prefix => Bound::Excluded(Bytes::copy_from_slice(k)),
             _ => Bound::Included(Bytes::copy_from_slice(prefix)),
         };
-        // At or after the compacted revision every version a read needs is
-        // retained: a key with no version <= `revision` did not exist then.
-        Ok(self
-            .objects
-            .range((lower, Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .filter_map(|(_, chain)| chain.versions.iter().rev().find(|v| v.revision <= revision)?.object.clone())
-            .take(limit)
-            .collect())
+        Ok(self.objects.range((lower, Bound::Unbounded)).take_while(move |(k, _)| k.starts_with(prefix)).filter_map(
+            move |(_, chain)| chain.versions.iter().rev().find(|v| v.revision <= revision)?.object.as_ref(),
+        ))
+    }
+
+    /// Objects under `prefix` at `revision` after `start_after`, at most `limit`.
+    pub fn list_at(
+        &self,
+        prefix: &[u8],
+        revision: Revision,
+        start_after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Arc<CachedObject>>, Revision> {
+        Ok(self.objects_at(prefix, revision, start_after)?.take(limit).cloned().collect())
     }
 
     /// Like [`ShardStore::list_at`], keeping only objects `matches` accepts,
@@ -314,41 +320,13 @@ impl ShardStore {
         limit: usize,
         matches: &dyn Fn(&CachedObject) -> bool,
     ) -> Result<Vec<Arc<CachedObject>>, Revision> {
-        if revision < self.compacted {
-            return Err(self.compacted);
-        }
-        let lower = match start_after {
-            Some(k) if k >= prefix => Bound::Excluded(Bytes::copy_from_slice(k)),
-            _ => Bound::Included(Bytes::copy_from_slice(prefix)),
-        };
-        Ok(self
-            .objects
-            .range((lower, Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .filter_map(|(_, chain)| chain.versions.iter().rev().find(|v| v.revision <= revision)?.object.clone())
-            .filter(|object| matches(object))
-            .take(limit)
-            .collect())
+        Ok(self.objects_at(prefix, revision, start_after)?.filter(|o| matches(o)).take(limit).cloned().collect())
     }
 
     /// How many objects under `prefix` existed at `revision` after
     /// `start_after` (for `remainingItemCount`).
     pub fn count_at(&self, prefix: &[u8], revision: Revision, start_after: Option<&[u8]>) -> Result<usize, Revision> {
-        if revision < self.compacted {
-            return Err(self.compacted);
-        }
-        let lower = match start_after {
-            Some(k) if k >= prefix => Bound::Excluded(Bytes::copy_from_slice(k)),
-            _ => Bound::Included(Bytes::copy_from_slice(prefix)),
-        };
-        Ok(self
-            .objects
-            .range((lower, Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .filter(|(_, chain)| {
-                chain.versions.iter().rev().find(|v| v.revision <= revision).is_some_and(|v| v.object.is_some())
-            })
-            .count())
+        Ok(self.objects_at(prefix, revision, start_after)?.count())
     }
 
     /// Current objects whose key starts with `prefix`, in key order, after
