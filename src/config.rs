@@ -89,6 +89,17 @@ pub struct Config {
     /// `limit`: the list's extra memory is this many handles per shard,
     /// whatever the collection's size.
     pub list_stream_batch_objects: usize,
+    /// Events queued for one watcher; a watcher that falls this far behind is
+    /// closed (and counted), never waited for: the client resumes from its
+    /// last resourceVersion.
+    pub watch_queue_events_max: usize,
+    /// Committed entries each shard keeps for watch resumption (besides the
+    /// time bound, `history_window`). Costs one entry (handles) each.
+    pub watch_history_entries_max: usize,
+    /// A watch without timeoutSeconds ends after a random time in this range,
+    /// as kube-apiserver spreads its watches over 30 to 60 minutes.
+    pub watch_timeout_min: Duration,
+    pub watch_timeout_max: Duration,
     /// Concurrent HTTP/2 streams per connection (each watch is one stream).
     pub http2_max_concurrent_streams: u32,
     /// Appends in flight at the log at once; more wait at the log's channel.
@@ -123,6 +134,10 @@ impl Config {
             resource_version_wait: Duration::from_secs(3),
             list_page_objects_max: 10_000,
             list_stream_batch_objects: 500,
+            watch_queue_events_max: 1024,
+            watch_history_entries_max: 100_000,
+            watch_timeout_min: Duration::from_secs(30 * 60),
+            watch_timeout_max: Duration::from_secs(60 * 60),
             http2_max_concurrent_streams: 1000,
             log_appends_in_flight_max: 4096,
             log_snapshot_check_interval: Duration::from_secs(1),

@@ -17,3 +17,4 @@ pub mod log;
 pub mod runtime;
 pub mod store;
 pub mod types;
+pub mod watch;

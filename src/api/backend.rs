@@ -29,6 +29,13 @@ pub struct HealthCheck {
     pub detail: String,
 }
 
+/// A started watch: its events, and a guard that unregisters the watcher
+/// when dropped (the client went away, or the watch timed out).
+pub struct WatchStream {
+    pub events: std::pin::Pin<Box<dyn futures_util::Stream<Item = crate::watch::WatchEvent>>>,
+    pub guard: Box<dyn std::any::Any>,
+}
+
 /// Process limits the server runs under, as reported by /metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProcessLimits {
@@ -55,6 +62,15 @@ pub trait Backend {
     /// Waits until the log's commit point reaches `revision`, at most
     /// `timeout`; `Err` carries the commit point when time ran out.
     async fn wait_for_revision(&self, revision: Revision, timeout: std::time::Duration) -> Result<(), Revision>;
+    /// Registers a watcher on this shard that has seen everything up to
+    /// `after`; its events start with the history after it.
+    async fn start_watch(
+        &self,
+        filter: crate::watch::WatchFilter,
+        after: Revision,
+    ) -> Result<WatchStream, crate::watch::StartError>;
+    /// A timer (watch timeouts).
+    fn sleep(&self, duration: std::time::Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>;
     /// Appends to the log; `Ok` once the entry is durable.
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError>;
     /// Health checks for /livez, /readyz, /healthz.

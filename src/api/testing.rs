@@ -29,6 +29,7 @@ pub struct MemoryBackend {
     index: RefCell<HashMap<Bytes, Current>>,
     revision: Cell<u64>,
     now_ms: Cell<u64>,
+    hub: RefCell<crate::watch::WatchHub>,
 }
 
 impl MemoryBackend {
@@ -44,6 +45,7 @@ impl MemoryBackend {
             index: RefCell::new(HashMap::new()),
             revision: Cell::new(0),
             now_ms: Cell::new(0),
+            hub: RefCell::new(crate::watch::WatchHub::new(Revision::ZERO, window_ms, 100_000)),
         };
         let namespace = br#"{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"default"}}"#;
         let key = crate::types::key::ObjectKey::new("", "namespaces", "", "default").encode();
@@ -99,6 +101,7 @@ impl MemoryBackend {
         for shard in self.shards.borrow_mut().iter_mut() {
             shard.apply(std::slice::from_ref(&entry), self.now_ms.get(), &self.registry);
         }
+        self.hub.borrow_mut().dispatch(std::slice::from_ref(&entry), self.now_ms.get(), &self.registry);
         Ok(entry)
     }
 }
@@ -141,6 +144,27 @@ impl Backend for MemoryBackend {
         } else {
             Err(self.committed_revision())
         }
+    }
+
+    async fn start_watch(
+        &self,
+        filter: crate::watch::WatchFilter,
+        after: Revision,
+    ) -> Result<super::backend::WatchStream, crate::watch::StartError> {
+        struct Sink(flume::Sender<crate::watch::WatchEvent>);
+        impl crate::watch::EventSink for Sink {
+            fn offer(&mut self, event: crate::watch::WatchEvent) -> bool {
+                self.0.try_send(event).is_ok()
+            }
+        }
+        let (sender, receiver) = flume::bounded(self.config.watch_queue_events_max);
+        self.hub.borrow_mut().start(filter, Box::new(Sink(sender)), after, &self.registry)?;
+        Ok(super::backend::WatchStream { events: Box::pin(receiver.into_stream()), guard: Box::new(()) })
+    }
+
+    fn sleep(&self, _duration: Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+        // Tests end their watches by dropping them; time never runs out here.
+        Box::pin(std::future::pending())
     }
 
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError> {

@@ -134,6 +134,8 @@ impl LocalSignal {
 struct Local {
     id: ShardId,
     store: RefCell<ShardStore>,
+    /// This shard's watchers and the history they resume from.
+    hub: RefCell<crate::watch::WatchHub>,
     /// Jobs waiting for the store to reach a revision.
     deferred: RefCell<Vec<(Revision, Job)>>,
     shutdown: LocalSignal,
@@ -233,6 +235,25 @@ impl Backend for ShardBackend {
         }
     }
 
+    async fn start_watch(
+        &self,
+        filter: crate::watch::WatchFilter,
+        after: Revision,
+    ) -> Result<api::backend::WatchStream, crate::watch::StartError> {
+        let (sender, receiver) = flume::bounded(self.shared.config.watch_queue_events_max);
+        let started =
+            self.local.hub.borrow_mut().start(filter, Box::new(ChannelSink(sender)), after, &self.shared.registry)?;
+        let guard: Box<dyn std::any::Any> = match started {
+            Some(id) => Box::new(WatchGuard { local: self.local.clone(), id }),
+            None => Box::new(()),
+        };
+        Ok(api::backend::WatchStream { events: Box::pin(receiver.into_stream()), guard })
+    }
+
+    fn sleep(&self, duration: Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+        Box::pin(glommio::timer::sleep(duration))
+    }
+
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError> {
         let (reply, result) = oneshot::channel();
         self.shared
@@ -271,6 +292,30 @@ impl Backend for ShardBackend {
                 detail: "the server is shutting down".into(),
             },
         ]
+    }
+}
+
+/// A watcher's queue: a bounded channel whose receiver is the response body.
+/// A full queue (or a closed receiver) closes the watcher.
+struct ChannelSink(flume::Sender<crate::watch::WatchEvent>);
+
+impl crate::watch::EventSink for ChannelSink {
+    fn offer(&mut self, event: crate::watch::WatchEvent) -> bool {
+        self.0.try_send(event).is_ok()
+    }
+}
+
+/// Unregisters a watcher when its response body goes away.
+struct WatchGuard {
+    local: Rc<Local>,
+    id: crate::watch::WatchId,
+}
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        if let Ok(mut hub) = self.local.hub.try_borrow_mut() {
+            hub.stop(self.id);
+        }
     }
 }
 
@@ -453,6 +498,11 @@ async fn shard_main(
     let local = Rc::new(Local {
         id: shard,
         store: RefCell::new(ShardStore::new(shard, config.shards, config.history_window.as_millis() as u64)),
+        hub: RefCell::new(crate::watch::WatchHub::new(
+            Revision::ZERO,
+            config.history_window.as_millis() as u64,
+            config.watch_history_entries_max,
+        )),
         deferred: RefCell::new(Vec::new()),
         shutdown: LocalSignal::default(),
         connections: Cell::new(0),
@@ -476,6 +526,12 @@ async fn shard_main(
         return Err(reason);
     };
     local.store.borrow_mut().load(initial.revision, &initial.live, &shared.registry);
+    // Watches start at or after the loaded state: history before it is unknown.
+    *local.hub.borrow_mut() = crate::watch::WatchHub::new(
+        initial.revision,
+        config.history_window.as_millis() as u64,
+        config.watch_history_entries_max,
+    );
     drop(initial);
 
     glommio::spawn_local(apply_loop(local.clone(), shared.clone(), inbox.apply_rx)).detach();
@@ -648,6 +704,7 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
     while let Ok(batch) = apply_rx.recv_async().await {
         let now_ms = local.now_ms();
         local.store.borrow_mut().apply(&batch, now_ms, &shared.registry);
+        local.hub.borrow_mut().dispatch(&batch, now_ms, &shared.registry);
         local.run_ready_jobs();
     }
 }

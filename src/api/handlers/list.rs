@@ -94,7 +94,7 @@ const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to di
 /// One round of reads: each shard's first `per_shard` matching objects after
 /// `start_after` at `revision`. `Err(compacted)` when a shard no longer
 /// holds that revision.
-async fn fetch<B: Backend>(
+pub(super) async fn fetch<B: Backend>(
     backend: &B,
     prefix: &Arc<str>,
     revision: Revision,

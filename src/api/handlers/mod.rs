@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod scale;
 pub mod table;
 pub mod update;
+pub mod watch;
 
 use super::route::ResourcePath;
 use super::status::{ApiError, Target};
@@ -81,6 +82,7 @@ pub async fn resource<B: Backend + 'static>(
     let verb = match (&head.method, is_collection) {
         (&Method::GET, true) if head.params.watch || path.legacy_watch => "watch",
         (&Method::GET, true) => "list",
+        (&Method::GET, false) if head.params.watch || path.legacy_watch => "watch",
         (&Method::GET, false) => "get",
         (&Method::POST, true) => "create",
         (&Method::PUT, false) => "update",
@@ -102,10 +104,11 @@ pub async fn resource<B: Backend + 'static>(
         "update" if scale => scale::update(backend, head, &resolved, &body).await,
         "get" => get::serve(backend, head, &resolved).await,
         "list" => list::serve(shared, head, &resolved).await,
+        "watch" => watch::serve(shared, head, &resolved).await,
         "create" => create::serve(backend, head, &resolved, &body).await,
         "update" => update::serve(backend, head, &resolved, &body).await,
         "delete" => delete::serve(backend, head, &resolved, &body).await,
-        // watch, patch and deletecollection arrive with their own issues.
+        // patch and deletecollection arrive with their own issues.
         _ => Err(not_allowed()),
     }
 }

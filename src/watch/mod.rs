@@ -1,0 +1,415 @@
+//! Watchers on one shard: which committed entries each watcher sees, as which
+//! event, and the recent history a watch resumes from.
+//!
+//! Every shard sees every committed entry in revision order (`store/`); the
+//! hub of the shard holding a watcher's connection turns entries into events
+//! for it. An entry's object is encoded once per shard for all its watchers;
+//! each watcher gets handles to the same bytes.
+//!
+//! Event rules (kube-apiserver's): with `p` = the previous state matched the
+//! watcher's filter and `c` = the new state matches it, a put is ADDED when
+//! `!p && c`, MODIFIED when `p && c`, DELETED when `p && !c` (the object left
+//! the selection); a delete is DELETED when `p`, carrying the last state at the
+//! deletion's resourceVersion.
+//!
+//! Invariants: no I/O; events reach a watcher in revision order with no gap
+//! and no duplicate (entries are dispatched in order, and a resumed watcher
+//! only gets entries after its start revision); a watcher whose queue is full
+//! is closed and counted, never waited for; history is bounded by time and
+//! count, and a start older than it is refused (410).
+
+use crate::cache::{encode_stored, CachedObject};
+use crate::log::{Entry, Operation, Revision};
+use crate::store::FieldIndex;
+use crate::types::key::group_resource;
+use bytes::Bytes;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+/// Identity of a watcher on its shard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WatchId(pub u64);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    /// The start of the event's JSON document, up to the object.
+    pub fn frame_prefix(self) -> &'static [u8] {
+        match self {
+            EventType::Added => b"{\"type\":\"ADDED\",\"object\":",
+            EventType::Modified => b"{\"type\":\"MODIFIED\",\"object\":",
+            EventType::Deleted => b"{\"type\":\"DELETED\",\"object\":",
+        }
+    }
+}
+
+/// The end of every event document: one JSON document per line.
+pub const FRAME_SUFFIX: &[u8] = b"}\n";
+
+/// One event for one watcher: the type and the object's encoded bytes (shared
+/// with every other watcher of the same event).
+#[derive(Clone, Debug)]
+pub struct WatchEvent {
+    pub event_type: EventType,
+    pub revision: Revision,
+    pub object: Bytes,
+}
+
+/// Where a watcher's events go. `offer` must not wait: `false` means the
+/// watcher cannot take more (queue full, or the client went away) and it is
+/// closed.
+pub trait EventSink {
+    fn offer(&mut self, event: WatchEvent) -> bool;
+}
+
+/// What a watcher watches.
+pub struct WatchFilter {
+    /// Key prefix of the collection (resource, and namespace if any).
+    pub prefix: Bytes,
+    /// Label and field selectors; `None` matches everything.
+    pub matches: Option<Box<dyn Fn(&CachedObject) -> bool>>,
+}
+
+impl WatchFilter {
+    fn accepts(&self, key: &[u8], object: Option<&CachedObject>) -> bool {
+        key.starts_with(&self.prefix) && object.is_some_and(|o| self.matches.as_ref().is_none_or(|m| m(o)))
+    }
+}
+
+struct Watcher {
+    filter: WatchFilter,
+    sink: Box<dyn EventSink>,
+    /// Events at or before this revision were already delivered (or are part
+    /// of the initial state the client was sent).
+    after: Revision,
+}
+
+/// A committed entry kept for resumption.
+struct HistoryEntry {
+    entry: Entry,
+    at_ms: u64,
+}
+
+/// Why a watch could not start.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    /// The history no longer holds every entry after the requested revision.
+    #[error("too old resource version: {requested} ({oldest})")]
+    TooOld { requested: Revision, oldest: Revision },
+}
+
+/// Counters for /metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HubStats {
+    pub watchers: usize,
+    pub closed_slow: u64,
+    pub history_entries: usize,
+}
+
+pub struct WatchHub {
+    watchers: BTreeMap<WatchId, Watcher>,
+    next_id: u64,
+    history: VecDeque<HistoryEntry>,
+    /// The revision before the oldest entry history can replay.
+    history_start: Revision,
+    applied: Revision,
+    history_window_ms: u64,
+    history_entries_max: usize,
+    closed_slow: u64,
+}
+
+impl WatchHub {
+    pub fn new(applied: Revision, history_window_ms: u64, history_entries_max: usize) -> WatchHub {
+        WatchHub {
+            watchers: BTreeMap::new(),
+            next_id: 1,
+            history: VecDeque::new(),
+            history_start: applied,
+            applied,
+            history_window_ms,
+            history_entries_max: history_entries_max.max(1),
+            closed_slow: 0,
+        }
+    }
+
+    pub fn stats(&self) -> HubStats {
+        HubStats { watchers: self.watchers.len(), closed_slow: self.closed_slow, history_entries: self.history.len() }
+    }
+
+    /// The oldest revision a watch may start after.
+    pub fn oldest_start(&self) -> Revision {
+        self.history_start
+    }
+
+    /// Registers a watcher that has seen everything up to `after`, replaying
+    /// the history after it. A watcher closed during the replay (its queue is
+    /// smaller than the backlog) is not registered; the client resumes.
+    pub fn start(
+        &mut self,
+        filter: WatchFilter,
+        mut sink: Box<dyn EventSink>,
+        after: Revision,
+        fields: &dyn FieldIndex,
+    ) -> Result<Option<WatchId>, StartError> {
+        if after < self.history_start {
+            return Err(StartError::TooOld { requested: after, oldest: self.history_start });
+        }
+        let mut delivered = after;
+        for kept in self.history.iter().filter(|h| h.entry.revision > after) {
+            let encoded = EncodedEntry::new(&kept.entry, fields);
+            if let Some(event) = encoded.event_for(&filter) {
+                if !sink.offer(event) {
+                    self.closed_slow += 1;
+                    return Ok(None);
+                }
+            }
+            delivered = kept.entry.revision;
+        }
+        let id = WatchId(self.next_id);
+        self.next_id += 1;
+        self.watchers.insert(id, Watcher { filter, sink, after: delivered.max(after) });
+        Ok(Some(id))
+    }
+
+    pub fn stop(&mut self, id: WatchId) {
+        self.watchers.remove(&id);
+    }
+
+    /// Records committed entries (in revision order) and delivers their
+    /// events. Returns how many watchers were closed for being full.
+    pub fn dispatch(&mut self, entries: &[Entry], now_ms: u64, fields: &dyn FieldIndex) -> usize {
+        let mut closed = Vec::new();
+        let mut closed_total = 0;
+        for entry in entries {
+            debug_assert!(entry.revision > self.applied, "entries out of order");
+            self.applied = entry.revision;
+            self.history.push_back(HistoryEntry { entry: entry.clone(), at_ms: now_ms });
+            if self.watchers.is_empty() {
+                continue;
+            }
+            let encoded = EncodedEntry::new(entry, fields);
+            for (id, watcher) in self.watchers.iter_mut() {
+                if entry.revision <= watcher.after {
+                    continue;
+                }
+                if let Some(event) = encoded.event_for(&watcher.filter) {
+                    if !watcher.sink.offer(event) {
+                        closed.push(*id);
+                        continue;
+                    }
+                }
+                watcher.after = entry.revision;
+            }
+            for id in closed.drain(..) {
+                self.watchers.remove(&id);
+                self.closed_slow += 1;
+                closed_total += 1;
+            }
+        }
+        self.trim(now_ms);
+        closed_total
+    }
+
+    fn trim(&mut self, now_ms: u64) {
+        while let Some(front) = self.history.front() {
+            let too_old = now_ms.saturating_sub(front.at_ms) >= self.history_window_ms;
+            if !too_old && self.history.len() <= self.history_entries_max {
+                break;
+            }
+            if let Some(gone) = self.history.pop_front() {
+                self.history_start = gone.entry.revision;
+            }
+        }
+    }
+}
+
+/// An entry's object states, encoded once for every watcher of the shard.
+struct EncodedEntry<'a> {
+    entry: &'a Entry,
+    previous: Option<Arc<CachedObject>>,
+    current: Option<Arc<CachedObject>>,
+}
+
+impl<'a> EncodedEntry<'a> {
+    fn new(entry: &'a Entry, fields: &dyn FieldIndex) -> EncodedEntry<'a> {
+        let selectable = group_resource(&entry.key).map(|(g, r)| fields.selectable_fields(g, r)).unwrap_or(&[]);
+        let previous = entry.previous.as_ref().and_then(|p| {
+            encode_stored(entry.key.clone(), &p.value, p.mod_revision, p.create_revision, selectable).ok()
+        });
+        let current = match &entry.operation {
+            Operation::Put(value) => {
+                encode_stored(entry.key.clone(), value, entry.revision, entry.create_revision, selectable).ok()
+            }
+            // A deleted object is sent in its last state at the deletion's revision.
+            Operation::Delete => entry.previous.as_ref().and_then(|p| {
+                encode_stored(entry.key.clone(), &p.value, entry.revision, p.create_revision, selectable).ok()
+            }),
+        };
+        EncodedEntry { entry, previous, current }
+    }
+
+    fn event_for(&self, filter: &WatchFilter) -> Option<WatchEvent> {
+        if !self.entry.key.starts_with(&filter.prefix) {
+            return None;
+        }
+        let was = filter.accepts(&self.entry.key, self.previous.as_deref());
+        let is_put = matches!(self.entry.operation, Operation::Put(_));
+        let now = is_put && filter.accepts(&self.entry.key, self.current.as_deref());
+        let event_type = match (was, now, is_put) {
+            (false, true, _) => EventType::Added,
+            (true, true, _) => EventType::Modified,
+            (true, false, _) => EventType::Deleted,
+            (false, false, _) => return None,
+        };
+        let object = self.current.as_ref()?.json.clone();
+        Some(WatchEvent { event_type, revision: self.entry.revision, object })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::PreviousValue;
+    use crate::types::key::ObjectKey;
+    use crate::types::registry::ResourceInfo;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    #[derive(Clone, Default)]
+    struct Collect(Rc<RefCell<Vec<(EventType, u64, String)>>>, usize);
+
+    impl EventSink for Collect {
+        fn offer(&mut self, event: WatchEvent) -> bool {
+            if self.1 > 0 && self.0.borrow().len() >= self.1 {
+                return false;
+            }
+            let v: serde_json::Value = serde_json::from_slice(&event.object).unwrap();
+            let label = v["metadata"]["labels"]["app"].as_str().unwrap_or("").to_string();
+            self.0.borrow_mut().push((event.event_type, event.revision.0, label));
+            true
+        }
+    }
+
+    fn value(name: &str, app: &str) -> Bytes {
+        Bytes::from(format!(r#"{{"metadata":{{"name":"{name}","namespace":"ns","labels":{{"app":"{app}"}}}}}}"#))
+    }
+
+    struct Log {
+        revision: u64,
+        current: BTreeMap<String, (u64, u64, Bytes)>,
+    }
+
+    impl Log {
+        fn put(&mut self, name: &str, app: &str) -> Entry {
+            self.revision += 1;
+            let previous = self.current.get(name).map(|(m, c, v)| PreviousValue {
+                mod_revision: Revision(*m),
+                create_revision: Revision(*c),
+                value: v.clone(),
+            });
+            let created = previous.as_ref().map(|p| p.create_revision.0).unwrap_or(self.revision);
+            self.current.insert(name.into(), (self.revision, created, value(name, app)));
+            Entry {
+                revision: Revision(self.revision),
+                key: ObjectKey::new("", "pods", "ns", name).encode(),
+                operation: Operation::Put(value(name, app)),
+                create_revision: Revision(created),
+                previous,
+            }
+        }
+
+        fn delete(&mut self, name: &str) -> Entry {
+            self.revision += 1;
+            let (m, c, v) = self.current.remove(name).unwrap();
+            Entry {
+                revision: Revision(self.revision),
+                key: ObjectKey::new("", "pods", "ns", name).encode(),
+                operation: Operation::Delete,
+                create_revision: Revision(c),
+                previous: Some(PreviousValue { mod_revision: Revision(m), create_revision: Revision(c), value: v }),
+            }
+        }
+    }
+
+    fn web_only() -> WatchFilter {
+        WatchFilter {
+            prefix: Bytes::from(crate::types::key::collection_prefix("", "pods", Some("ns"))),
+            matches: Some(Box::new(|o: &CachedObject| o.meta.label("app") == Some("web"))),
+        }
+    }
+
+    #[test]
+    fn selector_transitions_are_added_and_deleted() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
+        let sink = Collect::default();
+        let seen = sink.0.clone();
+        hub.start(web_only(), Box::new(sink), Revision(0), &fields).unwrap();
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        let entries = vec![
+            log.put("a", "db"),  // 1: not selected
+            log.put("a", "web"), // 2: enters -> ADDED
+            log.put("a", "web"), // 3: MODIFIED
+            log.put("a", "db"),  // 4: leaves -> DELETED (new state)
+            log.put("b", "web"), // 5: ADDED
+            log.delete("b"),     // 6: DELETED (last state)
+            log.delete("a"),     // 7: not selected before: nothing
+        ];
+        hub.dispatch(&entries, 0, &fields);
+        assert_eq!(
+            *seen.borrow(),
+            vec![
+                (EventType::Added, 2, "web".to_string()),
+                (EventType::Modified, 3, "web".to_string()),
+                (EventType::Deleted, 4, "db".to_string()),
+                (EventType::Added, 5, "web".to_string()),
+                (EventType::Deleted, 6, "web".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn resumes_from_history_without_gaps_or_duplicates_and_refuses_too_old() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut hub = WatchHub::new(Revision(0), 1_000, 1000);
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        let first: Vec<Entry> = (0..5).map(|i| log.put(&format!("p{i}"), "web")).collect();
+        hub.dispatch(&first, 0, &fields);
+        let sink = Collect::default();
+        let seen = sink.0.clone();
+        hub.start(web_only(), Box::new(sink), Revision(2), &fields).unwrap();
+        let more = vec![log.put("p0", "web"), log.put("p9", "web")];
+        hub.dispatch(&more, 10, &fields);
+        let revisions: Vec<u64> = seen.borrow().iter().map(|e| e.1).collect();
+        assert_eq!(revisions, [3, 4, 5, 6, 7]);
+        // Time passes: history before the window is gone, and starts there are refused.
+        hub.dispatch(&[log.put("p8", "web")], 5_000, &fields);
+        assert_eq!(
+            hub.start(web_only(), Box::new(Collect::default()), Revision(2), &fields).unwrap_err(),
+            StartError::TooOld { requested: Revision(2), oldest: Revision(7) }
+        );
+        assert!(hub.start(web_only(), Box::new(Collect::default()), Revision(7), &fields).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_full_watcher_is_closed_and_others_continue() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
+        let slow = Collect(Rc::default(), 2);
+        let fast = Collect::default();
+        let fast_seen = fast.0.clone();
+        hub.start(web_only(), Box::new(slow), Revision(0), &fields).unwrap();
+        hub.start(web_only(), Box::new(fast), Revision(0), &fields).unwrap();
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        let entries: Vec<Entry> = (0..5).map(|i| log.put(&format!("p{i}"), "web")).collect();
+        hub.dispatch(&entries, 0, &fields);
+        assert_eq!(fast_seen.borrow().len(), 5);
+        assert_eq!(hub.stats().watchers, 1);
+        assert_eq!(hub.stats().closed_slow, 1);
+    }
+}

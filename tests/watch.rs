@@ -1,0 +1,213 @@
+//! Watches against the real binary over HTTP/1.1 (chunked JSON lines): the
+//! initial state as ADDED events, then ADDED/MODIFIED/DELETED in revision
+//! order; selector transitions (entering is ADDED, leaving is DELETED);
+//! resuming exactly after a resourceVersion; a resourceVersion older than the
+//! history is an ERROR event with a 410 Expired Status; timeoutSeconds ends
+//! the stream; single-object watches (legacy path and fieldSelector).
+
+mod common;
+
+use common::{configmap, resource_version, Server};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+const CM: &str = "/api/v1/namespaces/default/configmaps";
+
+/// A watch stream: the chunked body decoded, split into one JSON document
+/// per line.
+struct Watch {
+    reader: BufReader<TcpStream>,
+    pending: Vec<u8>,
+    ended: bool,
+}
+
+impl Watch {
+    fn open(s: &Server, path: &str) -> Watch {
+        let mut stream = TcpStream::connect(s.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        assert!(line.starts_with("HTTP/1.1 200"), "{path}: {line}");
+        let mut chunked = false;
+        loop {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            if line.to_ascii_lowercase().starts_with("transfer-encoding: chunked") {
+                chunked = true;
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        assert!(chunked, "{path}: a watch is a chunked stream");
+        Watch { reader, pending: Vec::new(), ended: false }
+    }
+
+    /// Reads one chunk into `pending`; false at the end of the stream.
+    fn read_chunk(&mut self) -> bool {
+        if self.ended {
+            return false;
+        }
+        let mut size_line = String::new();
+        if self.reader.read_line(&mut size_line).unwrap_or(0) == 0 {
+            self.ended = true;
+            return false;
+        }
+        let size = usize::from_str_radix(size_line.trim(), 16).unwrap_or_else(|_| panic!("chunk size {size_line:?}"));
+        if size == 0 {
+            self.ended = true;
+            return false;
+        }
+        let mut chunk = vec![0u8; size + 2];
+        std::io::Read::read_exact(&mut self.reader, &mut chunk).unwrap();
+        self.pending.extend_from_slice(&chunk[..size]);
+        true
+    }
+
+    /// The next event, or None when the stream ended.
+    fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(newline) = self.pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=newline).collect();
+                return Some(
+                    serde_json::from_slice(&line).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&line))),
+                );
+            }
+            if !self.read_chunk() {
+                assert!(
+                    self.pending.is_empty(),
+                    "a partial event at the end: {}",
+                    String::from_utf8_lossy(&self.pending)
+                );
+                return None;
+            }
+        }
+    }
+
+    fn expect(&mut self, kind: &str, name: &str) -> Value {
+        let event = self.next().unwrap_or_else(|| panic!("stream ended before {kind} {name}"));
+        assert_eq!(event["type"], kind, "{event}");
+        assert_eq!(event["object"]["metadata"]["name"], name, "{event}");
+        event
+    }
+}
+
+fn labelled(name: &str, app: &str) -> Value {
+    json!({"metadata": {"name": name, "labels": {"app": app}}})
+}
+
+#[test]
+fn watch_sends_state_then_changes_in_order_and_resumes() {
+    let s = Server::start();
+    assert_eq!(s.post_json(CM, &configmap("before", &[])).status, 201);
+    let mut all = Watch::open(&s, &format!("{CM}?watch=1"));
+    let mut web = Watch::open(&s, &format!("{CM}?watch=true&labelSelector=app%3Dweb"));
+    let mut one = Watch::open(&s, "/api/v1/watch/namespaces/default/configmaps/a");
+    all.expect("ADDED", "before");
+
+    let created = s.post_json(CM, &labelled("a", "db")).json();
+    let updated = s.put_json(&format!("{CM}/a"), &labelled("a", "web")).json();
+    let left = s.put_json(&format!("{CM}/a"), &labelled("a", "db")).json();
+    assert_eq!(s.delete(&format!("{CM}/a")).status, 200);
+
+    let e = all.expect("ADDED", "a");
+    assert_eq!(resource_version(&e["object"]), resource_version(&created));
+    let e = all.expect("MODIFIED", "a");
+    assert_eq!(resource_version(&e["object"]), resource_version(&updated));
+    all.expect("MODIFIED", "a");
+    let deleted = all.expect("DELETED", "a");
+    let deleted_rv: u64 = resource_version(&deleted["object"]).parse().unwrap();
+    assert!(deleted_rv > resource_version(&left).parse::<u64>().unwrap());
+
+    // The selector watch sees a enter (ADDED) and leave (DELETED, in its new state).
+    let e = web.expect("ADDED", "a");
+    assert_eq!(e["object"]["metadata"]["labels"]["app"], "web");
+    let e = web.expect("DELETED", "a");
+    assert_eq!(e["object"]["metadata"]["labels"]["app"], "db");
+
+    // The single-object watch (legacy path) sees only a.
+    assert_eq!(s.post_json(CM, &configmap("other", &[])).status, 201);
+    one.expect("ADDED", "a");
+    one.expect("MODIFIED", "a");
+    one.expect("MODIFIED", "a");
+    one.expect("DELETED", "a");
+
+    // Resuming exactly after the create replays what came next, no more, no less.
+    let after = resource_version(&created);
+    let mut resumed = Watch::open(&s, &format!("{CM}?watch=1&resourceVersion={after}&fieldSelector=metadata.name%3Da"));
+    resumed.expect("MODIFIED", "a");
+    resumed.expect("MODIFIED", "a");
+    let e = resumed.expect("DELETED", "a");
+    assert_eq!(resource_version(&e["object"]), deleted_rv.to_string());
+}
+
+#[test]
+fn too_old_resource_version_is_an_error_event_with_410_and_timeouts_end_streams() {
+    let s = Server::start_with(common::Launch {
+        extra_args: vec!["--history-window".into(), "1s".into()],
+        ..common::Launch::default()
+    });
+    let first = s.post_json(CM, &configmap("x", &[])).json();
+    std::thread::sleep(Duration::from_millis(1500));
+    // History is trimmed as entries arrive.
+    assert_eq!(s.post_json(CM, &configmap("y", &[])).status, 201);
+    let old = resource_version(&first).parse::<u64>().unwrap() - 1;
+    let mut w = Watch::open(&s, &format!("{CM}?watch=1&resourceVersion={old}"));
+    let error = w.next().expect("an ERROR event");
+    assert_eq!(error["type"], "ERROR", "{error}");
+    assert_eq!(error["object"]["kind"], "Status");
+    assert_eq!(error["object"]["code"], 410);
+    assert_eq!(error["object"]["reason"], "Expired");
+    assert!(error["object"]["message"].as_str().unwrap().starts_with("too old resource version"));
+    assert!(w.next().is_none(), "the stream ends after the error");
+
+    // timeoutSeconds ends the stream.
+    let started = Instant::now();
+    let mut w = Watch::open(&s, &format!("{CM}?watch=1&timeoutSeconds=1"));
+    w.expect("ADDED", "x");
+    w.expect("ADDED", "y");
+    assert!(w.next().is_none());
+    assert!(started.elapsed() < Duration::from_secs(8), "the watch outlived its timeout");
+}
+
+#[test]
+fn kubectl_get_watch_sees_new_objects() {
+    let s = Server::start();
+    let kubectl = common::kubectl_path();
+    let mut child = std::process::Command::new(kubectl)
+        .args(["--kubeconfig", s.kubeconfig().to_str().unwrap(), "get", "configmaps", "-w", "--request-timeout=20s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run kubectl");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(s.post_json(CM, &configmap("watched-by-kubectl", &[])).status, 201);
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+            let found = line.contains("watched-by-kubectl");
+            seen.push(line);
+            if found {
+                break;
+            }
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen.iter().any(|l| l.contains("watched-by-kubectl")), "kubectl -w printed: {seen:?}");
+}
