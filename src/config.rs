@@ -100,6 +100,11 @@ pub struct Config {
     /// as kube-apiserver spreads its watches over 30 to 60 minutes.
     pub watch_timeout_min: Duration,
     pub watch_timeout_max: Duration,
+    /// How often a watch with `allowWatchBookmarks=true` gets a bookmark when
+    /// it has made progress (kube-apiserver: about once a minute).
+    pub watch_bookmark_interval: Duration,
+    /// How often each shard checks which watchers are due a bookmark.
+    pub watch_bookmark_check_interval: Duration,
     /// Concurrent HTTP/2 streams per connection (each watch is one stream).
     pub http2_max_concurrent_streams: u32,
     /// Appends in flight at the log at once; more wait at the log's channel.
@@ -138,6 +143,8 @@ impl Config {
             watch_history_entries_max: 100_000,
             watch_timeout_min: Duration::from_secs(30 * 60),
             watch_timeout_max: Duration::from_secs(60 * 60),
+            watch_bookmark_interval: Duration::from_secs(60),
+            watch_bookmark_check_interval: Duration::from_secs(1),
             http2_max_concurrent_streams: 1000,
             log_appends_in_flight_max: 4096,
             log_snapshot_check_interval: Duration::from_secs(1),

@@ -236,6 +236,12 @@ pub fn render_params(p: &Params) -> String {
     for e in &p.exclude {
         q.append_pair("exclude", e);
     }
+    if p.allow_watch_bookmarks {
+        q.append_pair("allowWatchBookmarks", "true");
+    }
+    if let Some(send) = p.send_initial_events {
+        q.append_pair("sendInitialEvents", if send { "true" } else { "false" });
+    }
     q.finish()
 }
 

@@ -58,6 +58,9 @@ struct ServeArgs {
     /// How long a read for a resourceVersion not reached yet waits before 504 (e.g. 3s).
     #[arg(long, value_parser = parse_duration)]
     resource_version_wait: Option<Duration>,
+    /// How often watches with allowWatchBookmarks get a bookmark (e.g. 60s).
+    #[arg(long, value_parser = parse_duration)]
+    watch_bookmark_interval: Option<Duration>,
     /// Records between log snapshots.
     #[arg(long)]
     log_snapshot_every_records: Option<u64>,
@@ -100,6 +103,10 @@ fn config_from(args: ServeArgs) -> Config {
     }
     if let Some(v) = args.resource_version_wait {
         config.resource_version_wait = v;
+    }
+    if let Some(v) = args.watch_bookmark_interval {
+        config.watch_bookmark_interval = v;
+        config.watch_bookmark_check_interval = config.watch_bookmark_check_interval.min(v);
     }
     if let Some(v) = args.log_snapshot_every_records {
         config.log_snapshot_every_records = v.max(1);

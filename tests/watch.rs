@@ -211,3 +211,51 @@ fn kubectl_get_watch_sees_new_objects() {
     let _ = child.wait();
     assert!(seen.iter().any(|l| l.contains("watched-by-kubectl")), "kubectl -w printed: {seen:?}");
 }
+
+#[test]
+fn streaming_lists_bookmarks_and_watch_option_validation() {
+    let s = Server::start_with(common::Launch {
+        extra_args: vec!["--watch-bookmark-interval".into(), "1s".into()],
+        ..common::Launch::default()
+    });
+    for name in ["s1", "s2"] {
+        assert_eq!(s.post_json(CM, &configmap(name, &[])).status, 201);
+    }
+    // Streaming list: the state as ADDED, then the initial-events-end bookmark.
+    let mut w = Watch::open(
+        &s,
+        &format!("{CM}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion="),
+    );
+    w.expect("ADDED", "s1");
+    w.expect("ADDED", "s2");
+    let end = w.next().expect("the initial-events-end bookmark");
+    assert_eq!(end["type"], "BOOKMARK", "{end}");
+    assert_eq!(end["object"]["kind"], "ConfigMap");
+    assert_eq!(end["object"]["apiVersion"], "v1");
+    assert_eq!(end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+    let end_rv: u64 = end["object"]["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+    // Then changes, and periodic bookmarks that never go backwards.
+    let created = s.post_json(CM, &configmap("s3", &[])).json();
+    let e = w.expect("ADDED", "s3");
+    let created_rv: u64 = resource_version(&created).parse().unwrap();
+    assert!(created_rv > end_rv);
+    assert_eq!(resource_version(&e["object"]), created_rv.to_string());
+    // An update elsewhere (another namespace) advances progress without an event.
+    assert_eq!(s.post_json("/api/v1/namespaces", &json!({"metadata": {"name": "elsewhere"}})).status, 201);
+    let bookmark = w.next().expect("a periodic bookmark");
+    assert_eq!(bookmark["type"], "BOOKMARK", "{bookmark}");
+    let rv: u64 = bookmark["object"]["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+    assert!(rv > created_rv, "the bookmark covers progress past the last event: {rv} <= {created_rv}");
+    assert!(bookmark["object"]["metadata"].get("annotations").is_none());
+
+    // The options table for watch.
+    for (query, field) in [
+        ("watch=1&sendInitialEvents=true", "resourceVersionMatch"),
+        ("watch=1&sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1", "resourceVersionMatch"),
+        ("watch=1&resourceVersionMatch=NotOlderThan&resourceVersion=1", "resourceVersionMatch"),
+    ] {
+        let r = s.get(&format!("{CM}?{query}"));
+        let status = common::assert_status(&r, 422, "Invalid");
+        assert_eq!(status["details"]["causes"][0]["field"], field, "{query}: {status}");
+    }
+}

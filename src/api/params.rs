@@ -27,6 +27,9 @@ pub struct Params {
     pub include_object: Option<String>,
     pub verbose: bool,
     pub exclude: Vec<String>,
+    pub allow_watch_bookmarks: bool,
+    /// `sendInitialEvents`, when given (true or false).
+    pub send_initial_events: Option<bool>,
 }
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, ApiError> {
@@ -91,6 +94,8 @@ impl Params {
                 }
                 "includeObject" => p.include_object = Some(value),
                 "verbose" => p.verbose = parse_bool("verbose", &value)?,
+                "allowWatchBookmarks" => p.allow_watch_bookmarks = parse_bool("allowWatchBookmarks", &value)?,
+                "sendInitialEvents" => p.send_initial_events = Some(parse_bool("sendInitialEvents", &value)?),
                 "exclude" => p.exclude.push(value),
                 _ => {}
             }

@@ -158,7 +158,7 @@ impl Backend for MemoryBackend {
             }
         }
         let (sender, receiver) = flume::bounded(self.config.watch_queue_events_max);
-        self.hub.borrow_mut().start(filter, Box::new(Sink(sender)), after, &self.registry)?;
+        self.hub.borrow_mut().start(filter, Box::new(Sink(sender)), after, self.now_ms.get(), &self.registry)?;
         Ok(super::backend::WatchStream { events: Box::pin(receiver.into_stream()), guard: Box::new(()) })
     }
 

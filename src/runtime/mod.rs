@@ -241,8 +241,13 @@ impl Backend for ShardBackend {
         after: Revision,
     ) -> Result<api::backend::WatchStream, crate::watch::StartError> {
         let (sender, receiver) = flume::bounded(self.shared.config.watch_queue_events_max);
-        let started =
-            self.local.hub.borrow_mut().start(filter, Box::new(ChannelSink(sender)), after, &self.shared.registry)?;
+        let started = self.local.hub.borrow_mut().start(
+            filter,
+            Box::new(ChannelSink(sender)),
+            after,
+            self.local.now_ms(),
+            &self.shared.registry,
+        )?;
         let guard: Box<dyn std::any::Any> = match started {
             Some(id) => Box::new(WatchGuard { local: self.local.clone(), id }),
             None => Box::new(()),
@@ -536,6 +541,7 @@ async fn shard_main(
 
     glommio::spawn_local(apply_loop(local.clone(), shared.clone(), inbox.apply_rx)).detach();
     glommio::spawn_local(invoke_loop(local.clone(), inbox.invoke_rx)).detach();
+    glommio::spawn_local(bookmark_loop(local.clone(), config.watch_bookmark_check_interval)).detach();
 
     let listener = match TcpListener::bind(config.listen) {
         Ok(l) => l,
@@ -706,6 +712,15 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
         local.store.borrow_mut().apply(&batch, now_ms, &shared.registry);
         local.hub.borrow_mut().dispatch(&batch, now_ms, &shared.registry);
         local.run_ready_jobs();
+    }
+}
+
+/// Offers due bookmarks to this shard's watchers (each has its own interval).
+async fn bookmark_loop(local: Rc<Local>, interval: Duration) {
+    loop {
+        glommio::timer::sleep(interval).await;
+        let now_ms = local.now_ms();
+        local.hub.borrow_mut().bookmark_tick(now_ms);
     }
 }
 

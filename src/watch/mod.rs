@@ -35,6 +35,7 @@ pub enum EventType {
     Added,
     Modified,
     Deleted,
+    Bookmark,
 }
 
 impl EventType {
@@ -44,6 +45,7 @@ impl EventType {
             EventType::Added => b"{\"type\":\"ADDED\",\"object\":",
             EventType::Modified => b"{\"type\":\"MODIFIED\",\"object\":",
             EventType::Deleted => b"{\"type\":\"DELETED\",\"object\":",
+            EventType::Bookmark => b"{\"type\":\"BOOKMARK\",\"object\":",
         }
     }
 }
@@ -73,6 +75,29 @@ pub struct WatchFilter {
     pub prefix: Bytes,
     /// Label and field selectors; `None` matches everything.
     pub matches: Option<Box<dyn Fn(&CachedObject) -> bool>>,
+    /// Periodic bookmarks (`allowWatchBookmarks=true`): the object's kind and
+    /// apiVersion, and how often.
+    pub bookmarks: Option<BookmarkSpec>,
+}
+
+/// What a bookmark of this watch looks like, and how often one is sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BookmarkSpec {
+    pub kind: String,
+    pub api_version: String,
+    pub interval_ms: u64,
+}
+
+/// A bookmark object: only kind, apiVersion and metadata.resourceVersion
+/// (and, for the end of a streaming list's initial events, its annotation).
+pub fn bookmark_object(kind: &str, api_version: &str, revision: Revision, initial_events_end: bool) -> Bytes {
+    let annotations = if initial_events_end { ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" } else { "" };
+    Bytes::from(format!(
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{{\"resourceVersion\":\"{}\"{annotations}}}}}",
+        serde_json::to_string(kind).unwrap_or_default(),
+        serde_json::to_string(api_version).unwrap_or_default(),
+        revision.0
+    ))
 }
 
 impl WatchFilter {
@@ -87,6 +112,10 @@ struct Watcher {
     /// Events at or before this revision were already delivered (or are part
     /// of the initial state the client was sent).
     after: Revision,
+    /// When the last bookmark went out (or the watch started).
+    bookmarked_at_ms: u64,
+    /// The revision of the last bookmark: bookmarks never go backwards.
+    bookmarked: Revision,
 }
 
 /// A committed entry kept for resumption.
@@ -154,6 +183,7 @@ impl WatchHub {
         filter: WatchFilter,
         mut sink: Box<dyn EventSink>,
         after: Revision,
+        now_ms: u64,
         fields: &dyn FieldIndex,
     ) -> Result<Option<WatchId>, StartError> {
         if after < self.history_start {
@@ -172,8 +202,38 @@ impl WatchHub {
         }
         let id = WatchId(self.next_id);
         self.next_id += 1;
-        self.watchers.insert(id, Watcher { filter, sink, after: delivered.max(after) });
+        let after = delivered.max(after);
+        self.watchers.insert(id, Watcher { filter, sink, after, bookmarked_at_ms: now_ms, bookmarked: after });
         Ok(Some(id))
+    }
+
+    /// Sends a bookmark to every watcher that asked for them and has had none
+    /// for its interval, at the revision up to which it has seen every entry.
+    /// Returns how many were sent.
+    pub fn bookmark_tick(&mut self, now_ms: u64) -> usize {
+        let mut sent = 0;
+        let mut closed = Vec::new();
+        for (id, watcher) in self.watchers.iter_mut() {
+            let Some(spec) = &watcher.filter.bookmarks else { continue };
+            if now_ms.saturating_sub(watcher.bookmarked_at_ms) < spec.interval_ms || watcher.after <= watcher.bookmarked
+            {
+                continue;
+            }
+            let object = bookmark_object(&spec.kind, &spec.api_version, watcher.after, false);
+            let event = WatchEvent { event_type: EventType::Bookmark, revision: watcher.after, object };
+            if watcher.sink.offer(event) {
+                watcher.bookmarked_at_ms = now_ms;
+                watcher.bookmarked = watcher.after;
+                sent += 1;
+            } else {
+                closed.push(*id);
+            }
+        }
+        for id in closed {
+            self.watchers.remove(&id);
+            self.closed_slow += 1;
+        }
+        sent
     }
 
     pub fn stop(&mut self, id: WatchId) {
@@ -340,6 +400,7 @@ mod tests {
         WatchFilter {
             prefix: Bytes::from(crate::types::key::collection_prefix("", "pods", Some("ns"))),
             matches: Some(Box::new(|o: &CachedObject| o.meta.label("app") == Some("web"))),
+            bookmarks: Some(BookmarkSpec { kind: "Pod".into(), api_version: "v1".into(), interval_ms: 1000 }),
         }
     }
 
@@ -349,7 +410,7 @@ mod tests {
         let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
         let sink = Collect::default();
         let seen = sink.0.clone();
-        hub.start(web_only(), Box::new(sink), Revision(0), &fields).unwrap();
+        hub.start(web_only(), Box::new(sink), Revision(0), 0, &fields).unwrap();
         let mut log = Log { revision: 0, current: BTreeMap::new() };
         let entries = vec![
             log.put("a", "db"),  // 1: not selected
@@ -382,7 +443,7 @@ mod tests {
         hub.dispatch(&first, 0, &fields);
         let sink = Collect::default();
         let seen = sink.0.clone();
-        hub.start(web_only(), Box::new(sink), Revision(2), &fields).unwrap();
+        hub.start(web_only(), Box::new(sink), Revision(2), 0, &fields).unwrap();
         let more = vec![log.put("p0", "web"), log.put("p9", "web")];
         hub.dispatch(&more, 10, &fields);
         let revisions: Vec<u64> = seen.borrow().iter().map(|e| e.1).collect();
@@ -390,10 +451,36 @@ mod tests {
         // Time passes: history before the window is gone, and starts there are refused.
         hub.dispatch(&[log.put("p8", "web")], 5_000, &fields);
         assert_eq!(
-            hub.start(web_only(), Box::new(Collect::default()), Revision(2), &fields).unwrap_err(),
+            hub.start(web_only(), Box::new(Collect::default()), Revision(2), 0, &fields).unwrap_err(),
             StartError::TooOld { requested: Revision(2), oldest: Revision(7) }
         );
-        assert!(hub.start(web_only(), Box::new(Collect::default()), Revision(7), &fields).unwrap().is_some());
+        assert!(hub.start(web_only(), Box::new(Collect::default()), Revision(7), 0, &fields).unwrap().is_some());
+    }
+
+    #[test]
+    fn bookmarks_follow_progress_at_their_interval_and_never_go_backwards() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
+        let sink = Collect::default();
+        let seen = sink.0.clone();
+        hub.start(web_only(), Box::new(sink), Revision(0), 0, &fields).unwrap();
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        // Entries the watcher does not select still advance its progress.
+        hub.dispatch(&[log.put("a", "db"), log.put("b", "db")], 0, &fields);
+        assert_eq!(hub.bookmark_tick(500), 0, "before the interval");
+        assert_eq!(hub.bookmark_tick(1000), 1);
+        assert_eq!(seen.borrow().last().map(|e| (e.0, e.1)), Some((EventType::Bookmark, 2)));
+        assert_eq!(hub.bookmark_tick(5000), 0, "no progress, no bookmark");
+        hub.dispatch(&[log.put("c", "web")], 5000, &fields);
+        assert_eq!(hub.bookmark_tick(6000), 1);
+        let revisions: Vec<u64> = seen.borrow().iter().filter(|e| e.0 == EventType::Bookmark).map(|e| e.1).collect();
+        assert_eq!(revisions, [2, 3]);
+        let object: serde_json::Value =
+            serde_json::from_slice(&bookmark_object("Pod", "v1", Revision(9), true)).unwrap();
+        assert_eq!(
+            object,
+            serde_json::json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "9", "annotations": {"k8s.io/initial-events-end": "true"}}})
+        );
     }
 
     #[test]
@@ -403,8 +490,8 @@ mod tests {
         let slow = Collect(Rc::default(), 2);
         let fast = Collect::default();
         let fast_seen = fast.0.clone();
-        hub.start(web_only(), Box::new(slow), Revision(0), &fields).unwrap();
-        hub.start(web_only(), Box::new(fast), Revision(0), &fields).unwrap();
+        hub.start(web_only(), Box::new(slow), Revision(0), 0, &fields).unwrap();
+        hub.start(web_only(), Box::new(fast), Revision(0), 0, &fields).unwrap();
         let mut log = Log { revision: 0, current: BTreeMap::new() };
         let entries: Vec<Entry> = (0..5).map(|i| log.put(&format!("p{i}"), "web")).collect();
         hub.dispatch(&entries, 0, &fields);
