@@ -259,3 +259,20 @@ fn streaming_lists_bookmarks_and_watch_option_validation() {
         assert_eq!(status["details"]["causes"][0]["field"], field, "{query}: {status}");
     }
 }
+
+/// A watch with bookmarks ends (shortly before its timeout) with a bookmark at
+/// the highest revision it delivered; one without bookmarks just ends.
+#[test]
+fn a_bookmark_comes_just_before_the_timeout() {
+    let s = Server::start();
+    let created = s.post_json(CM, &configmap("last", &[])).json();
+    let mut w = Watch::open(&s, &format!("{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=3"));
+    w.expect("ADDED", "last");
+    let bookmark = w.next().expect("a final bookmark");
+    assert_eq!(bookmark["type"], "BOOKMARK", "{bookmark}");
+    assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], resource_version(&created));
+    assert!(w.next().is_none());
+    let mut plain = Watch::open(&s, &format!("{CM}?watch=1&timeoutSeconds=1"));
+    plain.expect("ADDED", "last");
+    assert!(plain.next().is_none());
+}
