@@ -78,6 +78,34 @@ pub struct WatchFilter {
     /// Periodic bookmarks (`allowWatchBookmarks=true`): the object's kind and
     /// apiVersion, and how often.
     pub bookmarks: Option<BookmarkSpec>,
+    /// A single object's name (a `/watch/.../NAME` path or a
+    /// `metadata.name=` field selector): the watcher is indexed by its key.
+    pub name: Option<String>,
+}
+
+impl WatchFilter {
+    /// The key this watcher is indexed under: the object's key for a
+    /// single-object watch, else the collection prefix.
+    fn index_key(&self) -> Bytes {
+        match &self.name {
+            Some(name) => {
+                let mut key = self.prefix.to_vec();
+                key.extend_from_slice(name.as_bytes());
+                Bytes::from(key)
+            }
+            None => self.prefix.clone(),
+        }
+    }
+}
+
+/// The index keys an entry's watchers can be under: the resource's
+/// collection (every namespace), the namespace's collection, the object.
+fn index_keys(key: &[u8]) -> [&[u8]; 3] {
+    let mut slashes = key.iter().enumerate().filter(|(_, b)| **b == b'/').map(|(i, _)| i);
+    // `/registry/{group}/{resource}/{namespace}/{name}`: slashes 0,9,g,r,ns.
+    let resource_end = slashes.nth(3).map(|i| i + 1).unwrap_or(key.len());
+    let namespace_end = slashes.next().map(|i| i + 1).unwrap_or(key.len());
+    [&key[..resource_end], &key[..namespace_end], key]
 }
 
 /// What a bookmark of this watch looks like, and how often one is sent.
@@ -142,6 +170,9 @@ pub struct HubStats {
 
 pub struct WatchHub {
     watchers: BTreeMap<WatchId, Watcher>,
+    /// Watchers by index key (collection prefix, or object key): an entry
+    /// only visits the watchers that can match it.
+    index: std::collections::HashMap<Bytes, Vec<WatchId>>,
     next_id: u64,
     history: VecDeque<HistoryEntry>,
     /// The revision before the oldest entry history can replay.
@@ -156,6 +187,7 @@ impl WatchHub {
     pub fn new(applied: Revision, history_window_ms: u64, history_entries_max: usize) -> WatchHub {
         WatchHub {
             watchers: BTreeMap::new(),
+            index: std::collections::HashMap::new(),
             next_id: 1,
             history: VecDeque::new(),
             history_start: applied,
@@ -203,6 +235,7 @@ impl WatchHub {
         let id = WatchId(self.next_id);
         self.next_id += 1;
         let after = delivered.max(after);
+        self.index.entry(filter.index_key()).or_default().push(id);
         self.watchers.insert(id, Watcher { filter, sink, after, bookmarked_at_ms: now_ms, bookmarked: after });
         Ok(Some(id))
     }
@@ -213,7 +246,10 @@ impl WatchHub {
     pub fn bookmark_tick(&mut self, now_ms: u64) -> usize {
         let mut sent = 0;
         let mut closed = Vec::new();
+        let applied = self.applied;
         for (id, watcher) in self.watchers.iter_mut() {
+            // A registered watcher has been offered every entry up to `applied`.
+            watcher.after = watcher.after.max(applied);
             let Some(spec) = &watcher.filter.bookmarks else { continue };
             if now_ms.saturating_sub(watcher.bookmarked_at_ms) < spec.interval_ms || watcher.after <= watcher.bookmarked
             {
@@ -230,14 +266,26 @@ impl WatchHub {
             }
         }
         for id in closed {
-            self.watchers.remove(&id);
+            self.remove(id);
             self.closed_slow += 1;
         }
         sent
     }
 
+    fn remove(&mut self, id: WatchId) {
+        if let Some(watcher) = self.watchers.remove(&id) {
+            let key = watcher.filter.index_key();
+            if let Some(ids) = self.index.get_mut(&key) {
+                ids.retain(|i| *i != id);
+                if ids.is_empty() {
+                    self.index.remove(&key);
+                }
+            }
+        }
+    }
+
     pub fn stop(&mut self, id: WatchId) {
-        self.watchers.remove(&id);
+        self.remove(id);
     }
 
     /// Records committed entries (in revision order) and delivers their
@@ -249,24 +297,32 @@ impl WatchHub {
             debug_assert!(entry.revision > self.applied, "entries out of order");
             self.applied = entry.revision;
             self.history.push_back(HistoryEntry { entry: entry.clone(), at_ms: now_ms });
-            if self.watchers.is_empty() {
+            let mut candidates: Vec<WatchId> = Vec::new();
+            for index_key in index_keys(&entry.key) {
+                if let Some(ids) = self.index.get(index_key) {
+                    candidates.extend_from_slice(ids);
+                }
+            }
+            if candidates.is_empty() {
                 continue;
             }
+            // Encoded once for every candidate watcher.
             let encoded = EncodedEntry::new(entry, fields);
-            for (id, watcher) in self.watchers.iter_mut() {
+            for id in candidates {
+                let Some(watcher) = self.watchers.get_mut(&id) else { continue };
                 if entry.revision <= watcher.after {
                     continue;
                 }
                 if let Some(event) = encoded.event_for(&watcher.filter) {
                     if !watcher.sink.offer(event) {
-                        closed.push(*id);
+                        closed.push(id);
                         continue;
                     }
                 }
                 watcher.after = entry.revision;
             }
             for id in closed.drain(..) {
-                self.watchers.remove(&id);
+                self.remove(id);
                 self.closed_slow += 1;
                 closed_total += 1;
             }
@@ -401,6 +457,7 @@ mod tests {
             prefix: Bytes::from(crate::types::key::collection_prefix("", "pods", Some("ns"))),
             matches: Some(Box::new(|o: &CachedObject| o.meta.label("app") == Some("web"))),
             bookmarks: Some(BookmarkSpec { kind: "Pod".into(), api_version: "v1".into(), interval_ms: 1000 }),
+            name: None,
         }
     }
 
@@ -481,6 +538,48 @@ mod tests {
             object,
             serde_json::json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "9", "annotations": {"k8s.io/initial-events-end": "true"}}})
         );
+    }
+
+    #[test]
+    fn index_keys_cover_resource_namespace_and_object() {
+        let key = ObjectKey::new("apps", "deployments", "ns", "web").encode();
+        let keys = index_keys(&key);
+        assert_eq!(keys[0], b"/registry/apps/deployments/");
+        assert_eq!(keys[1], b"/registry/apps/deployments/ns/");
+        assert_eq!(keys[2], &key[..]);
+        let cluster = ObjectKey::new("", "namespaces", "", "default").encode();
+        assert_eq!(
+            index_keys(&cluster)[1],
+            crate::types::key::collection_prefix("", "namespaces", Some("")).as_bytes()
+        );
+        // Watchers of other collections and other objects are never visited.
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
+        let other = Collect::default();
+        let other_seen = other.0.clone();
+        let filter = WatchFilter {
+            prefix: Bytes::from(crate::types::key::collection_prefix("", "pods", Some("ns"))),
+            matches: Some(Box::new(|_: &CachedObject| panic!("a watcher of another object was asked"))),
+            bookmarks: None,
+            name: Some("other".into()),
+        };
+        hub.start(filter, Box::new(other), Revision(0), 0, &fields).unwrap();
+        let named = Collect::default();
+        let named_seen = named.0.clone();
+        let filter = WatchFilter {
+            prefix: Bytes::from(crate::types::key::collection_prefix("", "pods", Some("ns"))),
+            matches: None,
+            bookmarks: None,
+            name: Some("a".into()),
+        };
+        hub.start(filter, Box::new(named), Revision(0), 0, &fields).unwrap();
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        hub.dispatch(&[log.put("a", "web"), log.put("b", "web")], 0, &fields);
+        assert_eq!(named_seen.borrow().len(), 1);
+        assert!(other_seen.borrow().is_empty());
+        hub.stop(WatchId(1));
+        hub.stop(WatchId(2));
+        assert!(hub.index.is_empty());
     }
 
     #[test]

@@ -108,6 +108,15 @@ pub async fn serve<B: Backend + 'static>(
             (revision, Vec::new())
         }
     };
+    // A single-object watch is indexed by the object's key.
+    let indexed_name = name.clone().or_else(|| {
+        selectors
+            .fields
+            .requirements
+            .iter()
+            .find(|r| r.key == "metadata.name" && r.operator == crate::types::selector::Operator::Equals)
+            .map(|r| r.value.clone())
+    });
     let config = backend.config();
     let kind = resolved.info.kind.clone();
     let api_version = resolved.info.api_version();
@@ -116,8 +125,12 @@ pub async fn serve<B: Backend + 'static>(
         api_version: api_version.clone(),
         interval_ms: config.watch_bookmark_interval.as_millis() as u64,
     });
-    let filter =
-        WatchFilter { prefix: Bytes::copy_from_slice(prefix.as_bytes()), matches: Some(Box::new(matches)), bookmarks };
+    let filter = WatchFilter {
+        prefix: Bytes::copy_from_slice(prefix.as_bytes()),
+        matches: Some(Box::new(matches)),
+        bookmarks,
+        name: indexed_name,
+    };
     let timeout = match head.params.timeout_seconds {
         Some(seconds) => Duration::from_secs(seconds),
         None => {
