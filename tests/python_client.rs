@@ -1,0 +1,43 @@
+//! The official Python `kubernetes` client (installed into .venv by the test
+//! command) against the real binary: typed create/replace/delete and
+//! `watch.Watch` seeing ADDED, MODIFIED and DELETED in order
+//! (tests/python/watch_events.py). Bounded by a timeout; the server is
+//! stopped by PID when the test ends.
+
+mod common;
+
+use common::Server;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn python_client_watch_sees_the_expected_events() {
+    let s = Server::start();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv/bin/python");
+    assert!(python.exists(), "{} is missing: run the test command (bash scripts/test.sh)", python.display());
+    let mut child = Command::new(&python)
+        .arg(root.join("tests/python/watch_events.py"))
+        .arg(format!("http://{}", s.addr))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run python");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for python") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the Python client did not finish in time");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let output = child.wait_with_output().expect("python output");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(status.success(), "python exited {status}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(stdout.lines().collect::<Vec<_>>(), ["ADDED py", "MODIFIED py", "DELETED py"], "{stderr}");
+}
