@@ -15,7 +15,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-const WRITES: usize = 1500;
+const WRITES: usize = 10_000;
 const NAMES: u64 = 40;
 
 fn client(server: &Server) -> Client {
