@@ -4,10 +4,17 @@
 //! matching (every watcher watches the whole resource). The object is encoded
 //! once; each matching watcher gets a handle to the same bytes.
 //!
+//! Node watchers: 10,000 and 50,000 kubelet-style watchers, each watching
+//! its own node's pods (`fieldSelector=spec.nodeName=node-N`), and one pod
+//! event on node-17: `indexed` files them by the trigger value, so only one
+//! is asked; `unindexed` is the same watchers without the trigger index
+//! (every one is asked), i.e. the hub before the trigger index.
+//!
 //! Run: `cargo bench --bench watch`. Results go to docs/benchmarks.md.
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use shardline::cache::CachedObject;
 use shardline::log::{Entry, Operation, Revision};
 use shardline::types::key::{collection_prefix, ObjectKey};
 use shardline::types::registry::Registry;
@@ -33,10 +40,41 @@ fn hub(watchers: usize, namespaces: usize, delivered: &Rc<Cell<u64>>, registry: 
             matches: None,
             bookmarks: None,
             name: None,
+            trigger: None,
         };
         let _ = hub.start(filter, Box::new(Count(delivered.clone())), Revision(0), 0, registry);
     }
     hub
+}
+
+fn node_hub(watchers: usize, indexed: bool, delivered: &Rc<Cell<u64>>, registry: &Registry) -> WatchHub {
+    let mut hub = WatchHub::new(Revision(0), 300_000, 100_000);
+    for i in 0..watchers {
+        let node = format!("node-{i}");
+        let wanted = node.clone();
+        let filter = WatchFilter {
+            prefix: Bytes::from(collection_prefix("", "pods", None)),
+            matches: Some(Box::new(move |o: &CachedObject| o.meta.field("spec.nodeName") == Some(wanted.as_str()))),
+            bookmarks: None,
+            name: None,
+            trigger: indexed.then_some(node),
+        };
+        let _ = hub.start(filter, Box::new(Count(delivered.clone())), Revision(0), 0, registry);
+    }
+    hub
+}
+
+fn pod_on_node_17(revision: u64) -> Entry {
+    let value = Bytes::from(format!(
+        r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"p{revision}","namespace":"ns-7","uid":"u","labels":{{"app":"web"}}}},"spec":{{"nodeName":"node-17"}}}}"#
+    ));
+    Entry {
+        revision: Revision(revision),
+        key: ObjectKey::new("", "pods", "ns-7", &format!("p{revision}")).encode(),
+        operation: Operation::Put(value),
+        create_revision: Revision(revision),
+        previous: None,
+    }
 }
 
 fn entry(revision: u64) -> Entry {
@@ -73,6 +111,26 @@ fn bench_dispatch(c: &mut Criterion) {
                 )
             });
             assert!(delivered.get() > 0);
+        }
+    }
+    for watchers in [10_000usize, 50_000] {
+        for (label, indexed) in [("indexed", true), ("unindexed", false)] {
+            let delivered = Rc::new(Cell::new(0u64));
+            let mut hub = node_hub(watchers, indexed, &delivered, &registry);
+            group.throughput(Throughput::Elements(1));
+            let mut revision = 0u64;
+            group.bench_function(format!("dispatch_one_pod_event_{watchers}_node_watchers_{label}"), |b| {
+                b.iter_batched(
+                    || {
+                        revision += 1;
+                        pod_on_node_17(revision)
+                    },
+                    |e| hub.dispatch(std::slice::from_ref(&e), 0, &registry),
+                    BatchSize::SmallInput,
+                )
+            });
+            // Exactly node-17's watcher got every event.
+            assert_eq!(delivered.get(), revision);
         }
     }
     group.finish();

@@ -12,7 +12,10 @@
 //! gap and no duplicate, with the right types (ADDED on entering the
 //! selection, MODIFIED, DELETED on leaving it or on delete); bookmarks never
 //! go backwards; and when all is delivered each client's view equals the
-//! model's state for its filter. A failure prints its seed; set
+//! model's state for its filter. Some clients watch one node's pods
+//! (`spec.nodeName=N`, a kubelet's watch, indexed by the hub's trigger
+//! field) while pods move between nodes and get unscheduled, so entering and
+//! leaving a node's selection is checked too. A failure prints its seed; set
 //! `SHARDLINE_SIM_SEED` to replay one.
 
 use bytes::Bytes;
@@ -44,12 +47,21 @@ const STEPS: usize = 600;
 const WINDOW_MS: u64 = 2_000;
 const QUEUE: usize = 8;
 
-/// The model: every entry, and each object's state (namespace, name) -> (app label, revision).
+/// What a filter looks at in a pod: its `app` label and its node ("" = not scheduled).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Pod {
+    app: String,
+    node: String,
+}
+
+type State = BTreeMap<(String, String), (Pod, u64)>;
+
+/// The model: every entry, and each object's state (namespace, name) -> (pod, revision).
 struct Model {
     entries: Vec<Entry>,
-    state: BTreeMap<(String, String), (String, u64)>,
+    state: State,
     /// `states[r]` is the state after revision r.
-    states: Vec<BTreeMap<(String, String), (String, u64)>>,
+    states: Vec<State>,
 }
 
 impl Default for Model {
@@ -58,8 +70,15 @@ impl Default for Model {
     }
 }
 
-fn value(namespace: &str, name: &str, app: &str) -> Bytes {
-    Bytes::from(format!(r#"{{"metadata":{{"name":"{name}","namespace":"{namespace}","labels":{{"app":"{app}"}}}}}}"#))
+const NODES: [&str; 3] = ["n1", "n2", ""];
+
+fn value(namespace: &str, name: &str, pod: &Pod) -> Bytes {
+    let (app, node) = (&pod.app, &pod.node);
+    // An unscheduled pod has no spec.nodeName (the field is then empty).
+    let spec = if node.is_empty() { String::new() } else { format!(r#","spec":{{"nodeName":"{node}"}}"#) };
+    Bytes::from(format!(
+        r#"{{"metadata":{{"name":"{name}","namespace":"{namespace}","labels":{{"app":"{app}"}}}}{spec}}}"#
+    ))
 }
 
 impl Model {
@@ -73,56 +92,62 @@ impl Model {
         let key = ObjectKey::new("", "pods", &namespace, &name).encode();
         let revision = Revision(self.revision() + 1);
         let current = self.state.get(&(namespace.clone(), name.clone())).cloned();
-        let previous = current.as_ref().map(|(app, rv)| PreviousValue {
+        let previous = current.as_ref().map(|(pod, rv)| PreviousValue {
             mod_revision: Revision(*rv),
             create_revision: Revision(1),
-            value: value(&namespace, &name, app),
+            value: value(&namespace, &name, pod),
         });
         let entry = if current.is_some() && rng.below(4) == 0 {
             self.state.remove(&(namespace.clone(), name.clone()));
             Entry { revision, key, operation: Operation::Delete, create_revision: Revision(1), previous }
         } else {
             let app = ["web", "db"][rng.below(2) as usize].to_string();
-            self.state.insert((namespace.clone(), name.clone()), (app.clone(), revision.0));
-            Entry {
-                revision,
-                key,
-                operation: Operation::Put(value(&namespace, &name, &app)),
-                create_revision: Revision(1),
-                previous,
-            }
+            let node = NODES[rng.below(NODES.len() as u64) as usize].to_string();
+            let pod = Pod { app, node };
+            let operation = Operation::Put(value(&namespace, &name, &pod));
+            self.state.insert((namespace.clone(), name.clone()), (pod, revision.0));
+            Entry { revision, key, operation, create_revision: Revision(1), previous }
         };
         self.entries.push(entry);
         self.states.push(self.state.clone());
     }
 
-    /// The state at `revision` for a filter: (namespace, name) -> (app, rv).
-    fn state_at(&self, revision: u64, filter: &Filter) -> BTreeMap<(String, String), (String, u64)> {
+    /// The state at `revision` for a filter: (namespace, name) -> (pod, rv).
+    fn state_at(&self, revision: u64, filter: &Filter) -> State {
         let mut state = self.states[revision as usize].clone();
-        state.retain(|(ns, _), (app, _)| filter.accepts(ns, app));
+        state.retain(|(ns, _), (pod, _)| filter.accepts(ns, pod));
         state
     }
 }
 
-/// A client's filter: a namespace (or all) and an optional `app=web` selector.
+/// A client's filter: a namespace (or all), an optional `app=web` selector
+/// and an optional `spec.nodeName=N` field selector.
 #[derive(Clone, Debug)]
 struct Filter {
     namespace: Option<String>,
     web_only: bool,
+    node: Option<String>,
 }
 
 impl Filter {
-    fn accepts(&self, namespace: &str, app: &str) -> bool {
-        self.namespace.as_deref().is_none_or(|n| n == namespace) && (!self.web_only || app == "web")
+    fn accepts(&self, namespace: &str, pod: &Pod) -> bool {
+        self.namespace.as_deref().is_none_or(|n| n == namespace)
+            && (!self.web_only || pod.app == "web")
+            && self.node.as_ref().is_none_or(|n| *n == pod.node)
     }
 
     fn watch_filter(&self) -> WatchFilter {
         let web_only = self.web_only;
+        let node = self.node.clone();
         WatchFilter {
             prefix: Bytes::from(collection_prefix("", "pods", self.namespace.as_deref())),
-            matches: Some(Box::new(move |o: &CachedObject| !web_only || o.meta.label("app") == Some("web"))),
+            matches: Some(Box::new(move |o: &CachedObject| {
+                (!web_only || o.meta.label("app") == Some("web"))
+                    && node.as_deref().is_none_or(|n| o.meta.field("spec.nodeName") == Some(n))
+            })),
             bookmarks: Some(BookmarkSpec { kind: "Pod".into(), api_version: "v1".into(), interval_ms: 300 }),
             name: None,
+            trigger: self.node.clone(),
         }
     }
 }
@@ -143,8 +168,8 @@ impl EventSink for Sink {
 
 struct Client {
     filter: Filter,
-    /// What the client believes: (namespace, name) -> (app, rv).
-    view: BTreeMap<(String, String), (String, u64)>,
+    /// What the client believes: (namespace, name) -> (pod, rv).
+    view: State,
     /// The last resourceVersion the client saw (event or bookmark).
     position: u64,
     last_bookmark: u64,
@@ -171,6 +196,8 @@ fn run(seed: u64) {
             filter: Filter {
                 namespace: if i % 3 == 0 { None } else { Some(["a", "b"][i % 2].to_string()) },
                 web_only: i % 2 == 0,
+                // A third of the clients watch one node's pods (kubelets, and the scheduler's "").
+                node: (i % 3 == 1).then(|| NODES[(i / 3) % NODES.len()].to_string()),
             },
             view: BTreeMap::new(),
             position: 0,

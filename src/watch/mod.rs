@@ -12,18 +12,29 @@
 //! the selection); a delete is DELETED when `p`, carrying the last state at the
 //! deletion's resourceVersion.
 //!
+//! Matching is indexed: a watcher is filed under the object key of a
+//! single-object watch, else under its collection prefix; a watcher whose
+//! field selector requires an exact value of its resource's trigger field
+//! (pods' `spec.nodeName`, as kube-apiserver's cacher indexes them) is filed
+//! under that value too. An entry visits only the watchers filed under its
+//! resource, namespace or object key, and of the triggered ones only those
+//! filed under the trigger value of its new or previous state (so a pod that
+//! moves away from a node still reaches that node's watchers, as DELETED).
+//!
 //! Invariants: no I/O; events reach a watcher in revision order with no gap
 //! and no duplicate (entries are dispatched in order, and a resumed watcher
 //! only gets entries after its start revision); a watcher whose queue is full
 //! is closed and counted, never waited for; history is bounded by time and
 //! count, and a start older than it is refused (410).
 
+pub mod queue;
+
 use crate::cache::{encode_stored, CachedObject};
 use crate::log::{Entry, Operation, Revision};
 use crate::store::FieldIndex;
 use crate::types::key::group_resource;
 use bytes::Bytes;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 /// Identity of a watcher on its shard.
@@ -81,6 +92,21 @@ pub struct WatchFilter {
     /// A single object's name (a `/watch/.../NAME` path or a
     /// `metadata.name=` field selector): the watcher is indexed by its key.
     pub name: Option<String>,
+    /// The value the field selector requires of the resource's trigger field
+    /// ([`trigger_field`]): the watcher is indexed by it. `matches` must
+    /// require it too (the index only narrows who is asked).
+    pub trigger: Option<String>,
+}
+
+/// The field of a resource whose exact value indexes watchers, as
+/// kube-apiserver's cacher has one trigger (IndexerFunc) per resource:
+/// pods by `spec.nodeName`, so each kubelet's watch is asked only about
+/// the pods of its node.
+pub fn trigger_field(group: &str, resource: &str) -> Option<&'static str> {
+    match (group, resource) {
+        ("", "pods") => Some("spec.nodeName"),
+        _ => None,
+    }
 }
 
 impl WatchFilter {
@@ -164,15 +190,26 @@ pub enum StartError {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HubStats {
     pub watchers: usize,
+    /// Watchers closed because their queue was full (or their client gone).
     pub closed_slow: u64,
     pub history_entries: usize,
+    /// Events offered to watchers and accepted (history replays included;
+    /// bookmarks and initial state not).
+    pub events_dispatched: u64,
+    /// ADDED events of watches' initial state (unset or "0" resourceVersion,
+    /// sendInitialEvents=true), counted by [`WatchHub::count_initial_events`].
+    pub initial_events_sent: u64,
 }
 
 pub struct WatchHub {
     watchers: BTreeMap<WatchId, Watcher>,
     /// Watchers by index key (collection prefix, or object key): an entry
     /// only visits the watchers that can match it.
-    index: std::collections::HashMap<Bytes, Vec<WatchId>>,
+    index: HashMap<Bytes, Vec<WatchId>>,
+    /// Watchers with a trigger value, by index key and then by the value.
+    triggered: HashMap<Bytes, HashMap<String, Vec<WatchId>>>,
+    /// Candidates of the entry being dispatched (kept to reuse its memory).
+    candidates: Vec<WatchId>,
     next_id: u64,
     history: VecDeque<HistoryEntry>,
     /// The revision before the oldest entry history can replay.
@@ -181,13 +218,17 @@ pub struct WatchHub {
     history_window_ms: u64,
     history_entries_max: usize,
     closed_slow: u64,
+    events_dispatched: u64,
+    initial_events_sent: u64,
 }
 
 impl WatchHub {
     pub fn new(applied: Revision, history_window_ms: u64, history_entries_max: usize) -> WatchHub {
         WatchHub {
             watchers: BTreeMap::new(),
-            index: std::collections::HashMap::new(),
+            index: HashMap::new(),
+            triggered: HashMap::new(),
+            candidates: Vec::new(),
             next_id: 1,
             history: VecDeque::new(),
             history_start: applied,
@@ -195,11 +236,67 @@ impl WatchHub {
             history_window_ms,
             history_entries_max: history_entries_max.max(1),
             closed_slow: 0,
+            events_dispatched: 0,
+            initial_events_sent: 0,
         }
     }
 
     pub fn stats(&self) -> HubStats {
-        HubStats { watchers: self.watchers.len(), closed_slow: self.closed_slow, history_entries: self.history.len() }
+        HubStats {
+            watchers: self.watchers.len(),
+            closed_slow: self.closed_slow,
+            history_entries: self.history.len(),
+            events_dispatched: self.events_dispatched,
+            initial_events_sent: self.initial_events_sent,
+        }
+    }
+
+    /// Counts events of a watch's initial state (sent by the API layer).
+    pub fn count_initial_events(&mut self, count: u64) {
+        self.initial_events_sent += count;
+    }
+
+    /// Counts a watcher closed outside the hub (its queue overflowed while
+    /// the initial state was streamed).
+    pub fn count_closed_slow(&mut self) {
+        self.closed_slow += 1;
+    }
+
+    /// Files a watcher in the index: under its trigger value when it has one
+    /// (and is not a single-object watch), else under its index key.
+    fn file(&mut self, id: WatchId, filter: &WatchFilter) {
+        let key = filter.index_key();
+        match (&filter.name, &filter.trigger) {
+            (None, Some(value)) => self.triggered.entry(key).or_default().entry(value.clone()).or_default().push(id),
+            _ => self.index.entry(key).or_default().push(id),
+        }
+    }
+
+    fn unfile(&mut self, id: WatchId, filter: &WatchFilter) {
+        let key = filter.index_key();
+        match (&filter.name, &filter.trigger) {
+            (None, Some(value)) => {
+                if let Some(by_value) = self.triggered.get_mut(&key) {
+                    if let Some(ids) = by_value.get_mut(value) {
+                        ids.retain(|i| *i != id);
+                        if ids.is_empty() {
+                            by_value.remove(value);
+                        }
+                    }
+                    if by_value.is_empty() {
+                        self.triggered.remove(&key);
+                    }
+                }
+            }
+            _ => {
+                if let Some(ids) = self.index.get_mut(&key) {
+                    ids.retain(|i| *i != id);
+                    if ids.is_empty() {
+                        self.index.remove(&key);
+                    }
+                }
+            }
+        }
     }
 
     /// The oldest revision a watch may start after.
@@ -229,13 +326,14 @@ impl WatchHub {
                     self.closed_slow += 1;
                     return Ok(None);
                 }
+                self.events_dispatched += 1;
             }
             delivered = kept.entry.revision;
         }
         let id = WatchId(self.next_id);
         self.next_id += 1;
         let after = delivered.max(after);
-        self.index.entry(filter.index_key()).or_default().push(id);
+        self.file(id, &filter);
         self.watchers.insert(id, Watcher { filter, sink, after, bookmarked_at_ms: now_ms, bookmarked: after });
         Ok(Some(id))
     }
@@ -274,13 +372,7 @@ impl WatchHub {
 
     fn remove(&mut self, id: WatchId) {
         if let Some(watcher) = self.watchers.remove(&id) {
-            let key = watcher.filter.index_key();
-            if let Some(ids) = self.index.get_mut(&key) {
-                ids.retain(|i| *i != id);
-                if ids.is_empty() {
-                    self.index.remove(&key);
-                }
-            }
+            self.unfile(id, &watcher.filter);
         }
     }
 
@@ -297,18 +389,31 @@ impl WatchHub {
             debug_assert!(entry.revision > self.applied, "entries out of order");
             self.applied = entry.revision;
             self.history.push_back(HistoryEntry { entry: entry.clone(), at_ms: now_ms });
-            let mut candidates: Vec<WatchId> = Vec::new();
+            let mut candidates = std::mem::take(&mut self.candidates);
+            candidates.clear();
+            let mut encoded: Option<EncodedEntry> = None;
             for index_key in index_keys(&entry.key) {
                 if let Some(ids) = self.index.get(index_key) {
                     candidates.extend_from_slice(ids);
                 }
+                if let Some(by_value) = self.triggered.get(index_key) {
+                    // The trigger values of the new and the previous state.
+                    let encoded = encoded.get_or_insert_with(|| EncodedEntry::new(entry, fields));
+                    let (current, previous) = encoded.trigger_values();
+                    for value in [current, previous.filter(|p| Some(*p) != current)].into_iter().flatten() {
+                        if let Some(ids) = by_value.get(value) {
+                            candidates.extend_from_slice(ids);
+                        }
+                    }
+                }
             }
             if candidates.is_empty() {
+                self.candidates = candidates;
                 continue;
             }
             // Encoded once for every candidate watcher.
-            let encoded = EncodedEntry::new(entry, fields);
-            for id in candidates {
+            let encoded = encoded.unwrap_or_else(|| EncodedEntry::new(entry, fields));
+            for id in candidates.iter().copied() {
                 let Some(watcher) = self.watchers.get_mut(&id) else { continue };
                 if entry.revision <= watcher.after {
                     continue;
@@ -318,9 +423,11 @@ impl WatchHub {
                         closed.push(id);
                         continue;
                     }
+                    self.events_dispatched += 1;
                 }
                 watcher.after = entry.revision;
             }
+            self.candidates = candidates;
             for id in closed.drain(..) {
                 self.remove(id);
                 self.closed_slow += 1;
@@ -349,11 +456,15 @@ struct EncodedEntry<'a> {
     entry: &'a Entry,
     previous: Option<Arc<CachedObject>>,
     current: Option<Arc<CachedObject>>,
+    /// The resource's trigger field, if it has one.
+    trigger: Option<&'static str>,
 }
 
 impl<'a> EncodedEntry<'a> {
     fn new(entry: &'a Entry, fields: &dyn FieldIndex) -> EncodedEntry<'a> {
-        let selectable = group_resource(&entry.key).map(|(g, r)| fields.selectable_fields(g, r)).unwrap_or(&[]);
+        let resource = group_resource(&entry.key);
+        let selectable = resource.map(|(g, r)| fields.selectable_fields(g, r)).unwrap_or(&[]);
+        let trigger = resource.and_then(|(g, r)| trigger_field(g, r));
         let previous = entry.previous.as_ref().and_then(|p| {
             encode_stored(entry.key.clone(), &p.value, p.mod_revision, p.create_revision, selectable).ok()
         });
@@ -366,7 +477,15 @@ impl<'a> EncodedEntry<'a> {
                 encode_stored(entry.key.clone(), &p.value, entry.revision, p.create_revision, selectable).ok()
             }),
         };
-        EncodedEntry { entry, previous, current }
+        EncodedEntry { entry, previous, current, trigger }
+    }
+
+    /// The trigger field's value in the new state and in the previous one.
+    fn trigger_values(&self) -> (Option<&str>, Option<&str>) {
+        let Some(field) = self.trigger else { return (None, None) };
+        let current = self.current.as_deref().and_then(|o| o.meta.field(field));
+        let previous = self.previous.as_deref().and_then(|o| o.meta.field(field));
+        (current, previous)
     }
 
     fn event_for(&self, filter: &WatchFilter) -> Option<WatchEvent> {
@@ -422,6 +541,10 @@ mod tests {
 
     impl Log {
         fn put(&mut self, name: &str, app: &str) -> Entry {
+            self.write(name, value(name, app))
+        }
+
+        fn write(&mut self, name: &str, value: Bytes) -> Entry {
             self.revision += 1;
             let previous = self.current.get(name).map(|(m, c, v)| PreviousValue {
                 mod_revision: Revision(*m),
@@ -429,11 +552,11 @@ mod tests {
                 value: v.clone(),
             });
             let created = previous.as_ref().map(|p| p.create_revision.0).unwrap_or(self.revision);
-            self.current.insert(name.into(), (self.revision, created, value(name, app)));
+            self.current.insert(name.into(), (self.revision, created, value.clone()));
             Entry {
                 revision: Revision(self.revision),
                 key: ObjectKey::new("", "pods", "ns", name).encode(),
-                operation: Operation::Put(value(name, app)),
+                operation: Operation::Put(value),
                 create_revision: Revision(created),
                 previous,
             }
@@ -458,6 +581,7 @@ mod tests {
             matches: Some(Box::new(|o: &CachedObject| o.meta.label("app") == Some("web"))),
             bookmarks: Some(BookmarkSpec { kind: "Pod".into(), api_version: "v1".into(), interval_ms: 1000 }),
             name: None,
+            trigger: None,
         }
     }
 
@@ -562,6 +686,7 @@ mod tests {
             matches: Some(Box::new(|_: &CachedObject| panic!("a watcher of another object was asked"))),
             bookmarks: None,
             name: Some("other".into()),
+            trigger: None,
         };
         hub.start(filter, Box::new(other), Revision(0), 0, &fields).unwrap();
         let named = Collect::default();
@@ -571,6 +696,7 @@ mod tests {
             matches: None,
             bookmarks: None,
             name: Some("a".into()),
+            trigger: None,
         };
         hub.start(filter, Box::new(named), Revision(0), 0, &fields).unwrap();
         let mut log = Log { revision: 0, current: BTreeMap::new() };
@@ -597,5 +723,81 @@ mod tests {
         assert_eq!(fast_seen.borrow().len(), 5);
         assert_eq!(hub.stats().watchers, 1);
         assert_eq!(hub.stats().closed_slow, 1);
+    }
+
+    /// A pod on a node (`None`: not scheduled); its `app` label names the
+    /// node too, so the collecting sink records where it was.
+    fn pod_on(name: &str, node: Option<&str>) -> Bytes {
+        let spec = node.map(|n| format!(r#","spec":{{"nodeName":"{n}"}}"#)).unwrap_or_default();
+        let app = node.unwrap_or("none");
+        Bytes::from(format!(r#"{{"metadata":{{"name":"{name}","namespace":"ns","labels":{{"app":"{app}"}}}}{spec}}}"#))
+    }
+
+    fn node_watcher(node: &str, panic_if_asked: bool) -> WatchFilter {
+        let wanted = node.to_string();
+        WatchFilter {
+            prefix: Bytes::from(crate::types::key::collection_prefix("", "pods", None)),
+            matches: Some(Box::new(move |o: &CachedObject| {
+                assert!(!panic_if_asked, "a watcher of another node was asked");
+                o.meta.field("spec.nodeName") == Some(wanted.as_str())
+            })),
+            bookmarks: None,
+            name: None,
+            trigger: Some(node.to_string()),
+        }
+    }
+
+    #[test]
+    fn trigger_index_offers_pods_to_the_watchers_of_their_new_and_previous_node() {
+        let registry = crate::types::registry::Registry::builtin();
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
+        let mut seen = Vec::new();
+        for node in ["n1", "n2", "n3"] {
+            let sink = Collect::default();
+            seen.push(sink.0.clone());
+            hub.start(node_watcher(node, false), Box::new(sink), Revision(0), 0, &registry).unwrap();
+        }
+        // Never asked: no pod is ever on n9.
+        hub.start(node_watcher("n9", true), Box::new(Collect::default()), Revision(0), 0, &registry).unwrap();
+        // Unscheduled pods: the scheduler's `spec.nodeName=` watch.
+        let unscheduled = Collect::default();
+        let unscheduled_seen = unscheduled.0.clone();
+        hub.start(node_watcher("", false), Box::new(unscheduled), Revision(0), 0, &registry).unwrap();
+        // A watcher without a trigger sees every pod event.
+        let all = Collect::default();
+        let all_seen = all.0.clone();
+        let mut every = node_watcher("-", false);
+        every.matches = None;
+        every.trigger = None;
+        hub.start(every, Box::new(all), Revision(0), 0, &registry).unwrap();
+        assert_eq!(hub.triggered.values().map(|v| v.len()).sum::<usize>(), 5);
+
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        let entries = vec![
+            log.write("p", pod_on("p", Some("n1"))), // 1: n1 ADDED
+            log.write("p", pod_on("p", Some("n1"))), // 2: n1 MODIFIED
+            log.write("p", pod_on("p", Some("n2"))), // 3: moves: n1 DELETED, n2 ADDED
+            log.write("p", pod_on("p", None)),       // 4: unscheduled: n2 DELETED, "" ADDED
+            log.write("p", pod_on("p", Some("n3"))), // 5: "" DELETED, n3 ADDED
+            log.write("q", pod_on("q", Some("n1"))), // 6: n1 ADDED
+            log.delete("p"),                         // 7: n3 DELETED
+        ];
+        hub.dispatch(&entries, 0, &registry);
+        let events = |i: usize| seen[i].borrow().iter().map(|e| (e.0, e.1)).collect::<Vec<_>>();
+        use EventType::*;
+        assert_eq!(events(0), [(Added, 1), (Modified, 2), (Deleted, 3), (Added, 6)]);
+        assert_eq!(events(1), [(Added, 3), (Deleted, 4)]);
+        assert_eq!(events(2), [(Added, 5), (Deleted, 7)]);
+        // A pod without spec.nodeName has it empty, as Kubernetes' pod fields do.
+        let unscheduled = unscheduled_seen.borrow().iter().map(|e| (e.0, e.1)).collect::<Vec<_>>();
+        assert_eq!(unscheduled, [(Added, 4), (Deleted, 5)]);
+        assert_eq!(all_seen.borrow().len(), 7);
+        // The DELETED event for the node a pod left carries its new state.
+        assert_eq!(seen[0].borrow()[2].2, "n2");
+        for id in 1..=6 {
+            hub.stop(WatchId(id));
+        }
+        assert!(hub.triggered.is_empty() && hub.index.is_empty());
+        assert_eq!(hub.stats().events_dispatched, 4 + 2 + 2 + 2 + 7);
     }
 }
