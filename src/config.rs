@@ -93,6 +93,13 @@ pub struct Config {
     /// closed (and counted), never waited for: the client resumes from its
     /// last resourceVersion.
     pub watch_queue_events_max: usize,
+    /// Bytes queued for one watcher (each event as its frame would be
+    /// written); past it the watcher is closed and counted like a full one.
+    /// The objects are shared handles, so this bounds what a slow reader
+    /// keeps alive and has yet to receive, not a copy. Above the largest
+    /// object (the 3 MiB body limit) so one event always fits; one event is
+    /// admitted into an empty queue whatever its size.
+    pub watch_queue_bytes_max: usize,
     /// Committed entries each shard keeps for watch resumption (besides the
     /// time bound, `history_window`). Costs one entry (handles) each.
     pub watch_history_entries_max: usize,
@@ -140,6 +147,7 @@ impl Config {
             list_page_objects_max: 10_000,
             list_stream_batch_objects: 500,
             watch_queue_events_max: 1024,
+            watch_queue_bytes_max: 16 << 20,
             watch_history_entries_max: 100_000,
             watch_timeout_min: Duration::from_secs(30 * 60),
             watch_timeout_max: Duration::from_secs(60 * 60),

@@ -67,6 +67,9 @@ struct ServeArgs {
     /// Log segment size in bytes before rotation.
     #[arg(long)]
     log_segment_bytes_max: Option<u64>,
+    /// Bytes queued for one watcher before it is closed as too slow.
+    #[arg(long)]
+    watch_queue_bytes_max: Option<usize>,
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -113,6 +116,9 @@ fn config_from(args: ServeArgs) -> Config {
     }
     if let Some(v) = args.log_segment_bytes_max {
         config.log_segment_bytes_max = v.max(64 * 1024);
+    }
+    if let Some(v) = args.watch_queue_bytes_max {
+        config.watch_queue_bytes_max = v.max(1);
     }
     config
 }

@@ -276,3 +276,36 @@ fn a_bookmark_comes_just_before_the_timeout() {
     plain.expect("ADDED", "last");
     assert!(plain.next().is_none());
 }
+
+/// A resourceVersion the server has not reached yet: as kube-apiserver's
+/// watch cache, the watch starts at once (200, no wait, no error) and
+/// delivers only what comes after that resourceVersion, bookmarks included.
+#[test]
+fn a_watch_at_a_future_resource_version_gets_only_later_events() {
+    let s = Server::start();
+    let now: u64 = resource_version(&s.post_json(CM, &configmap("f0", &[])).json()).parse().unwrap();
+    let future = now + 3;
+    let started = Instant::now();
+    let mut w =
+        Watch::open(&s, &format!("{CM}?watch=1&resourceVersion={future}&allowWatchBookmarks=true&timeoutSeconds=4"));
+    assert!(started.elapsed() < Duration::from_secs(3), "the watch waited for its resourceVersion");
+    // Revisions of committed entries increase by exactly one: f1..f3 are now+1..now+3.
+    let mut written = Vec::new();
+    for name in ["f1", "f2", "f3", "f4"] {
+        let rv: u64 = resource_version(&s.post_json(CM, &configmap(name, &[])).json()).parse().unwrap();
+        written.push((name, rv));
+    }
+    let updated: u64 =
+        resource_version(&s.put_json(&format!("{CM}/f1"), &configmap("f1", &[("k", "v")])).json()).parse().unwrap();
+    let after: Vec<&(&str, u64)> = written.iter().filter(|(_, rv)| *rv > future).collect();
+    assert_eq!(after.iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["f4"], "{written:?}");
+    let e = w.expect("ADDED", "f4");
+    assert_eq!(resource_version(&e["object"]), written[3].1.to_string());
+    let e = w.expect("MODIFIED", "f1");
+    assert_eq!(resource_version(&e["object"]), updated.to_string());
+    // The stream ends with its timeout; nothing in it is at or before the requested resourceVersion.
+    while let Some(event) = w.next() {
+        let rv: u64 = event["object"]["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+        assert!(rv > future, "{event} is not after {future}");
+    }
+}

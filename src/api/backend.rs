@@ -69,6 +69,10 @@ pub trait Backend {
         filter: crate::watch::WatchFilter,
         after: Revision,
     ) -> Result<WatchStream, crate::watch::StartError>;
+    /// Each shard's watch counters (for /metrics), in shard order.
+    fn watch_stats(&self) -> Vec<crate::watch::HubStats>;
+    /// Counts events of a watch's initial state sent on this shard.
+    fn count_initial_events(&self, count: u64);
     /// A timer (watch timeouts).
     fn sleep(&self, duration: std::time::Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>;
     /// Appends to the log; `Ok` once the entry is durable.

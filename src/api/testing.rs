@@ -151,15 +151,20 @@ impl Backend for MemoryBackend {
         filter: crate::watch::WatchFilter,
         after: Revision,
     ) -> Result<super::backend::WatchStream, crate::watch::StartError> {
-        struct Sink(flume::Sender<crate::watch::WatchEvent>);
-        impl crate::watch::EventSink for Sink {
-            fn offer(&mut self, event: crate::watch::WatchEvent) -> bool {
-                self.0.try_send(event).is_ok()
-            }
-        }
-        let (sender, receiver) = flume::bounded(self.config.watch_queue_events_max);
-        self.hub.borrow_mut().start(filter, Box::new(Sink(sender)), after, self.now_ms.get(), &self.registry)?;
-        Ok(super::backend::WatchStream { events: Box::pin(receiver.into_stream()), guard: Box::new(()) })
+        let (sender, receiver) = crate::watch::queue::watch_queue(crate::watch::queue::QueueBounds {
+            events_max: self.config.watch_queue_events_max,
+            bytes_max: self.config.watch_queue_bytes_max,
+        });
+        self.hub.borrow_mut().start(filter, Box::new(sender), after, self.now_ms.get(), &self.registry)?;
+        Ok(super::backend::WatchStream { events: Box::pin(receiver), guard: Box::new(()) })
+    }
+
+    fn watch_stats(&self) -> Vec<crate::watch::HubStats> {
+        vec![self.hub.borrow().stats()]
+    }
+
+    fn count_initial_events(&self, count: u64) {
+        self.hub.borrow_mut().count_initial_events(count);
     }
 
     fn sleep(&self, _duration: Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {

@@ -89,6 +89,29 @@ struct Shared {
     shutting_down: AtomicBool,
     drained_shards: AtomicUsize,
     log_closed: AtomicBool,
+    /// Each shard's watch counters, published after every change to its hub
+    /// so any shard can serve /metrics.
+    watch_stats: Vec<WatchCounters>,
+}
+
+/// A shard's [`crate::watch::HubStats`] as atomics.
+#[derive(Default)]
+struct WatchCounters {
+    watchers: AtomicU64,
+    closed_slow: AtomicU64,
+    events_dispatched: AtomicU64,
+    initial_events_sent: AtomicU64,
+}
+
+impl Shared {
+    fn publish_watch_stats(&self, shard: ShardId, hub: &crate::watch::WatchHub) {
+        let Some(counters) = self.watch_stats.get(shard.0 as usize) else { return };
+        let stats = hub.stats();
+        counters.watchers.store(stats.watchers as u64, Ordering::Relaxed);
+        counters.closed_slow.store(stats.closed_slow, Ordering::Relaxed);
+        counters.events_dispatched.store(stats.events_dispatched, Ordering::Relaxed);
+        counters.initial_events_sent.store(stats.initial_events_sent, Ordering::Relaxed);
+    }
 }
 
 /// The receiving ends a shard owns.
@@ -240,23 +263,47 @@ impl Backend for ShardBackend {
         filter: crate::watch::WatchFilter,
         after: Revision,
     ) -> Result<api::backend::WatchStream, crate::watch::StartError> {
-        let (sender, receiver) = flume::bounded(self.shared.config.watch_queue_events_max);
-        let started = self.local.hub.borrow_mut().start(
-            filter,
-            Box::new(ChannelSink(sender)),
-            after,
-            self.local.now_ms(),
-            &self.shared.registry,
-        )?;
+        let config = &self.shared.config;
+        let (sender, receiver) = crate::watch::queue::watch_queue(crate::watch::queue::QueueBounds {
+            events_max: config.watch_queue_events_max,
+            bytes_max: config.watch_queue_bytes_max,
+        });
+        let started = {
+            let mut hub = self.local.hub.borrow_mut();
+            let started = hub.start(filter, Box::new(sender), after, self.local.now_ms(), &self.shared.registry);
+            self.shared.publish_watch_stats(self.local.id, &hub);
+            started?
+        };
         let guard: Box<dyn std::any::Any> = match started {
-            Some(id) => Box::new(WatchGuard { local: self.local.clone(), id }),
+            Some(id) => Box::new(WatchGuard { local: self.local.clone(), shared: self.shared.clone(), id }),
             None => Box::new(()),
         };
-        Ok(api::backend::WatchStream { events: Box::pin(receiver.into_stream()), guard })
+        Ok(api::backend::WatchStream { events: Box::pin(receiver), guard })
     }
 
     fn sleep(&self, duration: Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
         Box::pin(glommio::timer::sleep(duration))
+    }
+
+    fn watch_stats(&self) -> Vec<crate::watch::HubStats> {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        self.shared
+            .watch_stats
+            .iter()
+            .map(|c| crate::watch::HubStats {
+                watchers: load(&c.watchers) as usize,
+                closed_slow: load(&c.closed_slow),
+                history_entries: 0,
+                events_dispatched: load(&c.events_dispatched),
+                initial_events_sent: load(&c.initial_events_sent),
+            })
+            .collect()
+    }
+
+    fn count_initial_events(&self, count: u64) {
+        let mut hub = self.local.hub.borrow_mut();
+        hub.count_initial_events(count);
+        self.shared.publish_watch_stats(self.local.id, &hub);
     }
 
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError> {
@@ -300,19 +347,10 @@ impl Backend for ShardBackend {
     }
 }
 
-/// A watcher's queue: a bounded channel whose receiver is the response body.
-/// A full queue (or a closed receiver) closes the watcher.
-struct ChannelSink(flume::Sender<crate::watch::WatchEvent>);
-
-impl crate::watch::EventSink for ChannelSink {
-    fn offer(&mut self, event: crate::watch::WatchEvent) -> bool {
-        self.0.try_send(event).is_ok()
-    }
-}
-
 /// Unregisters a watcher when its response body goes away.
 struct WatchGuard {
     local: Rc<Local>,
+    shared: Arc<Shared>,
     id: crate::watch::WatchId,
 }
 
@@ -320,6 +358,7 @@ impl Drop for WatchGuard {
     fn drop(&mut self) {
         if let Ok(mut hub) = self.local.hub.try_borrow_mut() {
             hub.stop(self.id);
+            self.shared.publish_watch_stats(self.local.id, &hub);
         }
     }
 }
@@ -408,6 +447,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         shutting_down: AtomicBool::new(false),
         drained_shards: AtomicUsize::new(0),
         log_closed: AtomicBool::new(false),
+        watch_stats: (0..shard_count).map(|_| WatchCounters::default()).collect(),
     });
 
     spawn_signal_thread(shared.clone())?;
@@ -541,7 +581,7 @@ async fn shard_main(
 
     glommio::spawn_local(apply_loop(local.clone(), shared.clone(), inbox.apply_rx)).detach();
     glommio::spawn_local(invoke_loop(local.clone(), inbox.invoke_rx)).detach();
-    glommio::spawn_local(bookmark_loop(local.clone(), config.watch_bookmark_check_interval)).detach();
+    glommio::spawn_local(bookmark_loop(local.clone(), shared.clone(), config.watch_bookmark_check_interval)).detach();
 
     let listener = match TcpListener::bind(config.listen) {
         Ok(l) => l,
@@ -710,17 +750,23 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
     while let Ok(batch) = apply_rx.recv_async().await {
         let now_ms = local.now_ms();
         local.store.borrow_mut().apply(&batch, now_ms, &shared.registry);
-        local.hub.borrow_mut().dispatch(&batch, now_ms, &shared.registry);
+        {
+            let mut hub = local.hub.borrow_mut();
+            hub.dispatch(&batch, now_ms, &shared.registry);
+            shared.publish_watch_stats(local.id, &hub);
+        }
         local.run_ready_jobs();
     }
 }
 
 /// Offers due bookmarks to this shard's watchers (each has its own interval).
-async fn bookmark_loop(local: Rc<Local>, interval: Duration) {
+async fn bookmark_loop(local: Rc<Local>, shared: Arc<Shared>, interval: Duration) {
     loop {
         glommio::timer::sleep(interval).await;
         let now_ms = local.now_ms();
-        local.hub.borrow_mut().bookmark_tick(now_ms);
+        let mut hub = local.hub.borrow_mut();
+        hub.bookmark_tick(now_ms);
+        shared.publish_watch_stats(local.id, &hub);
     }
 }
 

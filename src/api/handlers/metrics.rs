@@ -66,5 +66,32 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
     gauge("shardline_shard_applied_revision", "Last revision each shard applied.", &applied);
     gauge("shardline_shard_objects", "Live objects each shard owns.", &live);
     gauge("shardline_shard_retained_versions", "Versions each shard keeps (current and history window).", &retained);
+    let watch = backend.watch_stats();
+    let per_shard = |value: fn(&crate::watch::HubStats) -> u64| -> Vec<(String, u64)> {
+        watch.iter().enumerate().map(|(shard, s)| (format!("{{shard=\"{shard}\"}}"), value(s))).collect()
+    };
+    gauge("shardline_watchers", "Watchers open on each shard.", &per_shard(|s| s.watchers as u64));
+    let mut counter = |name: &str, help: &str, samples: &[(String, u64)]| {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} counter");
+        for (labels, value) in samples {
+            let _ = writeln!(out, "{name}{labels} {value}");
+        }
+    };
+    counter(
+        "shardline_watchers_closed_slow_total",
+        "Watchers closed because their queue was full (events or bytes).",
+        &per_shard(|s| s.closed_slow),
+    );
+    counter(
+        "shardline_watch_events_dispatched_total",
+        "Watch events queued to watchers (history replays included).",
+        &per_shard(|s| s.events_dispatched),
+    );
+    counter(
+        "shardline_watch_initial_events_total",
+        "ADDED events of watches' initial state.",
+        &per_shard(|s| s.initial_events_sent),
+    );
     Ok(respond(StatusCode::OK, "text/plain; version=0.0.4", Bytes::from(out)))
 }

@@ -19,8 +19,16 @@
 //! A watch with bookmarks ends one second before its timeout with a last
 //! bookmark at the highest revision it delivered.
 //!
-//! Not yet here (the watch issue): indexed matching of watchers, the
-//! 10,000-stream HTTP/2 test, the seeded simulation.
+//! The initial state (resourceVersion unset or "0", or sendInitialEvents)
+//! is read at one snapshot revision R and streamed in rounds of
+//! `list_stream_batch_objects` per shard, as an unpaginated list is; the
+//! watcher is registered at R before the first round is sent, so the live
+//! events (after R) wait in its bounded queue and follow the initial state
+//! with no gap and no duplicate. A queue that overflows meanwhile closes the
+//! watcher (counted), and the client resumes.
+//!
+//! A resourceVersion the server has not reached yet is accepted, as by
+//! kube-apiserver's watch cache: the watch gets only events after it.
 
 use super::list::{fetch, Selectors};
 use super::Resolved;
@@ -29,6 +37,7 @@ use crate::api::status::{Cause, Target};
 use crate::api::{Backend, BodyError, RequestHead, ResponseBody};
 use crate::cache::CachedObject;
 use crate::list::merge;
+use crate::log::Revision;
 use crate::types::key::collection_prefix;
 use crate::watch::{bookmark_object, BookmarkSpec, EventType, StartError, WatchFilter, FRAME_SUFFIX};
 use bytes::Bytes;
@@ -40,9 +49,6 @@ use std::time::Duration;
 
 /// How long before its timeout a watch with bookmarks sends its last one.
 const FINAL_BOOKMARK_LEAD: Duration = Duration::from_secs(1);
-
-/// Rounds of the initial state read per shard at once.
-const INITIAL_ROUND_OBJECTS: usize = 1000;
 
 fn event_frames(event_type: EventType, object: Bytes) -> [Bytes; 3] {
     [Bytes::from_static(event_type.frame_prefix()), object, Bytes::from_static(FRAME_SUFFIX)]
@@ -66,10 +72,15 @@ pub async fn serve<B: Backend + 'static>(
     validate(head)?;
     let requested = head.params.resource_version.as_deref().filter(|v| !v.is_empty());
     let send_initial = head.params.send_initial_events;
-    let (after, initial) = match (requested, send_initial) {
+    let batch = backend.config().list_stream_batch_objects.max(1);
+    let expired = |revision: Revision, compacted: Revision| ApiError::Expired {
+        message: format!("too old resource version: {revision} ({compacted})"),
+        continue_token: None,
+    };
+    let (after, first_round) = match (requested, send_initial) {
         // sendInitialEvents=false: start at the requested revision (or the
         // most recent), without the current state.
-        (None, Some(false)) => (backend.committed_revision(), Vec::new()),
+        (None, Some(false)) => (backend.committed_revision(), None),
         (None, _) | (Some("0"), None) | (Some(_), Some(true)) => {
             // Not older than a given revision: wait for the log to reach it.
             if let Some(text) = requested.filter(|t| *t != "0") {
@@ -79,33 +90,24 @@ pub async fn serve<B: Backend + 'static>(
                 })?;
                 super::list::wait_for(backend, wanted).await?;
             }
-            // Get state and start at the most recent revision.
+            // Get state and start at the most recent revision. The first
+            // round is read before the response starts (an expired snapshot
+            // is still a 410); the rest streams as the body is sent.
             let revision = backend.committed_revision();
-            let mut items: Vec<Arc<CachedObject>> = Vec::new();
-            let mut cursor: Option<Bytes> = None;
-            loop {
-                let runs = fetch(backend, &prefix, revision, cursor.clone(), INITIAL_ROUND_OBJECTS, &selectors)
-                    .await?
-                    .map_err(|compacted| ApiError::Expired {
-                        message: format!("too old resource version: {revision} ({compacted})"),
-                        continue_token: None,
-                    })?;
-                let round = merge(runs, INITIAL_ROUND_OBJECTS);
-                let done = round.len() < INITIAL_ROUND_OBJECTS;
-                cursor = round.last().map(|o| o.key.clone());
-                items.extend(round.into_iter().filter(|o| name.as_ref().is_none_or(|n| o.meta.name == *n)));
-                if done {
-                    break;
-                }
-            }
-            (revision, items)
+            let first = fetch(backend, &prefix, revision, None, batch, &selectors)
+                .await?
+                .map_err(|compacted| expired(revision, compacted))?;
+            (revision, Some(first))
         }
+        // A given revision (kube-apiserver's watch cache does the same for
+        // one the server has not reached yet: no wait, no error; events
+        // start after it).
         (Some(text), _) => {
             let revision = crate::list::parse_resource_version(text).map_err(|e| match e {
                 crate::list::PlanError::BadRequest(m) => ApiError::BadRequest(m),
                 crate::list::PlanError::Invalid { detail, .. } => ApiError::BadRequest(detail),
             })?;
-            (revision, Vec::new())
+            (revision, None)
         }
     };
     // A single-object watch is indexed by the object's key.
@@ -115,6 +117,16 @@ pub async fn serve<B: Backend + 'static>(
             .requirements
             .iter()
             .find(|r| r.key == "metadata.name" && r.operator == crate::types::selector::Operator::Equals)
+            .map(|r| r.value.clone())
+    });
+    // A watch that requires an exact value of the resource's trigger field
+    // (a kubelet's `spec.nodeName=NODE`) is indexed by that value.
+    let trigger = crate::watch::trigger_field(&resolved.info.group, &resolved.info.resource).and_then(|field| {
+        selectors
+            .fields
+            .requirements
+            .iter()
+            .find(|r| r.key == field && r.operator == crate::types::selector::Operator::Equals)
             .map(|r| r.value.clone())
     });
     let config = backend.config();
@@ -130,6 +142,7 @@ pub async fn serve<B: Backend + 'static>(
         matches: Some(Box::new(matches)),
         bookmarks,
         name: indexed_name,
+        trigger,
     };
     let timeout = match head.params.timeout_seconds {
         Some(seconds) => Duration::from_secs(seconds),
@@ -152,13 +165,20 @@ pub async fn serve<B: Backend + 'static>(
         }
     };
     let guard = stream.guard;
-    let mut initial_frames: Vec<[Bytes; 3]> =
-        initial.into_iter().map(|o| event_frames(EventType::Added, o.json.clone())).collect();
-    if send_initial == Some(true) {
+    // A watch from a given resourceVersion never gets a bookmark at or
+    // before it (that one may not even be reached yet).
+    let exact = requested.is_some() && first_round.is_none();
+    // The initial state at `after`, in rounds of `batch` per shard, while
+    // the live events after `after` wait in the watcher's bounded queue.
+    let initial = initial_rounds(
+        shared.clone(),
+        InitialRounds { prefix, selectors, name, revision: after, batch, pending: first_round, cursor: None },
+    );
+    let initial_end = (send_initial == Some(true)).then(|| {
         // A streaming list ends its initial events with this bookmark.
-        initial_frames.push(event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, after, true)));
-    }
-    let initial = futures_util::stream::iter(initial_frames);
+        Ok(event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, after, true)).to_vec())
+    });
+    let initial = initial.chain(futures_util::stream::iter(initial_end));
     // The highest revision delivered so far: the final bookmark's.
     let delivered = Rc::new(std::cell::Cell::new(after));
     let seen = delivered.clone();
@@ -168,7 +188,7 @@ pub async fn serve<B: Backend + 'static>(
         if event.revision > seen.get() {
             seen.set(event.revision);
         }
-        event_frames(event.event_type, event.object)
+        Ok(event_frames(event.event_type, event.object).to_vec())
     });
     // With bookmarks, the watch ends a little early with one last bookmark,
     // so the client resumes from there instead of relisting.
@@ -176,14 +196,89 @@ pub async fn serve<B: Backend + 'static>(
     let ending =
         if wants_bookmarks && timeout > FINAL_BOOKMARK_LEAD * 2 { timeout - FINAL_BOOKMARK_LEAD } else { timeout };
     let last_bookmark = futures_util::stream::iter(std::iter::once(())).filter_map(move |()| {
-        let frames = wants_bookmarks
-            .then(|| event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, delivered.get(), false)));
+        let due = wants_bookmarks && (!exact || delivered.get() > after);
+        let frames = due.then(|| {
+            Ok(event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, delivered.get(), false)).to_vec())
+        });
         std::future::ready(frames)
     });
-    let frames = initial.chain(live).take_until(backend.sleep(ending)).chain(last_bookmark).flat_map(|frames| {
-        futures_util::stream::iter(frames.into_iter().map(|b| Ok::<_, BodyError>(http_body::Frame::data(b))))
-    });
+    let frames = initial.chain(live).take_until(backend.sleep(ending)).chain(last_bookmark).flat_map(
+        |round: Result<Vec<Bytes>, BodyError>| {
+            let frames: Vec<Result<http_body::Frame<Bytes>, BodyError>> = match round {
+                Ok(frames) => frames.into_iter().map(|b| Ok(http_body::Frame::data(b))).collect(),
+                Err(e) => vec![Err(e)],
+            };
+            futures_util::stream::iter(frames)
+        },
+    );
     Ok(watch_response(ResponseBody::new(http_body_util::StreamBody::new(frames))))
+}
+
+/// Where the initial state's stream is.
+struct InitialRounds {
+    prefix: Arc<str>,
+    selectors: Arc<Selectors>,
+    /// A `/watch/.../NAME` path's object.
+    name: Option<String>,
+    revision: Revision,
+    batch: usize,
+    /// A round read but not yet sent (the first); `None` with no cursor and
+    /// nothing pending means there is no initial state to send.
+    pending: Option<Vec<Vec<Arc<CachedObject>>>>,
+    cursor: Option<Bytes>,
+}
+
+/// The initial state as ADDED events, one round of at most `batch` objects
+/// per shard at a time (the watch's extra memory is one round, whatever the
+/// collection's size). A snapshot that leaves the history window mid-stream
+/// ends the body with an error, as a streamed list does.
+fn initial_rounds<B: Backend + 'static>(
+    backend: Rc<B>,
+    rounds: InitialRounds,
+) -> impl futures_util::Stream<Item = Result<Vec<Bytes>, BodyError>> {
+    let done = rounds.pending.is_none();
+    futures_util::stream::unfold((backend, rounds, done), |(backend, mut state, done)| async move {
+        if done {
+            return None;
+        }
+        let runs = match state.pending.take() {
+            Some(runs) => runs,
+            None => {
+                match fetch(
+                    &*backend,
+                    &state.prefix,
+                    state.revision,
+                    state.cursor.clone(),
+                    state.batch,
+                    &state.selectors,
+                )
+                .await
+                {
+                    Ok(Ok(runs)) => runs,
+                    Ok(Err(compacted)) => {
+                        let error: BodyError = format!(
+                            "watch initial state at {} expired mid-stream (compacted {compacted})",
+                            state.revision
+                        )
+                        .into();
+                        return Some((Err(error), (backend, state, true)));
+                    }
+                    Err(e) => return Some((Err(BodyError::from(e.to_string())), (backend, state, true))),
+                }
+            }
+        };
+        let round = merge(runs, state.batch);
+        let last = round.len() < state.batch;
+        state.cursor = round.last().map(|o| o.key.clone());
+        let mut frames = Vec::with_capacity(round.len() * 3);
+        let mut sent = 0u64;
+        for object in round.iter().filter(|o| state.name.as_ref().is_none_or(|n| o.meta.name == *n)) {
+            frames.extend(event_frames(EventType::Added, object.json.clone()));
+            sent += 1;
+        }
+        backend.count_initial_events(sent);
+        Some((Ok(frames), (backend, state, last)))
+    })
 }
 
 /// The watch options table: `resourceVersionMatch` only with
