@@ -309,3 +309,29 @@ fn a_watch_at_a_future_resource_version_gets_only_later_events() {
         assert!(rv > future, "{event} is not after {future}");
     }
 }
+
+/// Kubelet-style watches (`fieldSelector=spec.nodeName=NODE`, indexed by the
+/// node): a pod that moves from one node to another is DELETED for the first
+/// node's watch and ADDED for the second's; other nodes' watches see nothing.
+#[test]
+fn node_watches_see_pods_arrive_and_leave_their_node() {
+    let s = Server::start();
+    const PODS: &str = "/api/v1/namespaces/default/pods";
+    let pod = |node: &str| json!({"metadata": {"name": "p"}, "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]}});
+    let watch = |node: &str| Watch::open(&s, &format!("/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3D{node}"));
+    let (mut a, mut b, mut other) = (watch("node-a"), watch("node-b"), watch("node-c"));
+    let created = s.post_json(PODS, &pod("node-a"));
+    assert_eq!(created.status, 201, "{}", String::from_utf8_lossy(&created.body));
+    let moved = s.put_json(&format!("{PODS}/p"), &pod("node-b")).json();
+    assert_eq!(s.delete(&format!("{PODS}/p")).status, 200);
+    a.expect("ADDED", "p");
+    let left = a.expect("DELETED", "p");
+    assert_eq!(left["object"]["spec"]["nodeName"], "node-b", "leaving carries the new state");
+    assert_eq!(resource_version(&left["object"]), resource_version(&moved));
+    let arrived = b.expect("ADDED", "p");
+    assert_eq!(resource_version(&arrived["object"]), resource_version(&moved));
+    b.expect("DELETED", "p");
+    // A marker on node-c shows node-c's watch got nothing before it.
+    assert_eq!(s.post_json(PODS, &json!({"metadata": {"name": "marker"}, "spec": {"nodeName": "node-c", "containers": [{"name": "c", "image": "i"}]}})).status, 201);
+    other.expect("ADDED", "marker");
+}

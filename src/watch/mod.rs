@@ -256,12 +256,6 @@ impl WatchHub {
         self.initial_events_sent += count;
     }
 
-    /// Counts a watcher closed outside the hub (its queue overflowed while
-    /// the initial state was streamed).
-    pub fn count_closed_slow(&mut self) {
-        self.closed_slow += 1;
-    }
-
     /// Files a watcher in the index: under its trigger value when it has one
     /// (and is not a single-object watch), else under its index key.
     fn file(&mut self, id: WatchId, filter: &WatchFilter) {
