@@ -315,7 +315,11 @@ fn a_watch_at_a_future_resource_version_gets_only_later_events() {
 /// node's watch and ADDED for the second's; other nodes' watches see nothing.
 #[test]
 fn node_watches_see_pods_arrive_and_leave_their_node() {
-    let s = Server::start();
+    // Also: the queue's bytes bound is a flag.
+    let s = Server::start_with(common::Launch {
+        extra_args: vec!["--watch-queue-bytes-max".into(), "1048576".into()],
+        ..common::Launch::default()
+    });
     const PODS: &str = "/api/v1/namespaces/default/pods";
     let pod = |node: &str| json!({"metadata": {"name": "p"}, "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]}});
     let watch = |node: &str| Watch::open(&s, &format!("/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3D{node}"));

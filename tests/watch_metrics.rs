@@ -97,3 +97,32 @@ fn a_slow_watcher_is_closed_and_counted_after_its_initial_state_and_queued_event
     assert_eq!(sample(&text, "shardline_watch_initial_events_total"), 5, "{text}");
     drop(web);
 }
+
+#[test]
+fn a_watcher_past_its_bytes_bound_is_closed_though_its_event_count_is_low() {
+    let mut config = Config::with_defaults("127.0.0.1:0".parse().unwrap(), "/nonexistent".into(), 2);
+    config.watch_queue_events_max = 1000;
+    // About three 4 KiB configmaps.
+    config.watch_queue_bytes_max = 3 * 4096 + 1024;
+    let backend = Rc::new(MemoryBackend::new(config, 2));
+    let slow = send(&backend, "GET", &format!("{CM}?watch=1&resourceVersion=0"), None);
+    assert_eq!(slow.status(), 200);
+    let big = "x".repeat(4096);
+    for i in 0..6 {
+        let body = json!({"metadata": {"name": format!("big-{i}")}, "data": {"k": big}});
+        assert_eq!(send(&backend, "POST", CM, Some(body)).status(), 201);
+    }
+    let text = metrics(&backend);
+    assert_eq!(sample(&text, "shardline_watchers_closed_slow_total"), 1, "{text}");
+    assert_eq!(sample(&text, "shardline_watchers"), 0, "{text}");
+    assert_eq!(sample(&text, "shardline_watch_events_dispatched_total"), 3, "{text}");
+    let body = block_on(slow.into_body().collect()).unwrap().to_bytes();
+    let names: Vec<String> = body
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            serde_json::from_slice::<Value>(l).unwrap()["object"]["metadata"]["name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(names, ["big-0", "big-1", "big-2"]);
+}
