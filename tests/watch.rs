@@ -280,9 +280,14 @@ fn a_bookmark_comes_just_before_the_timeout() {
 /// A resourceVersion the server has not reached yet: as kube-apiserver's
 /// watch cache, the watch starts at once (200, no wait, no error) and
 /// delivers only what comes after that resourceVersion, bookmarks included.
+/// A streaming list (sendInitialEvents=true) must first reach it: after
+/// `--resource-version-wait` it is an ERROR event with a 504 Timeout Status.
 #[test]
 fn a_watch_at_a_future_resource_version_gets_only_later_events() {
-    let s = Server::start();
+    let s = Server::start_with(common::Launch {
+        extra_args: vec!["--resource-version-wait".into(), "1s".into()],
+        ..common::Launch::default()
+    });
     let now: u64 = resource_version(&s.post_json(CM, &configmap("f0", &[])).json()).parse().unwrap();
     let future = now + 3;
     let started = Instant::now();
@@ -308,6 +313,18 @@ fn a_watch_at_a_future_resource_version_gets_only_later_events() {
         let rv: u64 = event["object"]["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
         assert!(rv > future, "{event} is not after {future}");
     }
+
+    let far = updated + 1000;
+    let mut w = Watch::open(
+        &s,
+        &format!("{CM}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion={far}"),
+    );
+    let error = w.next().expect("an ERROR event");
+    assert_eq!(error["type"], "ERROR", "{error}");
+    assert_eq!(error["object"]["code"], 504, "{error}");
+    assert_eq!(error["object"]["reason"], "Timeout", "{error}");
+    assert!(error["object"]["message"].as_str().unwrap().contains("Too large resource version"), "{error}");
+    assert!(w.next().is_none());
 }
 
 /// Kubelet-style watches (`fieldSelector=spec.nodeName=NODE`, indexed by the

@@ -28,7 +28,11 @@
 //! watcher (counted), and the client resumes.
 //!
 //! A resourceVersion the server has not reached yet is accepted, as by
-//! kube-apiserver's watch cache: the watch gets only events after it.
+//! kube-apiserver's watch cache: the watch gets only events after it (and no
+//! bookmark at or before it). A streaming list (sendInitialEvents=true) must
+//! first reach it: past `resource_version_wait` it is an ERROR event with a
+//! 504 "Too large resource version" Status, as the cacher's
+//! waitUntilFreshAndBlock answers.
 
 use super::list::{fetch, Selectors};
 use super::Resolved;
@@ -88,7 +92,12 @@ pub async fn serve<B: Backend + 'static>(
                     crate::list::PlanError::BadRequest(m) => ApiError::BadRequest(m),
                     crate::list::PlanError::Invalid { detail, .. } => ApiError::BadRequest(detail),
                 })?;
-                super::list::wait_for(backend, wanted).await?;
+                // As kube-apiserver's cacher: past `resource_version_wait`
+                // the watch is an ERROR event (504 "Too large resource
+                // version"), once the request itself was valid.
+                if let Err(e) = super::list::wait_for(backend, wanted).await {
+                    return Ok(error_event(&e));
+                }
             }
             // Get state and start at the most recent revision. The first
             // round is read before the response starts (an expired snapshot
@@ -154,14 +163,10 @@ pub async fn serve<B: Backend + 'static>(
     let stream = match backend.start_watch(filter, after).await {
         Ok(stream) => stream,
         Err(StartError::TooOld { requested, oldest }) => {
-            let status = ApiError::Expired {
+            return Ok(error_event(&ApiError::Expired {
                 message: format!("too old resource version: {requested} ({oldest})"),
                 continue_token: None,
-            }
-            .to_status_json();
-            let frames =
-                vec![Bytes::from_static(b"{\"type\":\"ERROR\",\"object\":"), status, Bytes::from_static(FRAME_SUFFIX)];
-            return Ok(watch_response(super::list::stream_body(frames)));
+            }));
         }
     };
     let guard = stream.guard;
@@ -318,6 +323,17 @@ fn validate(head: &RequestHead) -> Result<(), ApiError> {
         return Ok(());
     }
     Err(ApiError::Invalid { kind: "ListOptions".into(), target: Target::new("meta.k8s.io", "", ""), causes })
+}
+
+/// A watch that ends at once with one ERROR event carrying the Status, as
+/// kube-apiserver answers a valid watch it cannot serve.
+fn error_event(error: &ApiError) -> Response<ResponseBody> {
+    let frames = vec![
+        Bytes::from_static(b"{\"type\":\"ERROR\",\"object\":"),
+        error.to_status_json(),
+        Bytes::from_static(FRAME_SUFFIX),
+    ];
+    watch_response(super::list::stream_body(frames))
 }
 
 fn watch_response(body: ResponseBody) -> Response<ResponseBody> {
