@@ -382,3 +382,29 @@ fn a_large_initial_state_streams_in_rounds_then_live_events_follow() {
     let e = w.expect("ADDED", "after");
     assert_eq!(resource_version(&e["object"]), resource_version(&created));
 }
+
+/// The watch counters in the binary's /metrics: summed over shards.
+#[test]
+fn metrics_count_open_watchers_dispatched_and_initial_events() {
+    let s = Server::start();
+    let total = |text: &str, name: &str| -> u64 {
+        let prefix = format!("{name}{{shard=");
+        text.lines()
+            .filter(|l| l.starts_with(&prefix))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(s.post_json(CM, &configmap("m0", &[])).status, 201);
+    let before = String::from_utf8(s.get("/metrics").body).unwrap();
+    let mut w = Watch::open(&s, &format!("{CM}?watch=1"));
+    w.expect("ADDED", "m0");
+    assert_eq!(s.post_json(CM, &configmap("m1", &[])).status, 201);
+    w.expect("ADDED", "m1");
+    let after = String::from_utf8(s.get("/metrics").body).unwrap();
+    assert_eq!(total(&after, "shardline_watchers") - total(&before, "shardline_watchers"), 1, "{after}");
+    for (name, grew) in [("shardline_watch_initial_events_total", 1), ("shardline_watch_events_dispatched_total", 1)] {
+        assert_eq!(total(&after, name) - total(&before, name), grew, "{name}\n{after}");
+    }
+    assert!(after.contains("# TYPE shardline_watchers_closed_slow_total counter"), "{after}");
+    drop(w);
+}
