@@ -64,6 +64,13 @@ pub async fn serve<B: Backend + 'static>(
         move |o: &CachedObject| selectors.matches(o) && name.as_ref().is_none_or(|n| o.meta.name == *n)
     };
     validate(head)?;
+    // as=Table: each event's object becomes a one-row Table (see table.rs).
+    let table = match crate::api::negotiate::for_objects(head.accept.as_deref(), true) {
+        Ok(crate::api::negotiate::Representation::Table { version }) => {
+            Some(Rc::new(super::table::TableRequest::new(&version, &head.params, &resolved.info)?))
+        }
+        _ => None,
+    };
     let requested = head.params.resource_version.as_deref().filter(|v| !v.is_empty());
     let send_initial = head.params.send_initial_events;
     let (after, initial) = match (requested, send_initial) {
@@ -152,8 +159,21 @@ pub async fn serve<B: Backend + 'static>(
         }
     };
     let guard = stream.guard;
+    // Column definitions go in the first event's Table only.
+    let tabulate = {
+        let clock = shared.clone();
+        let first = Rc::new(std::cell::Cell::new(true));
+        move |event_type: EventType, object: Bytes| match (&table, event_type) {
+            (Some(table), EventType::Added | EventType::Modified | EventType::Deleted) => {
+                table.watch_event(&object, first.replace(false), clock.now())
+            }
+            _ => object,
+        }
+    };
+    let tabulate = Rc::new(tabulate);
+    let to_table = tabulate.clone();
     let mut initial_frames: Vec<[Bytes; 3]> =
-        initial.into_iter().map(|o| event_frames(EventType::Added, o.json.clone())).collect();
+        initial.into_iter().map(|o| event_frames(EventType::Added, to_table(EventType::Added, o.json.clone()))).collect();
     if send_initial == Some(true) {
         // A streaming list ends its initial events with this bookmark.
         initial_frames.push(event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, after, true)));
@@ -168,7 +188,7 @@ pub async fn serve<B: Backend + 'static>(
         if event.revision > seen.get() {
             seen.set(event.revision);
         }
-        event_frames(event.event_type, event.object)
+        event_frames(event.event_type, tabulate(event.event_type, event.object))
     });
     // With bookmarks, the watch ends a little early with one last bookmark,
     // so the client resumes from there instead of relisting.
