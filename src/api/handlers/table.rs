@@ -10,8 +10,10 @@
 //! and remainingItemCount, or the object's resourceVersion for one object.
 //! A watch sends one Table with one row per event, with the column
 //! definitions only in the first event's Table (later ones have
-//! `columnDefinitions: null`), as kube-apiserver's watch encoder does; ERROR
-//! and BOOKMARK events keep their own objects.
+//! `columnDefinitions: null`), as kube-apiserver's watch encoder does. Like
+//! kube-apiserver, BOOKMARK objects are tabulated too (one row of the
+//! bookmark's metadata, its resourceVersion in the Table's metadata); ERROR
+//! events keep their Status.
 //!
 //! Invariant: rows are computed from the cached JSON at request time with the
 //! clock passed in (ages change with time, so a row is never cached); an

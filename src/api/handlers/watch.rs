@@ -163,11 +163,10 @@ pub async fn serve<B: Backend + 'static>(
     let tabulate = {
         let clock = shared.clone();
         let first = Rc::new(std::cell::Cell::new(true));
-        move |event_type: EventType, object: Bytes| match (&table, event_type) {
-            (Some(table), EventType::Added | EventType::Modified | EventType::Deleted) => {
-                table.watch_event(&object, first.replace(false), clock.now())
-            }
-            _ => object,
+        // Bookmarks too, as kube-apiserver's watch encoder transforms them.
+        move |_: EventType, object: Bytes| match &table {
+            Some(table) => table.watch_event(&object, first.replace(false), clock.now()),
+            None => object,
         }
     };
     let tabulate = Rc::new(tabulate);
