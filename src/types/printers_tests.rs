@@ -625,3 +625,165 @@ fn custom_resource_columns() {
     assert_eq!(row.cells, vec![json!("x"), json!("60s")]);
     assert!(TablePrinter::for_custom_resource(&[json!({"name": "Bad", "type": "string", "jsonPath": "spec"})]).is_err());
 }
+
+#[test]
+fn column_definitions_of_every_builtin() {
+    // (group, resource, [name:type:priority ...]) as kube-apiserver declares them.
+    let expected: &[(&str, &str, &str)] = &[
+        ("", "pods", "Name:string:0 Ready:string:0 Status:string:0 Restarts:string:0 Age:string:0 IP:string:1 Node:string:1 Nominated_Node:string:1 Readiness_Gates:string:1"),
+        ("", "services", "Name:string:0 Type:string:0 Cluster-IP:string:0 External-IP:string:0 Port(s):string:0 Age:string:0 Selector:string:1"),
+        ("", "endpoints", "Name:string:0 Endpoints:string:0 Age:string:0"),
+        ("", "nodes", "Name:string:0 Status:string:0 Roles:string:0 Age:string:0 Version:string:0 Internal-IP:string:1 External-IP:string:1 OS-Image:string:1 Kernel-Version:string:1 Container-Runtime:string:1"),
+        ("", "namespaces", "Name:string:0 Status:string:0 Age:string:0"),
+        ("", "configmaps", "Name:string:0 Data:string:0 Age:string:0"),
+        ("", "secrets", "Name:string:0 Type:string:0 Data:string:0 Age:string:0"),
+        ("", "serviceaccounts", "Name:string:0 Secrets:string:0 Age:string:0"),
+        ("", "events", "Last_Seen:string:0 Type:string:0 Reason:string:0 Object:string:0 Subobject:string:1 Source:string:1 Message:string:0 First_Seen:string:1 Count:string:1 Name:string:1"),
+        ("", "persistentvolumes", "Name:string:0 Capacity:string:0 Access_Modes:string:0 Reclaim_Policy:string:0 Status:string:0 Claim:string:0 StorageClass:string:0 VolumeAttributesClass:string:0 Reason:string:0 Age:string:0 VolumeMode:string:1"),
+        ("", "persistentvolumeclaims", "Name:string:0 Status:string:0 Volume:string:0 Capacity:string:0 Access_Modes:string:0 StorageClass:string:0 VolumeAttributesClass:string:0 Age:string:0 VolumeMode:string:1"),
+        ("apps", "deployments", "Name:string:0 Ready:string:0 Up-to-date:string:0 Available:string:0 Age:string:0 Containers:string:1 Images:string:1 Selector:string:1"),
+        ("apps", "replicasets", "Name:string:0 Desired:integer:0 Current:integer:0 Ready:integer:0 Age:string:0 Containers:string:1 Images:string:1 Selector:string:1"),
+        ("apps", "statefulsets", "Name:string:0 Ready:string:0 Age:string:0 Containers:string:1 Images:string:1"),
+        ("apps", "daemonsets", "Name:string:0 Desired:integer:0 Current:integer:0 Ready:integer:0 Up-to-date:integer:0 Available:integer:0 Node_Selector:string:0 Age:string:0 Containers:string:1 Images:string:1 Selector:string:1"),
+        ("batch", "jobs", "Name:string:0 Status:string:0 Completions:string:0 Duration:string:0 Age:string:0 Containers:string:1 Images:string:1 Selector:string:1"),
+        ("batch", "cronjobs", "Name:string:0 Schedule:string:0 Timezone:string:0 Suspend:boolean:0 Active:integer:0 Last_Schedule:string:0 Age:string:0 Containers:string:1 Images:string:1 Selector:string:1"),
+        ("networking.k8s.io", "ingresses", "Name:string:0 Class:string:0 Hosts:string:0 Address:string:0 Ports:string:0 Age:string:0"),
+        ("rbac.authorization.k8s.io", "rolebindings", "Name:string:0 Role:string:0 Age:string:0 Users:string:1 Groups:string:1 ServiceAccounts:string:1"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings", "Name:string:0 Role:string:0 Age:string:0 Users:string:1 Groups:string:1 ServiceAccounts:string:1"),
+        ("rbac.authorization.k8s.io", "roles", "Name:string:0 Created_At:date:0"),
+        ("rbac.authorization.k8s.io", "clusterroles", "Name:string:0 Created_At:date:0"),
+        ("coordination.k8s.io", "leases", "Name:string:0 Holder:string:0 Age:string:0"),
+        ("apiextensions.k8s.io", "customresourcedefinitions", "Name:string:0 Created_At:date:0"),
+    ];
+    for (group, resource, columns) in expected {
+        let got: Vec<String> = for_resource(group, resource)
+            .columns()
+            .iter()
+            .map(|c| format!("{}:{}:{}", c.name.replace(' ', "_"), c.type_, c.priority))
+            .collect();
+        assert_eq!(got.join(" "), *columns, "{group}/{resource}");
+        // Only the Name column has the name format; every column is described.
+        for c in for_resource(group, resource).columns() {
+            assert_eq!(c.format == "name", c.name == "Name", "{resource} {}", c.name);
+            assert!(!c.description.is_empty(), "{resource} {}", c.name);
+        }
+    }
+    // Every served built-in is covered above.
+    for r in crate::types::registry::builtin_resources() {
+        assert!(expected.iter().any(|(g, res, _)| *g == r.group && *res == r.resource), "{}", r.resource);
+    }
+}
+
+/// A realistic object of each kind, for the mutation property below.
+fn samples() -> Vec<(&'static str, &'static str, Value)> {
+    let meta = json!({"name": "x", "creationTimestamp": "2024-01-02T11:00:00Z", "labels": {"a": "b"}});
+    vec![
+        (
+            "",
+            "pods",
+            json!({"metadata": meta, "spec": {"containers": [{"name": "c"}], "initContainers": [{"name": "i", "restartPolicy": "Always"}]},
+            "status": {"phase": "Running", "initContainerStatuses": [{"name": "i", "state": {"terminated": {"exitCode": 1}}}],
+                "containerStatuses": [{"name": "c", "restartCount": 1, "state": {"running": {}}, "lastState": {"terminated": {"finishedAt": "2024-01-02T11:00:00Z"}}}]}}),
+        ),
+        (
+            "",
+            "services",
+            json!({"metadata": meta, "spec": {"type": "LoadBalancer", "ports": [{"port": 1, "nodePort": 2}]}, "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}}),
+        ),
+        (
+            "",
+            "endpoints",
+            json!({"metadata": meta, "subsets": [{"addresses": [{"ip": "1.2.3.4"}], "ports": [{"port": 80}]}]}),
+        ),
+        (
+            "",
+            "nodes",
+            json!({"metadata": meta, "status": {"conditions": [{"type": "Ready", "status": "True"}], "addresses": [{"type": "InternalIP", "address": "a"}]}}),
+        ),
+        (
+            "",
+            "events",
+            json!({"metadata": meta, "involvedObject": {"kind": "Pod", "name": "p"}, "series": {"count": 2, "lastObservedTime": "2024-01-02T11:00:00Z"}}),
+        ),
+        (
+            "",
+            "persistentvolumes",
+            json!({"metadata": meta, "spec": {"accessModes": ["ReadWriteOnce"], "claimRef": {"name": "c"}}}),
+        ),
+        (
+            "apps",
+            "deployments",
+            json!({"metadata": meta, "spec": {"replicas": 2, "selector": {"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}}}),
+        ),
+        (
+            "batch",
+            "jobs",
+            json!({"metadata": meta, "spec": {"completions": 2}, "status": {"startTime": "2024-01-02T11:00:00Z", "conditions": [{"type": "Complete", "status": "True"}]}}),
+        ),
+        (
+            "batch",
+            "cronjobs",
+            json!({"metadata": meta, "spec": {"schedule": "* * * * *", "suspend": true}, "status": {"lastScheduleTime": "2024-01-02T11:00:00Z"}}),
+        ),
+        ("networking.k8s.io", "ingresses", json!({"metadata": meta, "spec": {"rules": [{"host": "h"}], "tls": [{}]}})),
+        (
+            "rbac.authorization.k8s.io",
+            "rolebindings",
+            json!({"metadata": meta, "roleRef": {"kind": "Role", "name": "r"}, "subjects": [{"kind": "User", "name": "u"}]}),
+        ),
+    ]
+}
+
+/// Replaces the value at a pseudo-random position of `v` with `replacement`.
+fn mutate(v: &mut Value, mut choice: usize, replacement: Value) {
+    let mut current = v;
+    loop {
+        let children = match current {
+            Value::Object(m) => m.len(),
+            Value::Array(a) => a.len(),
+            _ => 0,
+        };
+        if children == 0 || choice % 3 == 0 {
+            *current = replacement;
+            return;
+        }
+        let index = (choice / 3) % children;
+        choice /= 7;
+        current = match current {
+            Value::Object(m) => m.values_mut().nth(index).unwrap(),
+            Value::Array(a) => &mut a[index],
+            _ => unreachable!(),
+        };
+        if choice == 0 {
+            *current = replacement;
+            return;
+        }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn mutated_objects_print_without_panicking(
+        sample in 0usize..11,
+        choices in proptest::collection::vec(0usize..100_000, 1..4),
+        kind in 0u8..7,
+        n in proptest::num::i64::ANY,
+        text in "[-a-zA-Z0-9:.TZ ]{0,24}",
+    ) {
+        let (group, resource, mut object) = samples().swap_remove(sample);
+        for choice in choices {
+            let replacement = match kind {
+                0 => Value::Null,
+                1 => json!(n),
+                2 => json!(text.clone()),
+                3 => json!([]),
+                4 => json!({}),
+                5 => json!(true),
+                _ => json!(f64::from(n as i32) / 3.0),
+            };
+            mutate(&mut object, choice, replacement);
+        }
+        let printer = for_resource(group, resource);
+        proptest::prop_assert_eq!(printer.row(&object, now()).cells.len(), printer.columns().len());
+    }
+}
