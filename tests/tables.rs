@@ -258,4 +258,24 @@ fn table_responses_over_http() {
     assert_eq!(events[0]["object"]["rows"][0]["cells"][0], "web-1");
     assert_eq!(events[1]["object"]["rows"][0]["cells"][0], "web-2");
     assert_eq!(events[1]["object"]["columnDefinitions"], Value::Null);
+
+    // A streaming list: the initial-events-end bookmark is a Table too (as
+    // kube-apiserver sends it), its row's metadata carrying the annotation.
+    let r = get(&format!(
+        "{PODS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1"
+    ));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let events: Vec<Value> =
+        r.text().lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap_or("")).collect();
+    assert_eq!(types[..3], ["ADDED", "ADDED", "BOOKMARK"], "{}", r.text());
+    let bookmark = &events[2]["object"];
+    assert_eq!(bookmark["kind"], "Table", "{bookmark}");
+    assert_eq!(bookmark["columnDefinitions"], Value::Null, "{bookmark}");
+    assert!(bookmark["metadata"]["resourceVersion"].as_str().is_some_and(|v| !v.is_empty()), "{bookmark}");
+    assert_eq!(
+        bookmark["rows"][0]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true",
+        "{bookmark}"
+    );
+    assert!(events.iter().all(|e| e["object"]["kind"] == "Table"), "{}", r.text());
 }

@@ -164,18 +164,20 @@ pub async fn serve<B: Backend + 'static>(
         let clock = shared.clone();
         let first = Rc::new(std::cell::Cell::new(true));
         // Bookmarks too, as kube-apiserver's watch encoder transforms them.
-        move |_: EventType, object: Bytes| match &table {
+        move |object: Bytes| match &table {
             Some(table) => table.watch_event(&object, first.replace(false), clock.now()),
             None => object,
         }
     };
     let tabulate = Rc::new(tabulate);
     let to_table = tabulate.clone();
+    let last_to_table = tabulate.clone();
     let mut initial_frames: Vec<[Bytes; 3]> =
-        initial.into_iter().map(|o| event_frames(EventType::Added, to_table(EventType::Added, o.json.clone()))).collect();
+        initial.into_iter().map(|o| event_frames(EventType::Added, to_table(o.json.clone()))).collect();
     if send_initial == Some(true) {
         // A streaming list ends its initial events with this bookmark.
-        initial_frames.push(event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, after, true)));
+        let bookmark = to_table(bookmark_object(&kind, &api_version, after, true));
+        initial_frames.push(event_frames(EventType::Bookmark, bookmark));
     }
     let initial = futures_util::stream::iter(initial_frames);
     // The highest revision delivered so far: the final bookmark's.
@@ -187,7 +189,7 @@ pub async fn serve<B: Backend + 'static>(
         if event.revision > seen.get() {
             seen.set(event.revision);
         }
-        event_frames(event.event_type, tabulate(event.event_type, event.object))
+        event_frames(event.event_type, tabulate(event.object))
     });
     // With bookmarks, the watch ends a little early with one last bookmark,
     // so the client resumes from there instead of relisting.
@@ -196,7 +198,10 @@ pub async fn serve<B: Backend + 'static>(
         if wants_bookmarks && timeout > FINAL_BOOKMARK_LEAD * 2 { timeout - FINAL_BOOKMARK_LEAD } else { timeout };
     let last_bookmark = futures_util::stream::iter(std::iter::once(())).filter_map(move |()| {
         let frames = wants_bookmarks
-            .then(|| event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, delivered.get(), false)));
+            .then(|| {
+                let bookmark = bookmark_object(&kind, &api_version, delivered.get(), false);
+                event_frames(EventType::Bookmark, last_to_table(bookmark))
+            });
         std::future::ready(frames)
     });
     let frames = initial.chain(live).take_until(backend.sleep(ending)).chain(last_bookmark).flat_map(|frames| {
