@@ -990,7 +990,7 @@ static NODE: Builtin = Builtin {
 
 fn print_node(n: &Value, now: SystemTime) -> Vec<Value> {
     // The last Ready condition wins, as kube's map of conditions by type.
-    let ready = array(n, &["status", "conditions"]).iter().filter(|c| text(c, &["type"]) == "Ready").last();
+    let ready = array(n, &["status", "conditions"]).iter().rfind(|c| text(c, &["type"]) == "Ready");
     let mut status: Vec<&str> = vec![match ready {
         Some(c) if text(c, &["status"]) == "True" => "Ready",
         Some(_) => "NotReady",
