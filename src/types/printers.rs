@@ -16,7 +16,9 @@
 //! column, priority 1 included; kubectl hides priority 1 without `-o wide`).
 //! The stored object is read as it is: where kube-apiserver would have
 //! defaulted a field on write (a Deployment's `spec.replicas`, a Service's
-//! `spec.type`, a port's protocol), the printer applies the same default.
+//! `spec.type`, a port's protocol, a Secret's type, a CronJob's `suspend`, a
+//! volume's reclaim policy, volume mode and phase), the printer applies the
+//! same default.
 //!
 //! Invariant: no I/O; the clock is an argument, so a golden test fixes it.
 //! Any JSON value prints without panicking (missing or mistyped fields read
@@ -776,7 +778,8 @@ static CRONJOB: Builtin = Builtin {
         };
         let suspend = match get(c, &["spec", "suspend"]).and_then(Value::as_bool) {
             Some(b) => go_bool(b),
-            None => "<unset>",
+            // kube-apiserver defaults suspend to false.
+            None => "False",
         };
         let pod_spec = get(c, &["spec", "jobTemplate", "spec", "template", "spec"]);
         let (names, images) = container_cells(pod_spec);
@@ -1176,6 +1179,14 @@ fn storage_class(v: &Value) -> String {
     }
 }
 
+/// A string field, or kube-apiserver's default for it when absent or empty.
+fn text_or<'a>(v: &'a Value, path: &[&str], default: &'a str) -> &'a str {
+    match text(v, path) {
+        "" => default,
+        t => t,
+    }
+}
+
 fn unset_or(v: &Value, path: &[&str]) -> String {
     match get(v, path).and_then(Value::as_str) {
         Some(s) => s.to_string(),
@@ -1202,19 +1213,19 @@ static PERSISTENTVOLUME: Builtin = Builtin {
             Some(c) => format!("{}/{}", text(c, &["namespace"]), text(c, &["name"])),
             None => String::new(),
         };
-        let phase = if is_deleting(p) { "Terminating" } else { text(p, &["status", "phase"]) };
+        let phase = if is_deleting(p) { "Terminating" } else { text_or(p, &["status", "phase"], "Pending") };
         vec![
             json!(name(p)),
             json!(text(p, &["spec", "capacity", "storage"])),
             json!(access_modes(array(p, &["spec", "accessModes"]))),
-            json!(text(p, &["spec", "persistentVolumeReclaimPolicy"])),
+            json!(text_or(p, &["spec", "persistentVolumeReclaimPolicy"], "Retain")),
             json!(phase),
             json!(claim),
             json!(storage_class(p)),
             json!(unset_or(p, &["spec", "volumeAttributesClassName"])),
             json!(text(p, &["status", "reason"])),
             json!(age_of(p, &["metadata", "creationTimestamp"], now)),
-            json!(unset_or(p, &["spec", "volumeMode"])),
+            json!(text_or(p, &["spec", "volumeMode"], "Filesystem")),
         ]
     },
 };
@@ -1232,7 +1243,7 @@ static PERSISTENTVOLUMECLAIM: Builtin = Builtin {
         Col("VolumeMode", "string", "", "Filesystem or Block.", 1),
     ],
     print: |p, now| {
-        let phase = if is_deleting(p) { "Terminating" } else { text(p, &["status", "phase"]) };
+        let phase = if is_deleting(p) { "Terminating" } else { text_or(p, &["status", "phase"], "Pending") };
         let volume = text(p, &["spec", "volumeName"]);
         let (capacity, modes) = if volume.is_empty() {
             (String::new(), String::new())
@@ -1251,7 +1262,7 @@ static PERSISTENTVOLUMECLAIM: Builtin = Builtin {
             json!(storage_class(p)),
             json!(unset_or(p, &["spec", "volumeAttributesClassName"])),
             json!(age_of(p, &["metadata", "creationTimestamp"], now)),
-            json!(unset_or(p, &["spec", "volumeMode"])),
+            json!(text_or(p, &["spec", "volumeMode"], "Filesystem")),
         ]
     },
 };

@@ -302,6 +302,15 @@ fn jobs_and_cronjobs() {
         ),
         json!(["nightly", "0 3 * * *", "Etc/UTC", "False", 1, "9h", "13d", "backup", "restic", "<none>"])
     );
+    // Never scheduled, no time zone, suspend unset (kube-apiserver defaults it to false); suspended.
+    let bare = json!({"metadata": {"name": "c"}, "spec": {"schedule": "@hourly"}});
+    assert_eq!(
+        cells("batch", "cronjobs", bare.clone()).as_array().unwrap()[..6],
+        [json!("c"), json!("@hourly"), json!("<none>"), json!("False"), json!(0), json!("<none>")]
+    );
+    let mut suspended = bare;
+    suspended["spec"]["suspend"] = json!(true);
+    assert_eq!(cells("batch", "cronjobs", suspended)[3], json!("True"));
 }
 
 #[test]
@@ -537,13 +546,23 @@ fn storage() {
             "spec": {"volumeName": "pv-1", "storageClassName": "fast", "resources": {"requests": {"storage": "5Gi"}}},
             "status": {"phase": "Bound", "capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"]}})
         ),
-        json!(["data", "Bound", "pv-1", "10Gi", "RWO", "legacy", "<unset>", "24h", "<unset>"])
+        json!(["data", "Bound", "pv-1", "10Gi", "RWO", "legacy", "<unset>", "24h", "Filesystem"])
     );
+    // Fields kube-apiserver defaults (phase Pending, volumeMode Filesystem,
+    // reclaim policy Retain) print their default when the stored object lacks them.
     let mut pending = json!({"metadata": {"name": "p", "creationTimestamp": "2024-01-01T12:00:00Z"},
-        "spec": {"storageClassName": "fast"}, "status": {"phase": "Pending"}});
+        "spec": {"storageClassName": "fast", "volumeMode": "Block"}});
     assert_eq!(
         cells("", "persistentvolumeclaims", pending.clone()),
-        json!(["p", "Pending", "", "", "", "fast", "<unset>", "24h", "<unset>"])
+        json!(["p", "Pending", "", "", "", "fast", "<unset>", "24h", "Block"])
+    );
+    assert_eq!(
+        cells(
+            "",
+            "persistentvolumes",
+            json!({"metadata": {"name": "bare", "creationTimestamp": "2024-01-01T12:00:00Z"}})
+        ),
+        json!(["bare", "", "", "Retain", "Pending", "", "", "<unset>", "", "24h", "Filesystem"])
     );
     pending["metadata"]["deletionTimestamp"] = json!("2024-01-02T00:00:00Z");
     assert_eq!(cells("", "persistentvolumeclaims", pending)[1], json!("Terminating"));
