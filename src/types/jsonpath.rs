@@ -212,6 +212,18 @@ mod tests {
         assert!(eval(".spec.replicas[0]", &v).is_empty());
     }
 
+    proptest::proptest! {
+        /// Any text parses or is refused, and any parsed path evaluates,
+        /// without panicking.
+        #[test]
+        fn never_panics(text in "[.\\[\\]'\"?@()=!*$ {}a-z0-9é-]{0,24}") {
+            if let Ok(path) = JsonPath::parse(&text) {
+                let v = json!({"a": [{"b": 1}, {"b": "x"}], "b": {"c": null}, "é": [[1, 2], []]});
+                let _ = path.evaluate(&v);
+            }
+        }
+    }
+
     #[test]
     fn refuses_what_it_does_not_understand() {
         for bad in ["", "spec.replicas", ".spec..x", ".a[", ".a[?(@.x > 1)]", ".a[foo]", ".a[?(x==1)]"] {
