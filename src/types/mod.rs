@@ -18,3 +18,5 @@ pub mod proto_schema;
 pub mod registry;
 pub mod selector;
 pub mod validation;
+pub mod jsonpath;
+pub mod printers;
