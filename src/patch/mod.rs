@@ -58,12 +58,7 @@ pub enum PatchError {
 /// Applies `patch` (the request body) of type `kind` to `original`. `shape`
 /// is the object's schema (strategic merge patch needs it; `None` treats
 /// every field as having no patch metadata).
-pub fn apply(
-    kind: PatchType,
-    original: &Value,
-    patch: &[u8],
-    shape: Option<&'static Shape>,
-) -> Result<Value, PatchError> {
+pub fn apply(kind: PatchType, original: &Value, patch: &[u8], shape: Option<Shape>) -> Result<Value, PatchError> {
     match kind {
         PatchType::Json => json_patch(original, patch),
         PatchType::Merge => merge_patch(original, patch),

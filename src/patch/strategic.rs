@@ -35,7 +35,7 @@ fn is_directive(key: &str) -> bool {
 }
 
 /// Applies a strategic merge patch to `original`, an object of `shape`.
-pub fn strategic_merge(original: &Value, patch: &Value, shape: Option<&'static Shape>) -> Result<Value, PatchError> {
+pub fn strategic_merge(original: &Value, patch: &Value, shape: Option<Shape>) -> Result<Value, PatchError> {
     let Value::Object(patch) = patch else {
         return Err(PatchError::BadRequest("invalid JSON document: a strategic merge patch must be an object".into()));
     };
@@ -47,13 +47,13 @@ pub fn strategic_merge(original: &Value, patch: &Value, shape: Option<&'static S
 }
 
 /// The shape and field metadata of `key` inside a map of `shape`.
-fn child(shape: Option<&'static Shape>, key: &str) -> (Option<&'static Shape>, Option<&'static Field>) {
+fn child(shape: Option<Shape>, key: &str) -> (Option<Shape>, Option<&'static Field>) {
     match shape {
-        Some(Shape::Object(_)) => match shape.and_then(Shape::definition).and_then(|d| d.field(key)) {
-            Some(field) => (Some(field.shape), Some(field)),
+        Some(Shape::Object(_)) => match shape.as_ref().and_then(Shape::definition).and_then(|d| d.field(key)) {
+            Some(field) => (Some(*field.shape), Some(field)),
             None => (None, None),
         },
-        Some(Shape::Map(element)) => (Some(element), None),
+        Some(Shape::Map(element)) => (Some(*element), None),
         _ => (None, None),
     }
 }
@@ -68,7 +68,7 @@ fn string_list<'a>(value: &'a Value, error: &str) -> Result<Vec<&'a Value>, Patc
 fn merge_map(
     mut original: Map<String, Value>,
     patch: &Map<String, Value>,
-    shape: Option<&'static Shape>,
+    shape: Option<Shape>,
 ) -> Result<Map<String, Value>, PatchError> {
     if let Some(directive) = patch.get(PATCH) {
         match directive.as_str() {
@@ -136,7 +136,7 @@ fn merge_map(
                     Some(Value::Array(items)) => items,
                     _ => Vec::new(),
                 };
-                let element = child_shape.and_then(Shape::element);
+                let element = child_shape.as_ref().and_then(Shape::element).copied();
                 let merge_key = field.map(|f| f.patch_merge_key).unwrap_or("");
                 Value::Array(merge_list(base, p, element, merge_key, order.as_deref())?)
             }
@@ -153,7 +153,7 @@ fn merge_map(
             }
             let (child_shape, meta) = child(shape, field);
             if let Some(Value::Array(items)) = original.shift_remove(field) {
-                let element = child_shape.and_then(Shape::element);
+                let element = child_shape.as_ref().and_then(Shape::element).copied();
                 let merge_key = meta.map(|f| f.patch_merge_key).unwrap_or("");
                 original
                     .insert(field.to_string(), Value::Array(merge_list(items, &[], element, merge_key, Some(&order))?));
@@ -179,7 +179,7 @@ fn no_merge_key(item: &Value, merge_key: &str) -> PatchError {
 fn merge_list(
     original: Vec<Value>,
     patch: &[Value],
-    element: Option<&'static Shape>,
+    element: Option<Shape>,
     merge_key: &str,
     order: Option<&[&Value]>,
 ) -> Result<Vec<Value>, PatchError> {
@@ -286,12 +286,12 @@ mod tests {
     use crate::types::schema::root_shape;
     use serde_json::json;
 
-    fn pod_shape() -> &'static Shape {
-        Box::leak(Box::new(root_shape("", "v1", "Pod").expect("Pod")))
+    fn pod_shape() -> Shape {
+        root_shape("", "v1", "Pod").expect("Pod")
     }
 
-    fn deployment_shape() -> &'static Shape {
-        Box::leak(Box::new(root_shape("apps", "v1", "Deployment").expect("Deployment")))
+    fn deployment_shape() -> Shape {
+        root_shape("apps", "v1", "Deployment").expect("Deployment")
     }
 
     struct Case {
@@ -301,7 +301,7 @@ mod tests {
         want: Result<Value, &'static str>,
     }
 
-    fn run(shape: &'static Shape, cases: Vec<Case>) {
+    fn run(shape: Shape, cases: Vec<Case>) {
         for case in cases {
             let got = strategic_merge(&case.original, &case.patch, Some(shape));
             match (&got, &case.want) {
@@ -480,7 +480,7 @@ mod tests {
                     ),
                 },
                 Case {
-                    name: "replicas replaced, selector (atomic map) merged key-wise as kube does",
+                    name: "scalars are replaced",
                     original: json!({"spec": {"replicas": 1}}),
                     patch: json!({"spec": {"replicas": 3}}),
                     want: Ok(json!({"spec": {"replicas": 3}})),

@@ -151,6 +151,64 @@ pub fn shape_at(mut shape: &'static Shape, path: &str) -> Option<&'static Shape>
     Some(shape)
 }
 
+/// The fields of `value` that `shape` does not define (unknown fields), as
+/// kube-apiserver's strict decoding names them (`spec.foo`,
+/// `spec.containers[0].bar`), in document order; with `prune`, they are
+/// also removed. Values of the wrong JSON type are not this function's
+/// concern; `Raw` and `PreserveUnknown` values are not descended into.
+pub fn unknown_fields(value: &mut serde_json::Value, shape: Shape, prune: bool) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut path = String::new();
+    walk_unknown(value, shape, prune, &mut path, &mut found);
+    found
+}
+
+fn walk_unknown(value: &mut serde_json::Value, shape: Shape, prune: bool, path: &mut String, found: &mut Vec<String>) {
+    use serde_json::Value;
+    let base = path.len();
+    match (shape, value) {
+        (Shape::Object(_), Value::Object(map)) => {
+            let Some(definition) = shape.definition() else { return };
+            let mut unknown = Vec::new();
+            for (key, child) in map.iter_mut() {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+                match definition.field(key) {
+                    Some(field) => walk_unknown(child, *field.shape, prune, path, found),
+                    None => {
+                        found.push(path.clone());
+                        unknown.push(key.clone());
+                    }
+                }
+                path.truncate(base);
+            }
+            if prune {
+                for key in unknown {
+                    map.shift_remove(&key);
+                }
+            }
+        }
+        (Shape::Array(element), Value::Array(items)) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                path.push_str(&format!("[{i}]"));
+                walk_unknown(item, *element, prune, path, found);
+                path.truncate(base);
+            }
+        }
+        (Shape::Map(element), Value::Object(map)) => {
+            for (key, item) in map.iter_mut() {
+                path.push('.');
+                path.push_str(key);
+                walk_unknown(item, *element, prune, path, found);
+                path.truncate(base);
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@ pub mod get;
 pub mod health;
 pub mod list;
 pub mod metrics;
+pub mod patch;
 pub mod scale;
 pub mod table;
 pub mod update;
@@ -108,7 +109,8 @@ pub async fn resource<B: Backend + 'static>(
         "create" => create::serve(backend, head, &resolved, &body).await,
         "update" => update::serve(backend, head, &resolved, &body).await,
         "delete" => delete::serve(backend, head, &resolved, &body).await,
-        // patch and deletecollection arrive with their own issues.
+        "patch" => patch::serve(backend, head, &resolved, &body).await,
+        // deletecollection arrives with its own issue.
         _ => Err(not_allowed()),
     }
 }
