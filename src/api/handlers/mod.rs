@@ -99,6 +99,26 @@ pub async fn resource<B: Backend + 'static>(
     if !has_verb(&resolved.info, verb) {
         return Err(not_allowed());
     }
+    if let Some(value) = &head.params.dry_run_unsupported {
+        let options_kind = match verb {
+            "create" => Some("CreateOptions"),
+            "update" => Some("UpdateOptions"),
+            "patch" => Some("PatchOptions"),
+            "delete" | "deletecollection" => Some("DeleteOptions"),
+            _ => None,
+        };
+        if let Some(kind) = options_kind {
+            return Err(ApiError::Invalid {
+                kind: kind.into(),
+                target: super::status::Target::new("meta.k8s.io", "", ""),
+                causes: vec![super::status::Cause {
+                    reason: "FieldValueNotSupported".into(),
+                    message: format!("Unsupported value: {value:?}: supported values: \"All\""),
+                    field: "dryRun[0]".into(),
+                }],
+            });
+        }
+    }
     let scale = resolved.subresource.as_deref() == Some("scale");
     match verb {
         "get" if scale => scale::get(backend, &resolved).await,
