@@ -300,6 +300,23 @@ fn patch_errors_and_field_validation_over_http() {
         st["message"],
         r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "metadata.name", unknown field "extra""#
     );
+    // The status subresource: a patch there changes status only.
+    let pods = "/api/v1/namespaces/default/pods";
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                     "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let r = s.post_json(pods, &pod);
+    assert_eq!(r.status, 201, "{}", r.text());
+    let body = r#"{"status":{"phase":"Running"},"spec":{"containers":[{"name":"c","image":"changed"}]}}"#;
+    let r = patch(&s, &format!("{pods}/p/status"), "application/strategic-merge-patch+json", body, "");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let stored = s.get_ok(&format!("{pods}/p"));
+    assert_eq!(stored["status"]["phase"], "Running", "{stored}");
+    assert_eq!(stored["spec"]["containers"][0]["image"], "busybox", "{stored}");
+    // ...and a patch of the object leaves status alone.
+    let r = patch(&s, &format!("{pods}/p"), "application/merge-patch+json", r#"{"status":{"phase":"Failed"}}"#, "");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(s.get_ok(&format!("{pods}/p"))["status"]["phase"], "Running");
+
     // An unsupported dryRun value is 422 on writes.
     let st = assert_status(&patch(&s, &path, "application/merge-patch+json", "{}", "?dryRun=Some"), 422, "Invalid");
     assert!(st["message"].as_str().unwrap().contains("supported values: \"All\""), "{st}");

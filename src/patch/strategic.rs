@@ -497,4 +497,56 @@ mod tests {
         assert_eq!(original, copy);
         assert!(matches!(strategic_merge(&original, &json!([1]), Some(pod_shape())), Err(PatchError::BadRequest(_))));
     }
+
+    /// JSON values built from the words strategic merge patch reacts to.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let key = prop::sample::select(vec![
+            "metadata",
+            "labels",
+            "finalizers",
+            "spec",
+            "containers",
+            "name",
+            "image",
+            "ports",
+            "containerPort",
+            "volumes",
+            "env",
+            "$patch",
+            "$retainKeys",
+            "$setElementOrder/containers",
+            "$setElementOrder/finalizers",
+            "$deleteFromPrimitiveList/finalizers",
+            "replace",
+            "delete",
+            "merge",
+            "x",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (0i64..5).prop_map(Value::from),
+            key.clone().prop_map(Value::from),
+        ];
+        leaf.prop_recursive(5, 64, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((key.clone(), inner), 0..5)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any patch against any object answers a result or an error, never
+        /// a panic, and leaves the original as it was.
+        #[test]
+        fn never_panics(original in json_value(), patch in json_value()) {
+            let copy = original.clone();
+            let _ = strategic_merge(&original, &patch, Some(pod_shape()));
+            let _ = strategic_merge(&original, &patch, None);
+            proptest::prop_assert_eq!(original, copy);
+        }
+    }
 }
