@@ -215,6 +215,7 @@ pub fn render_params(p: &Params) -> String {
         ("fieldValidation", &p.field_validation),
         ("propagationPolicy", &p.propagation_policy),
         ("includeObject", &p.include_object),
+        ("dryRun", &p.dry_run_unsupported),
     ];
     for (name, value) in strings {
         if let Some(v) = value {
