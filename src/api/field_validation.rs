@@ -230,7 +230,7 @@ mod tests {
         assert_eq!(serde_json::Value::Object(pod), serde_json::json!({"spec": {"containers": [{"name": "a"}]}}));
         let e = decide(Directive::Strict, found.clone(), |m| strict_decoding_error(&info, m)).unwrap_err();
         assert!(e.message().starts_with("Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: duplicate field \"spec\", unknown field"));
-        assert_eq!(decide(Directive::Warn, found.clone(), |m| ApiError::BadRequest(m)).unwrap().len(), 3);
-        assert!(decide(Directive::Ignore, found, |m| ApiError::BadRequest(m)).unwrap().is_empty());
+        assert_eq!(decide(Directive::Warn, found.clone(), ApiError::BadRequest).unwrap().len(), 3);
+        assert!(decide(Directive::Ignore, found, ApiError::BadRequest).unwrap().is_empty());
     }
 }
