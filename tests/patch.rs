@@ -406,3 +406,30 @@ fn dry_run_writes_append_nothing_and_no_watcher_sees_them() {
     assert_eq!(event["object"]["data"]["a"], "real", "{event}");
     assert_eq!(resource_version(&event["object"]), resource_version(&r.json()));
 }
+
+/// Concurrent patches without a resourceVersion never lose each other: a
+/// patch that loses the race to another writer is applied again to the new
+/// version (bounded by `--patch-conflict-attempts-max`), so every label lands.
+#[test]
+fn concurrent_patches_without_resource_version_all_land() {
+    let s = Server::start();
+    let r = s.post_json(CM, &configmap("shared", &[]));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let path = format!("{CM}/shared");
+    const WRITERS: usize = 4;
+    const PATCHES: usize = 15;
+    std::thread::scope(|scope| {
+        for w in 0..WRITERS {
+            let (s, path) = (&s, &path);
+            scope.spawn(move || {
+                for i in 0..PATCHES {
+                    let body = json!({"metadata": {"labels": {format!("w{w}-{i}"): "x"}}}).to_string();
+                    let r = patch(s, path, "application/strategic-merge-patch+json", &body, "");
+                    assert_eq!(r.status, 200, "writer {w} patch {i}: {}", r.text());
+                }
+            });
+        }
+    });
+    let labels = s.get_ok(&path)["metadata"]["labels"].as_object().cloned().unwrap_or_default();
+    assert_eq!(labels.len(), WRITERS * PATCHES, "{labels:?}");
+}
