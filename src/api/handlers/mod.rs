@@ -168,7 +168,8 @@ pub fn modified(resolved: &Resolved) -> ApiError {
 /// (the proposal's precondition names it). `Some(entry)` when committed;
 /// `None` when another writer got there first and the loop should read again,
 /// which it may only when the client gave no precondition of its own
-/// (`retry`); otherwise that is a 409 Conflict.
+/// (`retry`), and its next read at the commit point then sees the winner's
+/// version; otherwise that is a 409 Conflict.
 pub async fn append_read_modify_write(
     backend: &impl Backend,
     proposal: crate::log::Proposal,
@@ -177,7 +178,16 @@ pub async fn append_read_modify_write(
 ) -> Result<Option<crate::log::Entry>, ApiError> {
     match backend.append(proposal).await {
         Ok(entry) => Ok(Some(entry)),
-        Err(crate::log::AppendError::Conflict { .. }) if retry => Ok(None),
+        Err(crate::log::AppendError::Conflict { current }) if retry => {
+            // The winner's revision may be past this core's commit point
+            // (the log checks preconditions against appends still being made
+            // durable): wait for it, or the next read sees the same old
+            // version and loses again, until the attempts run out.
+            if let Some(revision) = current {
+                let _ = backend.wait_for_revision(revision, backend.config().resource_version_wait).await;
+            }
+            Ok(None)
+        }
         Err(crate::log::AppendError::Conflict { .. }) => Err(modified(resolved)),
         Err(e) => Err(append_error(e)),
     }
