@@ -83,6 +83,18 @@ pub enum ApiError {
     /// continuation.
     #[error("expired: {message}")]
     Expired { message: String, continue_token: Option<String> },
+    /// A PATCH with a `Content-Type` that is not a patch type the resource
+    /// accepts (415; the message lists the accepted ones, as kube-apiserver's).
+    #[error("unsupported patch type {got}")]
+    UnsupportedPatchType { got: String, accepted: Vec<&'static str> },
+    /// A well-formed patch that does not apply to the object (a JSON patch
+    /// `test` that fails, a path that is missing): kube-apiserver answers a
+    /// generic 422 whose cause carries the patch library's message.
+    #[error("patch does not apply: {0}")]
+    PatchDoesNotApply(String),
+    /// A JSON patch with more operations than kube-apiserver allows (413).
+    #[error("too many patch operations: {0}")]
+    TooManyPatchOperations(String),
 }
 
 impl ApiError {
@@ -101,6 +113,9 @@ impl ApiError {
             ApiError::ServiceUnavailable(_) => 503,
             ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => 504,
             ApiError::Expired { .. } => 410,
+            ApiError::UnsupportedPatchType { .. } => 415,
+            ApiError::PatchDoesNotApply(_) => 422,
+            ApiError::TooManyPatchOperations(_) => 413,
         }
     }
 
@@ -120,6 +135,9 @@ impl ApiError {
             ApiError::ServiceUnavailable(_) => "ServiceUnavailable",
             ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => "Timeout",
             ApiError::Expired { .. } => "Expired",
+            ApiError::UnsupportedPatchType { .. } => "UnsupportedMediaType",
+            ApiError::PatchDoesNotApply(_) => "Invalid",
+            ApiError::TooManyPatchOperations(_) => "RequestEntityTooLarge",
         }
     }
 
@@ -177,6 +195,12 @@ impl ApiError {
                 format!("Timeout: Too large resource version: {requested}, current: {current}")
             }
             ApiError::Expired { message, .. } => message.clone(),
+            ApiError::UnsupportedPatchType { accepted, .. } => format!(
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                accepted.join(", ")
+            ),
+            ApiError::PatchDoesNotApply(_) => "the server rejected our request due to an error in our request".into(),
+            ApiError::TooManyPatchOperations(m) => format!("Request entity too large: {m}"),
         }
     }
 
@@ -214,6 +238,9 @@ impl ApiError {
                 "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                 "retryAfterSeconds": 1,
             })),
+            ApiError::PatchDoesNotApply(m) => {
+                Some(json!({"causes": [{"reason": "UnexpectedServerResponse", "message": m}]}))
+            }
             _ => None,
         }
     }
