@@ -3,6 +3,7 @@
 
 use super::table;
 use super::{read_current, Resolved};
+use crate::api::encode;
 use crate::api::negotiate::{self, Representation};
 use crate::api::status::ApiError;
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
@@ -13,7 +14,8 @@ pub async fn serve(
     head: &RequestHead,
     resolved: &Resolved,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let representation = negotiate::for_objects(head.accept.as_deref(), true)?;
+    let builtin = crate::api::protobuf_encode::has_schema(&resolved.info.api_version(), &resolved.info.kind);
+    let representation = negotiate::choose(head.accept.as_deref(), negotiate::Offer::objects(builtin))?;
     let name = resolved.name.as_deref().unwrap_or("");
     let key = resolved.key(name);
     // The get table: unset = most recent (the commit point), "0" = any (the
@@ -37,6 +39,10 @@ pub async fn serve(
             let body = table::build(&version, std::slice::from_ref(&object), object.mod_revision, None);
             Ok(respond(StatusCode::OK, "application/json", body))
         }
-        _ => Ok(respond(StatusCode::OK, "application/json", object.json.clone())),
+        _ => {
+            let bytes = encode::object(&object, &representation)?;
+            let gzip_ok = encode::accepts_gzip(head.accept_encoding.as_deref());
+            Ok(encode::respond_frames(vec![bytes], encode::content_type(&representation), gzip_ok))
+        }
     }
 }

@@ -24,6 +24,7 @@
 
 use super::list::{fetch, Selectors};
 use super::Resolved;
+use crate::api::negotiate::{self, Representation};
 use crate::api::status::ApiError;
 use crate::api::status::{Cause, Target};
 use crate::api::{Backend, BodyError, RequestHead, ResponseBody};
@@ -48,12 +49,40 @@ fn event_frames(event_type: EventType, object: Bytes) -> [Bytes; 3] {
     [Bytes::from_static(event_type.frame_prefix()), object, Bytes::from_static(FRAME_SUFFIX)]
 }
 
+fn type_name(event_type: EventType) -> &'static str {
+    match event_type {
+        EventType::Added => "ADDED",
+        EventType::Modified => "MODIFIED",
+        EventType::Deleted => "DELETED",
+        EventType::Bookmark => "BOOKMARK",
+    }
+}
+
+/// An event's frames in the negotiated representation; a non-JSON object
+/// comes from its cached encoding (`source`), built once for all watchers.
+fn frames_in(
+    representation: &Representation,
+    event_type: &str,
+    source: Option<&CachedObject>,
+    json: Bytes,
+) -> Vec<Bytes> {
+    if *representation == Representation::Json {
+        let prefix = format!("{{\"type\":\"{event_type}\",\"object\":");
+        return vec![Bytes::from(prefix), json, Bytes::from_static(FRAME_SUFFIX)];
+    }
+    // An object that cannot be encoded (stored data its schema refuses) is left out of the stream.
+    crate::api::encode::watch_event(representation, event_type, source, &json).unwrap_or_default()
+}
+
 pub async fn serve<B: Backend + 'static>(
     shared: &Rc<B>,
     head: &RequestHead,
     resolved: &Resolved,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let backend: &B = shared;
+    let builtin = crate::api::protobuf_encode::has_schema(&resolved.info.api_version(), &resolved.info.kind);
+    let representation = negotiate::choose(head.accept.as_deref(), negotiate::Offer::watch(builtin))?;
+    let content_type = crate::api::encode::watch_content_type(&representation);
     let selectors = Arc::new(Selectors::parse(head, resolved)?);
     let name = resolved.name.clone();
     let prefix: Arc<str> =
@@ -146,29 +175,33 @@ pub async fn serve<B: Backend + 'static>(
                 continue_token: None,
             }
             .to_status_json();
-            let frames =
-                vec![Bytes::from_static(b"{\"type\":\"ERROR\",\"object\":"), status, Bytes::from_static(FRAME_SUFFIX)];
-            return Ok(watch_response(super::list::stream_body(frames)));
+            let frames = frames_in(&representation, "ERROR", None, status);
+            return Ok(watch_response(super::list::stream_body(frames), content_type));
         }
     };
     let guard = stream.guard;
-    let mut initial_frames: Vec<[Bytes; 3]> =
-        initial.into_iter().map(|o| event_frames(EventType::Added, o.json.clone())).collect();
+    let mut initial_frames: Vec<Vec<Bytes>> =
+        initial.into_iter().map(|o| frames_in(&representation, "ADDED", Some(&o), o.json.clone())).collect();
     if send_initial == Some(true) {
         // A streaming list ends its initial events with this bookmark.
-        initial_frames.push(event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, after, true)));
+        let bookmark = bookmark_object(&kind, &api_version, after, true);
+        initial_frames.push(frames_in(&representation, "BOOKMARK", None, bookmark));
     }
     let initial = futures_util::stream::iter(initial_frames);
     // The highest revision delivered so far: the final bookmark's.
     let delivered = Rc::new(std::cell::Cell::new(after));
     let seen = delivered.clone();
+    let live_representation = representation.clone();
     let live = stream.events.map(move |event| {
         // The guard lives as long as the body: dropping the body unregisters the watcher.
         let _ = &guard;
         if event.revision > seen.get() {
             seen.set(event.revision);
         }
-        event_frames(event.event_type, event.object)
+        if live_representation == Representation::Json {
+            return event_frames(event.event_type, event.object).to_vec();
+        }
+        frames_in(&live_representation, type_name(event.event_type), event.source.as_deref(), event.object)
     });
     // With bookmarks, the watch ends a little early with one last bookmark,
     // so the client resumes from there instead of relisting.
@@ -176,14 +209,16 @@ pub async fn serve<B: Backend + 'static>(
     let ending =
         if wants_bookmarks && timeout > FINAL_BOOKMARK_LEAD * 2 { timeout - FINAL_BOOKMARK_LEAD } else { timeout };
     let last_bookmark = futures_util::stream::iter(std::iter::once(())).filter_map(move |()| {
-        let frames = wants_bookmarks
-            .then(|| event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, delivered.get(), false)));
+        let frames = wants_bookmarks.then(|| {
+            let bookmark = bookmark_object(&kind, &api_version, delivered.get(), false);
+            frames_in(&representation, "BOOKMARK", None, bookmark)
+        });
         std::future::ready(frames)
     });
     let frames = initial.chain(live).take_until(backend.sleep(ending)).chain(last_bookmark).flat_map(|frames| {
         futures_util::stream::iter(frames.into_iter().map(|b| Ok::<_, BodyError>(http_body::Frame::data(b))))
     });
-    Ok(watch_response(ResponseBody::new(http_body_util::StreamBody::new(frames))))
+    Ok(watch_response(ResponseBody::new(http_body_util::StreamBody::new(frames)), content_type))
 }
 
 /// The watch options table: `resourceVersionMatch` only with
@@ -225,8 +260,8 @@ fn validate(head: &RequestHead) -> Result<(), ApiError> {
     Err(ApiError::Invalid { kind: "ListOptions".into(), target: Target::new("meta.k8s.io", "", ""), causes })
 }
 
-fn watch_response(body: ResponseBody) -> Response<ResponseBody> {
+fn watch_response(body: ResponseBody, content_type: &'static str) -> Response<ResponseBody> {
     let mut response = Response::new(body);
-    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
     response
 }
