@@ -141,9 +141,11 @@ mod tests {
             let value = text.trim_end().strip_prefix("v: ").unwrap_or_else(|| panic!("{text}"));
             assert!(value.starts_with('"') || value.starts_with('\''), "{s:?} written unquoted: {text}");
         }
-        let text = encode_value(&json!({"plain": "nginx", "n": 3, "b": true})).unwrap();
+        let text = encode_value(&json!({"plain": "nginx", "count": 3, "b": true, "n": "x"})).unwrap();
         assert!(text.contains("plain: nginx"), "{text}");
-        assert!(text.contains("n: 3") && text.contains("b: true"), "{text}");
+        assert!(text.contains("count: 3") && text.contains("b: true"), "{text}");
+        // Keys too: `n` is a YAML 1.1 boolean.
+        assert!(text.contains("\"n\": x") || text.contains("'n': x"), "{text}");
     }
 
     #[test]
