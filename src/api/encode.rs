@@ -119,6 +119,35 @@ pub fn watch_event(
     })
 }
 
+/// The representation of a write's response (create, update): JSON, YAML,
+/// CBOR or (built-in kinds) protobuf; no Table.
+pub fn for_write(
+    head: &super::RequestHead,
+    info: &crate::types::registry::ResourceInfo,
+) -> Result<Representation, ApiError> {
+    let builtin = protobuf_encode::has_schema(&info.api_version(), &info.kind);
+    let offer = super::negotiate::Offer { table: false, ..super::negotiate::Offer::objects(builtin) };
+    super::negotiate::choose(head.accept.as_deref(), offer)
+}
+
+/// A write's JSON response in `representation`: the object is encoded once,
+/// for this response (what a write returns is not a cached version).
+pub async fn reencode(
+    response: Response<ResponseBody>,
+    representation: &Representation,
+) -> Result<Response<ResponseBody>, ApiError> {
+    use http_body_util::BodyExt;
+    if *representation == Representation::Json {
+        return Ok(response);
+    }
+    let (mut parts, body) = response.into_parts();
+    let json = body.collect().await.map_err(|e| ApiError::Internal(e.to_string()))?.to_bytes();
+    let bytes = uncached(&json, representation)?;
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type(representation)));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Ok(Response::from_parts(parts, super::full(bytes)))
+}
+
 /// Whether the request accepts gzip (`Accept-Encoding: gzip`, not `q=0`).
 pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
     accept_encoding.is_some_and(|header| {
