@@ -205,6 +205,12 @@ fn large_lists_are_gzipped() {
     // Small responses, and clients that do not ask, are not compressed.
     let r = s.request("GET", &format!("{CM}/gz-001"), &[("Accept-Encoding", "gzip")], None);
     assert!(r.header("content-encoding").is_none());
+    let small = format!("{CM}?fieldSelector=metadata.name%3Dgz-001");
+    for path in [small.clone(), format!("{small}&limit=5")] {
+        let r = s.request("GET", &path, &[("Accept-Encoding", "gzip")], None);
+        assert!(r.header("content-encoding").is_none(), "{path}");
+        assert_eq!(items(&r.json()).len(), 1);
+    }
     assert!(s.get(CM).header("content-encoding").is_none());
 }
 
@@ -228,4 +234,29 @@ fn negotiation_errors_are_kube_apiserver_statuses() {
             "message": "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor",
             "reason": "UnsupportedMediaType", "code": 415})
     );
+}
+
+/// kubectl's typed clients ask for protobuf and read our protobuf responses:
+/// `create` prints the created object's name from the protobuf response, and
+/// `get -o yaml` (a JSON read) agrees with it.
+#[test]
+fn kubectl_reads_protobuf_responses() {
+    let s = Server::start();
+    let out = s.kubectl_ok(&["create", "configmap", "kc", "--from-literal=enabled=yes", "-o", "json", "-v=8"]);
+    assert!(
+        out.stderr.contains("Accept: application/vnd.kubernetes.protobuf"),
+        "kubectl did not ask for protobuf:\n{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("Content-Type: application/vnd.kubernetes.protobuf"),
+        "the server did not answer protobuf:\n{}",
+        out.stderr
+    );
+    let created = out.json();
+    assert_eq!(created["metadata"]["name"], "kc");
+    assert_eq!(created["data"]["enabled"], "yes");
+    let got = s.get_ok(&format!("{CM}/kc"));
+    assert_eq!(created["metadata"]["uid"], got["metadata"]["uid"]);
+    assert_eq!(created["metadata"]["resourceVersion"], got["metadata"]["resourceVersion"]);
 }

@@ -326,6 +326,11 @@ async fn stream_list<B: Backend + 'static>(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let batch = shared.config().list_stream_batch_objects.max(1);
     let first = fetch(&*shared, &prefix, revision, None, batch, &selectors).await?.map_err(expired)?;
+    // A list that ends within its first round and is small is not worth compressing
+    // (kube-apiserver's threshold); anything else is compressed as it streams.
+    let ends_in_first_round = first.iter().all(|run| run.len() < batch);
+    let first_bytes: usize = first.iter().flatten().map(|o| o.json.len()).sum();
+    let gzip_ok = gzip_ok && !(ends_in_first_round && first_bytes <= crate::api::encode::GZIP_THRESHOLD_BYTES);
     let head = list_head(&resolved.info.list_kind, &resolved.info.api_version(), revision.0, None, None);
     struct Round<B> {
         backend: Rc<B>,
