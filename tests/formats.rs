@@ -260,3 +260,41 @@ fn kubectl_reads_protobuf_responses() {
     assert_eq!(created["metadata"]["uid"], got["metadata"]["uid"]);
     assert_eq!(created["metadata"]["resourceVersion"], got["metadata"]["resourceVersion"]);
 }
+
+/// The value of `shardline_encodings_built{format="FORMAT"}` in /metrics.
+fn encodings_built(s: &Server, format: &str) -> u64 {
+    let metrics = s.get("/metrics").text();
+    let prefix = format!("shardline_encodings_built{{format=\"{format}\"}} ");
+    let line = metrics.lines().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("{prefix} in\n{metrics}"));
+    line[prefix.len()..].trim().parse().unwrap()
+}
+
+/// Encode once, seen from outside: however many gets and list pages read an
+/// object version in a format, the server builds that encoding once.
+#[test]
+fn each_object_version_is_encoded_once_per_format() {
+    let s = Server::start();
+    s.post_json(CM, &configmap("once", &[("k", "v")]));
+    for format in ["protobuf", "cbor", "yaml"] {
+        let accept = match format {
+            "protobuf" => PB,
+            "cbor" => "application/cbor",
+            _ => "application/yaml",
+        };
+        let before = encodings_built(&s, format);
+        for _ in 0..3 {
+            assert_eq!(get_as(&s, &format!("{CM}/once"), accept).status, 200);
+            assert_eq!(get_as(&s, CM, accept).status, 200);
+            assert_eq!(get_as(&s, &format!("{CM}?limit=1"), accept).status, 200);
+        }
+        assert_eq!(encodings_built(&s, format) - before, 1, "{format}: nine reads, one encoding");
+    }
+    // A new version is a new encoding.
+    let mut changed = s.get_ok(&format!("{CM}/once"));
+    changed["data"]["k"] = json!("w");
+    assert_eq!(s.put_json(&format!("{CM}/once"), &changed).status, 200);
+    let before = encodings_built(&s, "protobuf");
+    let r = get_as(&s, &format!("{CM}/once"), PB);
+    assert_eq!(protobuf::decode_object(&r.body, "ConfigMap").unwrap()["data"]["k"], "w");
+    assert_eq!(encodings_built(&s, "protobuf") - before, 1);
+}
