@@ -285,6 +285,34 @@ mod tests {
         assert_eq!(super::object(&object, &Representation::Json).unwrap().as_ptr(), object.json.as_ptr());
     }
 
+    #[test]
+    fn errors_and_bookmarks_encode_in_every_watch_format() {
+        let status = ApiError::Expired { message: "too old resource version: 1 (5)".into(), continue_token: None }
+            .to_status_json();
+        let bookmark = crate::watch::bookmark_object("ConfigMap", "v1", crate::log::Revision(9), true);
+        for representation in [Representation::Protobuf, Representation::Cbor] {
+            for (event_type, json, kind) in [("ERROR", &status, "Status"), ("BOOKMARK", &bookmark, "ConfigMap")] {
+                let frames = watch_event(&representation, event_type, None, json).unwrap();
+                let joined: Vec<u8> = frames.iter().flat_map(|f| f.to_vec()).collect();
+                let object = match representation {
+                    Representation::Protobuf => {
+                        // Skip the length and the WatchEvent's type and object headers: the object's envelope ends the frame.
+                        let start = joined.windows(4).rposition(|w| w == b"k8s\x00").unwrap();
+                        serde_json::Value::Object(crate::api::protobuf::decode_object(&joined[start..], kind).unwrap())
+                    }
+                    _ => crate::api::cbor::decode_item(&joined).unwrap().0["object"].clone(),
+                };
+                let expected: serde_json::Value = serde_json::from_slice(json).unwrap();
+                assert_eq!(object["kind"], expected["kind"], "{representation:?} {event_type}");
+                assert_eq!(object["metadata"], expected["metadata"], "{representation:?} {event_type}");
+                if kind == "Status" {
+                    assert_eq!(object["code"], 410);
+                    assert_eq!(object["reason"], "Expired");
+                }
+            }
+        }
+    }
+
     /// One past the last byte of `bytes`, as an address to compare with.
     fn end_of(bytes: &Bytes) -> *const u8 {
         bytes.as_ptr().wrapping_add(bytes.len())
