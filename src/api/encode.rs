@@ -274,7 +274,9 @@ mod tests {
             let first = super::object(&object, &representation).unwrap();
             let second = super::object(&object, &representation).unwrap();
             assert_eq!(first.as_ptr(), second.as_ptr(), "{representation:?}");
-            let frames = list_frames(&representation, "ConfigMapList", "v1", 3, None, None, &[object.clone()]).unwrap();
+            let frames =
+                list_frames(&representation, "ConfigMapList", "v1", 3, None, None, std::slice::from_ref(&object))
+                    .unwrap();
             if representation != Representation::Yaml {
                 assert!(
                     frames.iter().any(|f| f.as_ptr() >= first.as_ptr() && f.as_ptr() < end_of(&first) && !f.is_empty()),
