@@ -12,6 +12,10 @@ pub mod negotiate;
 pub mod object;
 pub mod params;
 pub mod protobuf;
+pub mod protobuf_encode;
+pub mod cbor;
+pub mod encode;
+pub mod yaml;
 pub mod route;
 pub mod status;
 pub mod testing;
@@ -95,6 +99,8 @@ pub struct RequestHead {
     pub content_length: Option<u64>,
     /// The raw query string.
     pub query: Option<String>,
+    /// `Accept-Encoding` (gzip of large get and list responses).
+    pub accept_encoding: Option<String>,
 }
 
 /// Serves one request. The backend is shared (`Rc`) because a streamed list
@@ -128,6 +134,7 @@ where
         content_type: header_text(header::CONTENT_TYPE),
         content_length: header_text(header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
         query: parts.uri.query().map(str::to_string),
+        accept_encoding: header_text(header::ACCEPT_ENCODING),
     };
     let route = route::parse(parts.uri.path());
     let limit = backend.config().request_body_bytes_max;
