@@ -152,7 +152,6 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
     let progress = tokio::spawn(progress(shared.clone(), series.clone(), tag.clone(), t0));
     tokio::time::sleep(duration).await;
     let measured_s = t0.elapsed().as_secs_f64();
-    let totals = shared.metrics.snapshot();
     shared.cancel.cancel();
     let _ = progress.await;
     let stop_by = tokio::time::Instant::now() + STOP_GRACE;
@@ -163,6 +162,8 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
         }
     }
 
+    // After every task stopped: a write in flight at the end is counted with its latency.
+    let totals = shared.metrics.snapshot();
     let series = std::mem::take(&mut *series.lock().unwrap());
     let m = &shared.metrics;
     let c = &m.counters;
