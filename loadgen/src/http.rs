@@ -60,7 +60,9 @@ impl Endpoint {
         let authority = uri.authority().map(|a| a.to_string()).unwrap_or_else(|| host.clone());
         let tls = if https { Some(Arc::new(tls_config(opts)?)) } else { None };
         let authorization = match &opts.token {
-            Some(t) => Some(HeaderValue::from_str(&format!("Bearer {t}")).context("token is not a valid header value")?),
+            Some(t) => {
+                Some(HeaderValue::from_str(&format!("Bearer {t}")).context("token is not a valid header value")?)
+            }
             None => None,
         };
         Ok(Endpoint {
@@ -85,7 +87,8 @@ impl Endpoint {
             None => self.handshake(tcp, self.http2).await,
             Some(cfg) => {
                 let name = ServerName::try_from(self.host.clone()).context("server name")?;
-                let tls = tokio_rustls::TlsConnector::from(cfg.clone()).connect(name, tcp).await.context("TLS handshake")?;
+                let tls =
+                    tokio_rustls::TlsConnector::from(cfg.clone()).connect(name, tcp).await.context("TLS handshake")?;
                 let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
                 if self.http2 && !h2 {
                     bail!("the server did not offer h2 in ALPN");
@@ -121,7 +124,13 @@ impl Endpoint {
     }
 
     /// Builds a request for `path_and_query` (absolute URI for HTTP/2, Host header for HTTP/1.1).
-    pub fn request(&self, method: Method, path_and_query: &str, accept: &str, body: Option<(Bytes, &str)>) -> Request<Full<Bytes>> {
+    pub fn request(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        accept: &str,
+        body: Option<(Bytes, &str)>,
+    ) -> Request<Full<Bytes>> {
         let uri = format!("{}://{}{}", self.scheme, self.authority, path_and_query);
         let mut b = Request::builder().method(method).uri(uri).header(http::header::ACCEPT, accept);
         if !self.http2 || self.tls.is_none() {
@@ -182,7 +191,8 @@ pub async fn read_body(resp: Response<Incoming>) -> Result<Bytes> {
 
 fn tls_config(opts: &ClientOptions) -> Result<rustls::ClientConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
+    let builder =
+        rustls::ClientConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
     let builder = if opts.insecure_skip_tls_verify {
         builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
     } else {
@@ -195,8 +205,10 @@ fn tls_config(opts: &ClientOptions) -> Result<rustls::ClientConfig> {
     };
     let mut cfg = match (&opts.client_cert_file, &opts.client_key_file) {
         (Some(cert), Some(key)) => {
-            let key = rustls_pemfile::private_key(&mut std::io::BufReader::new(std::fs::File::open(key).with_context(|| format!("open {key}"))?))?
-                .ok_or_else(|| anyhow!("no private key in {key}"))?;
+            let key = rustls_pemfile::private_key(&mut std::io::BufReader::new(
+                std::fs::File::open(key).with_context(|| format!("open {key}"))?,
+            ))?
+            .ok_or_else(|| anyhow!("no private key in {key}"))?;
             builder.with_client_auth_cert(read_certs(cert)?, key)?
         }
         (None, None) => builder.with_no_client_auth(),
@@ -265,7 +277,8 @@ mod tests {
         assert!(Endpoint::new("ftp://x", &ClientOptions::default()).is_err());
         // https without a CA and without an explicit skip is refused.
         assert!(Endpoint::new("https://localhost:6443", &ClientOptions::default()).is_err());
-        let insecure = ClientOptions { insecure_skip_tls_verify: true, token: Some("abc".into()), ..Default::default() };
+        let insecure =
+            ClientOptions { insecure_skip_tls_verify: true, token: Some("abc".into()), ..Default::default() };
         let e = Endpoint::new("https://localhost:6443", &insecure).unwrap();
         let r = e.request(Method::GET, "/", "*/*", None);
         assert_eq!(r.headers()[http::header::AUTHORIZATION], "Bearer abc");

@@ -37,8 +37,9 @@ enum SpawnKind {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// The scenario file (TOML), e.g. loadgen/scenarios/kubelets.toml.
-    scenario: PathBuf,
+    /// Scenario files (TOML), e.g. loadgen/scenarios/kubelets.toml; run one after the other.
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
     /// Run the scenario's tiny [smoke] variant.
     #[arg(long)]
     smoke: bool,
@@ -87,7 +88,8 @@ struct RunArgs {
     /// The etcd binary for --spawn (default: $ETCD, or PATH).
     #[arg(long)]
     etcd_bin: Option<PathBuf>,
-    /// Where result.json, summary.md and plot.svg go (default: loadgen-results/NAME-DATE).
+    /// Where result.json, summary.md and plot.svg go (default: loadgen-results/NAME-DATE;
+    /// with several scenarios, DIR/NAME).
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -111,8 +113,16 @@ fn validate(files: &[PathBuf]) -> Result<()> {
     for f in files {
         let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         for smoke in [false, true] {
-            let s = scenario::parse(&text, smoke, &[]).with_context(|| format!("{}{}", f.display(), if smoke { " [smoke]" } else { "" }))?;
-            println!("{}{}: ok ({}, {} watchers, {} s)", f.display(), if smoke { " [smoke]" } else { "" }, s.name, s.watchers(), s.duration_s);
+            let s = scenario::parse(&text, smoke, &[])
+                .with_context(|| format!("{}{}", f.display(), if smoke { " [smoke]" } else { "" }))?;
+            println!(
+                "{}{}: ok ({}, {} watchers, {} s)",
+                f.display(),
+                if smoke { " [smoke]" } else { "" },
+                s.name,
+                s.watchers(),
+                s.duration_s
+            );
         }
     }
     Ok(())
@@ -132,10 +142,15 @@ enum Source {
 }
 
 fn run(args: RunArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&args.scenario).with_context(|| format!("reading {}", args.scenario.display()))?;
-    let mut scenario = scenario::parse(&text, args.smoke, &args.sets).with_context(|| args.scenario.display().to_string())?;
-    if args.http1 {
-        scenario.connection.http2 = false;
+    let mut scenarios = Vec::new();
+    for path in &args.scenarios {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut scenario =
+            scenario::parse(&text, args.smoke, &args.sets).with_context(|| path.display().to_string())?;
+        if args.http1 {
+            scenario.connection.http2 = false;
+        }
+        scenarios.push(scenario);
     }
     let mut targets: Vec<(String, Flavor, Source)> = Vec::new();
     for k in &args.kube {
@@ -182,12 +197,34 @@ fn run(args: RunArgs) -> Result<()> {
         })
         .build()?;
 
+    let token = match (&args.token, &args.token_file) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(f)) => {
+            Some(std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?.trim().to_string())
+        }
+        _ => None,
+    };
+    let several = scenarios.len() > 1;
+    for scenario in &scenarios {
+        run_scenario(&args, &rt, scenario, &targets, token.clone(), &loadgen_cpus, &server_cpus, several)?;
+    }
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_scenario(
+    args: &RunArgs,
+    rt: &tokio::runtime::Runtime,
+    scenario: &scenario::Scenario,
+    targets: &[(String, Flavor, Source)],
+    token: Option<String>,
+    loadgen_cpus: &[usize],
+    server_cpus: &[usize],
+    several: bool,
+) -> Result<()> {
     let opts = ClientOptions {
-        token: match (&args.token, &args.token_file) {
-            (Some(t), _) => Some(t.clone()),
-            (None, Some(f)) => Some(std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?.trim().to_string()),
-            _ => None,
-        },
+        token,
         ca_file: args.ca.clone(),
         client_cert_file: args.client_cert.clone(),
         client_key_file: args.client_key.clone(),
@@ -199,18 +236,19 @@ fn run(args: RunArgs) -> Result<()> {
 
     let mut runs = Vec::new();
     for (name, flavor, source) in targets {
+        let (name, flavor) = (name.clone(), *flavor);
         let mut server: Option<Spawned> = None;
         let url = match source {
-            Source::Url(u) => u,
+            Source::Url(u) => u.clone(),
             Source::Spawn(kind) => {
                 let s = match kind {
                     SpawnKind::Shardline => {
                         let bin = spawn::find_binary(args.shardline_bin.as_deref(), "SHARDLINE_BIN", "shardline")?;
-                        Spawned::shardline(&bin, &server_cpus)?
+                        Spawned::shardline(&bin, server_cpus)?
                     }
                     SpawnKind::Etcd => {
                         let bin = spawn::find_binary(args.etcd_bin.as_deref(), "ETCD", "etcd")?;
-                        Spawned::etcd(&bin, &server_cpus)?
+                        Spawned::etcd(&bin, server_cpus)?
                     }
                 };
                 eprintln!("loadgen: started {} (pid {}) at {} on CPUs {server_cpus:?}", s.name, s.pid(), s.url);
@@ -221,7 +259,9 @@ fn run(args: RunArgs) -> Result<()> {
         };
         let endpoint = Endpoint::new(&url, if flavor == Flavor::Etcd { &etcd_opts } else { &opts })?;
         let target = Target { name, flavor, endpoint };
-        let result = rt.block_on(loadgen::run::run(target, &scenario));
+        let cpu_before = process_cpu_s();
+        let result = rt.block_on(loadgen::run::run(target, scenario));
+        let loadgen_cpu_s = process_cpu_s() - cpu_before;
         let result = match result {
             Ok(r) => r,
             Err(e) => {
@@ -234,11 +274,11 @@ fn run(args: RunArgs) -> Result<()> {
         runs.push(TargetRun {
             server_cpu_s: server.as_ref().and_then(|s| s.cpu_seconds()),
             server_peak_rss_bytes: server.as_ref().and_then(|s| s.peak_rss_bytes()),
+            loadgen_cpu_s,
             result,
         });
         drop(server);
     }
-    rt.shutdown_timeout(std::time::Duration::from_secs(5));
 
     let date = time::OffsetDateTime::now_utc();
     let report = Report {
@@ -246,14 +286,27 @@ fn run(args: RunArgs) -> Result<()> {
         date_utc: date.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
         command: std::env::args().collect(),
         smoke: args.smoke,
-        machine: Machine::here(loadgen_cpus, if args.spawn.is_empty() { None } else { Some(server_cpus) }),
+        machine: Machine::here(
+            loadgen_cpus.to_vec(),
+            if args.spawn.is_empty() { None } else { Some(server_cpus.to_vec()) },
+        ),
         scenario: scenario.clone(),
         runs,
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stamp = date.format(time::macros::format_description!("[year][month][day]T[hour][minute][second]")).unwrap_or_default();
-        Path::new("loadgen-results").join(format!("{}{}-{stamp}", scenario.name, if args.smoke { "-smoke" } else { "" }))
-    });
+    let out = match &args.out {
+        Some(dir) if several => dir.join(&scenario.name),
+        Some(dir) => dir.clone(),
+        None => {
+            let stamp = date
+                .format(time::macros::format_description!("[year][month][day]T[hour][minute][second]"))
+                .unwrap_or_default();
+            Path::new("loadgen-results").join(format!(
+                "{}{}-{stamp}",
+                scenario.name,
+                if args.smoke { "-smoke" } else { "" }
+            ))
+        }
+    };
     report::write_all(&report, &out)?;
     println!("{}", report::table(&report));
     println!("results: {}/result.json, summary.md, plot.svg", out.display());
@@ -266,6 +319,17 @@ fn tail(s: &str, n: usize) -> &str {
         start += 1;
     }
     &s[start..]
+}
+
+/// This process's CPU time so far (user + system), in seconds.
+fn process_cpu_s() -> f64 {
+    // SAFETY: getrusage fills a struct we own.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(u.ru_utime) + tv(u.ru_stime)
+    }
 }
 
 /// Raises the soft open-files limit to the hard limit (one descriptor per HTTP/1.1 watch).

@@ -183,7 +183,16 @@ impl Metrics {
         self.recent.lock().unwrap().clear();
         self.errors.lock().unwrap().clear();
         let c = &self.counters;
-        for a in [&c.watch_events, &c.watch_bytes, &c.writes, &c.list_pages, &c.list_items, &c.list_bytes, &c.lists, &c.errors] {
+        for a in [
+            &c.watch_events,
+            &c.watch_bytes,
+            &c.writes,
+            &c.list_pages,
+            &c.list_items,
+            &c.list_bytes,
+            &c.lists,
+            &c.errors,
+        ] {
             a.store(0, Ordering::Relaxed);
         }
     }
@@ -229,7 +238,13 @@ pub struct Sample {
 
 impl Sample {
     /// The rates between two snapshots `dt_s` seconds apart.
-    pub fn between(t_s: f64, dt_s: f64, a: &CounterSnapshot, b: &CounterSnapshot, recent: &BTreeMap<Kind, Latency>) -> Sample {
+    pub fn between(
+        t_s: f64,
+        dt_s: f64,
+        a: &CounterSnapshot,
+        b: &CounterSnapshot,
+        recent: &BTreeMap<Kind, Latency>,
+    ) -> Sample {
         let r = |x: u64, y: u64| if dt_s > 0.0 { y.saturating_sub(x) as f64 / dt_s } else { 0.0 };
         let p99 = |k: Kind| recent.get(&k).filter(|h| !h.is_empty()).map_or(0.0, |h| h.quantile_ms(0.99));
         Sample {
@@ -260,7 +275,11 @@ mod tests {
         let mut all = Latency::default();
         for i in 1..=1000u64 {
             let d = us(i * 37 % 10_000 + 1);
-            if i % 3 == 0 { a.record(d) } else { b.record(d) }
+            if i % 3 == 0 {
+                a.record(d)
+            } else {
+                b.record(d)
+            }
             all.record(d);
         }
         let mut merged = a.clone();

@@ -40,6 +40,9 @@ pub struct TargetRun {
     pub result: RunResult,
     pub server_cpu_s: Option<f64>,
     pub server_peak_rss_bytes: Option<u64>,
+    /// loadgen's own CPU time during the run: near `measured_s` x its CPUs means loadgen, not
+    /// the server, was the bottleneck.
+    pub loadgen_cpu_s: f64,
 }
 
 impl Machine {
@@ -47,7 +50,11 @@ impl Machine {
         let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
         let memory_bytes = std::fs::read_to_string("/proc/meminfo")
             .ok()
-            .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+            .and_then(|m| {
+                m.lines()
+                    .find(|l| l.starts_with("MemTotal:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            })
             .map_or(0, |kib| kib * 1024);
         let shared = server_cpus.as_ref().is_some_and(|s| s.iter().any(|c| loadgen_cpus.contains(c)));
         let note = match (&server_cpus, shared) {
@@ -80,7 +87,11 @@ fn rows(report: &Report) -> Vec<(String, Vec<Option<f64>>, bool)> {
     let s = &report.scenario;
     if s.watchers() > 0 {
         out.push(("watchers connected".into(), col(&|r| Some(r.result.watchers_connected as f64)), false));
-        out.push(("watchers closed by the server".into(), col(&|r| Some(r.result.watchers_closed_by_server as f64)), true));
+        out.push((
+            "watchers closed by the server".into(),
+            col(&|r| Some(r.result.watchers_closed_by_server as f64)),
+            true,
+        ));
         out.push(("watcher connect time (s)".into(), col(&|r| Some(r.result.connect_s)), true));
         out.push(("watch events delivered /s".into(), col(&|r| Some(r.result.watch_events_per_s)), false));
         out.push(("watch MB/s received".into(), col(&|r| Some(r.result.watch_bytes_per_s / 1e6)), false));
@@ -94,20 +105,41 @@ fn rows(report: &Report) -> Vec<(String, Vec<Option<f64>>, bool)> {
     }
     if s.writes.is_some() {
         out.push(("writes /s".into(), col(&|r| Some(r.result.writes_per_s)), false));
-        out.push(("write latency p50 (ms, from intended start)".into(), col(&|r| lat(&r.result, "write", |l| l.p50_ms)), true));
-        out.push(("write latency p99 (ms, from intended start)".into(), col(&|r| lat(&r.result, "write", |l| l.p99_ms)), true));
+        out.push((
+            "write latency p50 (ms, from intended start)".into(),
+            col(&|r| lat(&r.result, "write", |l| l.p50_ms)),
+            true,
+        ));
+        out.push((
+            "write latency p99 (ms, from intended start)".into(),
+            col(&|r| lat(&r.result, "write", |l| l.p99_ms)),
+            true,
+        ));
         out.push(("write service time p99 (ms)".into(), col(&|r| lat(&r.result, "write_service", |l| l.p99_ms)), true));
     }
     if s.list.is_some() {
         out.push(("list pages /s".into(), col(&|r| Some(r.result.list_pages_per_s)), false));
         out.push(("whole lists /s".into(), col(&|r| Some(r.result.lists_per_s)), false));
-        out.push(("list MB/s".into(), col(&|r| Some(r.result.totals.list_bytes as f64 / r.result.measured_s / 1e6)), false));
+        out.push((
+            "list MB/s".into(),
+            col(&|r| Some(r.result.totals.list_bytes as f64 / r.result.measured_s / 1e6)),
+            false,
+        ));
         out.push(("list page latency p99 (ms)".into(), col(&|r| lat(&r.result, "list_page", |l| l.p99_ms)), true));
         out.push(("whole list latency p99 (ms)".into(), col(&|r| lat(&r.result, "list_whole", |l| l.p99_ms)), true));
     }
     out.push(("errors".into(), col(&|r| Some(r.result.totals.errors as f64)), true));
     out.push(("server CPU time (s)".into(), col(&|r| r.server_cpu_s), true));
-    out.push(("server peak RSS (MiB)".into(), col(&|r| r.server_peak_rss_bytes.map(|b| b as f64 / (1 << 20) as f64)), true));
+    out.push((
+        "server peak RSS (MiB)".into(),
+        col(&|r| r.server_peak_rss_bytes.map(|b| b as f64 / (1 << 20) as f64)),
+        true,
+    ));
+    out.push((
+        "loadgen CPU busy (% of its CPUs)".into(),
+        col(&|r| Some(100.0 * r.loadgen_cpu_s / (r.result.whole_s * report.machine.loadgen_cpus.len().max(1) as f64))),
+        true,
+    ));
     out
 }
 
@@ -217,7 +249,8 @@ pub fn svg(report: &Report) -> String {
     }
     let nines = |p: f64| (-(1.0 - (p / 100.0).min(0.99999)).log10()).clamp(0.0, 5.0);
     let max_ms = curves.iter().flat_map(|c| c.3.iter().map(|p| p.1)).fold(1.0f64, f64::max);
-    let min_ms = curves.iter().flat_map(|c| c.3.iter().map(|p| p.1)).filter(|&v| v > 0.0).fold(max_ms, f64::min).max(0.001);
+    let min_ms =
+        curves.iter().flat_map(|c| c.3.iter().map(|p| p.1)).filter(|&v| v > 0.0).fold(max_ms, f64::min).max(0.001);
     let (ly0, ly1) = (min_ms.log10().floor(), max_ms.log10().ceil().max(min_ms.log10().floor() + 1.0));
     let px = |p: f64| x0 + nines(p) / 5.0 * pw;
     let py = |ms: f64| y0 + ph - (ms.max(min_ms).log10() - ly0) / (ly1 - ly0) * ph;
@@ -229,13 +262,24 @@ pub fn svg(report: &Report) -> String {
     let mut e = ly0;
     while e <= ly1 {
         let y = y0 + ph - (e - ly0) / (ly1 - ly0) * ph;
-        let _ = write!(s, r##"<line x1="{x0}" x2="{}" y1="{y}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##, x0 + pw, x0 - 4.0, y + 4.0, fmt(Some(10f64.powf(e))));
+        let _ = write!(
+            s,
+            r##"<line x1="{x0}" x2="{}" y1="{y}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            x0 + pw,
+            x0 - 4.0,
+            y + 4.0,
+            fmt(Some(10f64.powf(e)))
+        );
         e += 1.0;
     }
     for (n, (i, label, dash, curve)) in curves.iter().enumerate() {
         let pts: Vec<String> = curve.iter().map(|&(p, ms)| format!("{:.1},{:.1}", px(p), py(ms))).collect();
         let c = COLORS[i % COLORS.len()];
-        let _ = write!(s, r#"<polyline fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}" points="{}"/>"#, pts.join(" "));
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}" points="{}"/>"#,
+            pts.join(" ")
+        );
         legend(&mut s, x0 + 10.0, y0 + 15.0 + n as f64 * 15.0, c, dash, label);
     }
 
@@ -246,13 +290,28 @@ pub fn svg(report: &Report) -> String {
     for (i, r) in report.runs.iter().enumerate() {
         let series = &r.result.series;
         if report.scenario.watchers() > 0 {
-            lines.push((i, format!("{} watch events/s", r.result.target), "", series.iter().map(|p| (p.t_s, p.watch_events_per_s)).collect::<Vec<_>>()));
+            lines.push((
+                i,
+                format!("{} watch events/s", r.result.target),
+                "",
+                series.iter().map(|p| (p.t_s, p.watch_events_per_s)).collect::<Vec<_>>(),
+            ));
         }
         if report.scenario.writes.is_some() {
-            lines.push((i, format!("{} writes/s", r.result.target), "6,3", series.iter().map(|p| (p.t_s, p.writes_per_s)).collect()));
+            lines.push((
+                i,
+                format!("{} writes/s", r.result.target),
+                "6,3",
+                series.iter().map(|p| (p.t_s, p.writes_per_s)).collect(),
+            ));
         }
         if report.scenario.list.is_some() {
-            lines.push((i, format!("{} list pages/s", r.result.target), "2,2", series.iter().map(|p| (p.t_s, p.list_pages_per_s)).collect()));
+            lines.push((
+                i,
+                format!("{} list pages/s", r.result.target),
+                "2,2",
+                series.iter().map(|p| (p.t_s, p.list_pages_per_s)).collect(),
+            ));
         }
     }
     let tmax = lines.iter().flat_map(|l| l.3.iter().map(|p| p.0)).fold(1.0f64, f64::max);
@@ -260,14 +319,31 @@ pub fn svg(report: &Report) -> String {
     for k in 0..=4 {
         let v = vmax * k as f64 / 4.0;
         let y = y0 + ph - ph * k as f64 / 4.0;
-        let _ = write!(s, r##"<line x1="{x0}" x2="{}" y1="{y}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##, x0 + pw, x0 - 4.0, y + 4.0, fmt(Some(v.round())));
+        let _ = write!(
+            s,
+            r##"<line x1="{x0}" x2="{}" y1="{y}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            x0 + pw,
+            x0 - 4.0,
+            y + 4.0,
+            fmt(Some(v.round()))
+        );
         let t = tmax * k as f64 / 4.0;
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{t:.0}</text>"#, x0 + pw * k as f64 / 4.0, y0 + ph + 15.0);
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">{t:.0}</text>"#,
+            x0 + pw * k as f64 / 4.0,
+            y0 + ph + 15.0
+        );
     }
     for (n, (i, label, dash, pts)) in lines.iter().enumerate() {
         let c = COLORS[*i % COLORS.len()];
-        let p: Vec<String> = pts.iter().map(|&(t, v)| format!("{:.1},{:.1}", x0 + t / tmax * pw, y0 + ph - v / vmax * ph)).collect();
-        let _ = write!(s, r#"<polyline fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}" points="{}"/>"#, p.join(" "));
+        let p: Vec<String> =
+            pts.iter().map(|&(t, v)| format!("{:.1},{:.1}", x0 + t / tmax * pw, y0 + ph - v / vmax * ph)).collect();
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}" points="{}"/>"#,
+            p.join(" ")
+        );
         legend(&mut s, x0 + 10.0, y0 + 15.0 + n as f64 * 15.0, c, dash, label);
     }
     s.push_str("</svg>\n");
@@ -339,6 +415,7 @@ mod tests {
                 watchers_closed_by_server: 0,
                 connect_s: 0.1,
                 measured_s: 3.0,
+                whole_s: 4.0,
                 totals: Default::default(),
                 watch_events_per_s: 100.0 * scale,
                 watch_bytes_per_s: 0.0,
@@ -351,6 +428,7 @@ mod tests {
             },
             server_cpu_s: Some(1.5),
             server_peak_rss_bytes: None,
+            loadgen_cpu_s: 1.0,
         }
     }
 
@@ -375,7 +453,8 @@ mod tests {
         assert!(svg.contains("shardline write_to_watch") && svg.contains("etcd writes/s"));
         let dir = tempfile::tempdir().unwrap();
         write_all(&report, dir.path()).unwrap();
-        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
         assert_eq!(json["runs"][1]["target"], "etcd");
         assert!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap().contains("0.50×"));
     }

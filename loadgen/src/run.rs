@@ -44,6 +44,8 @@ pub struct RunResult {
     pub watchers_closed_by_server: u64,
     pub connect_s: f64,
     pub measured_s: f64,
+    /// The whole run: preload, connecting, measuring, stopping.
+    pub whole_s: f64,
     pub totals: CounterSnapshot,
     pub watch_events_per_s: f64,
     pub watch_bytes_per_s: f64,
@@ -73,7 +75,9 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
         measure_from_unix_ns: u64::MAX.into(),
     });
     let tag = format!("[{}]", target.name);
-    let mut conn = target.endpoint.connect().await.with_context(|| format!("{tag} connecting to {}", target.endpoint.base))?;
+    let whole = Instant::now();
+    let mut conn =
+        target.endpoint.connect().await.with_context(|| format!("{tag} connecting to {}", target.endpoint.base))?;
     target.ensure_namespaces(&mut conn, scenario.objects.namespaces).await?;
 
     let t = Instant::now();
@@ -179,6 +183,7 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
         watchers_closed_by_server: c.watchers_closed_by_server.load(Ordering::Relaxed),
         connect_s,
         measured_s,
+        whole_s: whole.elapsed().as_secs_f64(),
         totals,
         watch_events_per_s: per_s(totals.watch_events),
         watch_bytes_per_s: per_s(totals.watch_bytes),
@@ -518,7 +523,8 @@ async fn progress(shared: Arc<Shared>, series: Arc<Mutex<Vec<Sample>>>, tag: Str
     let m = &shared.metrics;
     let mut prev = m.snapshot();
     let mut prev_t = 0.0;
-    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_secs(1), Duration::from_secs(1));
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_secs(1), Duration::from_secs(1));
     loop {
         tokio::select! {
             _ = tick.tick() => {}

@@ -187,8 +187,7 @@ pub fn parse(text: &str, smoke: bool, sets: &[String]) -> Result<Scenario> {
     for set in sets {
         apply_set(&mut root, set)?;
     }
-    let scenario: Scenario =
-        toml::Value::Table(root).try_into().context("scenario does not match the format")?;
+    let scenario: Scenario = toml::Value::Table(root).try_into().context("scenario does not match the format")?;
     scenario.validate()?;
     Ok(scenario)
 }
@@ -266,7 +265,8 @@ impl Scenario {
                 bail!("informers.watchers must be at least 1");
             }
         }
-        let watchers = self.kubelets.as_ref().map_or(0, |k| k.watchers) + self.informers.as_ref().map_or(0, |i| i.watchers);
+        let watchers =
+            self.kubelets.as_ref().map_or(0, |k| k.watchers) + self.informers.as_ref().map_or(0, |i| i.watchers);
         if watchers > WATCHERS_MAX {
             bail!("{watchers} watchers in all: at most {WATCHERS_MAX}");
         }
@@ -348,7 +348,8 @@ kubelets = { watchers = 10 }
 
     #[test]
     fn set_overrides_nested_keys() {
-        let s = parse(KUBELETS, false, &["kubelets.watchers=100".into(), "objects.nodes=100".into(), "name=x".into()]).unwrap();
+        let s = parse(KUBELETS, false, &["kubelets.watchers=100".into(), "objects.nodes=100".into(), "name=x".into()])
+            .unwrap();
         assert_eq!(s.kubelets.unwrap().watchers, 100);
         assert_eq!(s.name, "x");
         assert!(parse(KUBELETS, false, &["nokey".into()]).is_err());

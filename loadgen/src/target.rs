@@ -155,8 +155,38 @@ struct SpecView {
     node_name: Option<String>,
 }
 
-/// Parses one line of a Kubernetes watch stream.
+/// Reads a watch event without decoding the object: the type from the line's start, the stamp
+/// and resourceVersion by substring search. None when the line does not have the usual shape
+/// (`{"type":"ADDED","object":...}`, as kube-apiserver and Shardline write it).
+fn scan_kube_event(line: &[u8]) -> Option<Seen> {
+    let rest = line.strip_prefix(b"{\"type\":\"")?;
+    let end = memchr::memchr(b'"', rest)?;
+    let kind = &rest[..end];
+    let string_after = |key: &[u8]| -> Option<u64> {
+        let at = memchr::memmem::find(line, key)? + key.len();
+        let len = memchr::memchr(b'"', &line[at..])?;
+        std::str::from_utf8(&line[at..at + len]).ok()?.parse().ok()
+    };
+    let revision = string_after(b"\"resourceVersion\":\"");
+    match kind {
+        b"ADDED" | b"MODIFIED" => Some(Seen {
+            stamp_ns: string_after(b"\"loadgen.shardline.dev/sent-unix-ns\":\""),
+            mine: true,
+            revision,
+            error: None,
+        }),
+        b"DELETED" => Some(Seen { stamp_ns: None, mine: true, revision, error: None }),
+        b"BOOKMARK" => Some(Seen { revision, ..Default::default() }),
+        _ => None,
+    }
+}
+
+/// Parses one line of a Kubernetes watch stream (by substring scan when it has the usual shape,
+/// else by decoding it).
 pub fn parse_kube_event(line: &[u8]) -> Result<Seen> {
+    if let Some(seen) = scan_kube_event(line) {
+        return Ok(seen);
+    }
     let ev: KubeEvent = serde_json::from_slice(line).context("watch event is not JSON")?;
     let revision = ev.object.metadata.resource_version.as_deref().and_then(|v| v.parse().ok());
     match ev.kind {
@@ -274,10 +304,15 @@ impl Target {
                 let coll = format!("/api/v1/namespaces/{}/pods", pod.namespace);
                 let json = "application/json";
                 match op {
-                    WriteOp::Create => e.request(Method::POST, &coll, json, Some((pod_json(pod, unix_ns(), pod_bytes), json))),
-                    WriteOp::Update => {
-                        e.request(Method::PUT, &format!("{coll}/{}", pod.name), json, Some((pod_json(pod, unix_ns(), pod_bytes), json)))
+                    WriteOp::Create => {
+                        e.request(Method::POST, &coll, json, Some((pod_json(pod, unix_ns(), pod_bytes), json)))
                     }
+                    WriteOp::Update => e.request(
+                        Method::PUT,
+                        &format!("{coll}/{}", pod.name),
+                        json,
+                        Some((pod_json(pod, unix_ns(), pod_bytes), json)),
+                    ),
                     WriteOp::Delete => e.request(Method::DELETE, &format!("{coll}/{}", pod.name), json, None),
                 }
             }
@@ -290,7 +325,12 @@ impl Target {
                     }
                     WriteOp::Delete => ("/v3/kv/deleterange", serde_json::json!({ "key": key })),
                 };
-                e.request(Method::POST, path, "application/json", Some((Bytes::from(body.to_string()), "application/json")))
+                e.request(
+                    Method::POST,
+                    path,
+                    "application/json",
+                    Some((Bytes::from(body.to_string()), "application/json")),
+                )
             }
         };
         let resp = conn.send(req).await.map_err(|_| "connection".to_string())?;
@@ -306,16 +346,22 @@ impl Target {
     /// The current revision (`resourceVersion` of the pods collection, etcd's header revision).
     pub async fn revision(&self, conn: &mut Conn) -> Result<u64> {
         let (req, pick): (_, fn(&serde_json::Value) -> Option<&str>) = match self.flavor {
-            Flavor::Kube => (
-                self.endpoint.request(Method::GET, "/api/v1/pods?limit=1", "application/json", None),
-                |v| v.pointer("/metadata/resourceVersion").and_then(|v| v.as_str()),
-            ),
+            Flavor::Kube => {
+                (self.endpoint.request(Method::GET, "/api/v1/pods?limit=1", "application/json", None), |v| {
+                    v.pointer("/metadata/resourceVersion").and_then(|v| v.as_str())
+                })
+            }
             Flavor::Etcd => (
                 self.endpoint.request(
                     Method::POST,
                     "/v3/kv/range",
                     "application/json",
-                    Some((Bytes::from(serde_json::json!({"key": B64.encode("/"), "limit": 1, "keys_only": true}).to_string()), "application/json")),
+                    Some((
+                        Bytes::from(
+                            serde_json::json!({"key": B64.encode("/"), "limit": 1, "keys_only": true}).to_string(),
+                        ),
+                        "application/json",
+                    )),
                 ),
                 |v| v.pointer("/header/revision").and_then(|v| v.as_str()),
             ),
@@ -327,7 +373,9 @@ impl Target {
             bail!("reading the current revision: {status}: {}", String::from_utf8_lossy(&body));
         }
         let v: serde_json::Value = serde_json::from_slice(&body)?;
-        pick(&v).and_then(|s| s.parse().ok()).ok_or_else(|| anyhow!("no revision in {}", String::from_utf8_lossy(&body)))
+        pick(&v)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| anyhow!("no revision in {}", String::from_utf8_lossy(&body)))
     }
 
     /// Creates the namespaces pods go into (Kubernetes only; etcd has no namespaces to create).
@@ -337,7 +385,12 @@ impl Target {
         }
         for i in 0..count {
             let body = format!(r#"{{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"loadgen-{i}"}}}}"#);
-            let req = self.endpoint.request(Method::POST, "/api/v1/namespaces", "application/json", Some((Bytes::from(body), "application/json")));
+            let req = self.endpoint.request(
+                Method::POST,
+                "/api/v1/namespaces",
+                "application/json",
+                Some((Bytes::from(body), "application/json")),
+            );
             let resp = conn.send(req).await?;
             let status = resp.status();
             read_body(resp).await?;
@@ -350,7 +403,12 @@ impl Target {
 
     /// The request of one list page. `cont` is the continue token (Kubernetes) or the next
     /// key (etcd, base64); `limit` 0 lists everything in one response.
-    pub fn list_request(&self, limit: u64, accept: &str, cont: Option<&str>) -> http::Request<http_body_util::Full<Bytes>> {
+    pub fn list_request(
+        &self,
+        limit: u64,
+        accept: &str,
+        cont: Option<&str>,
+    ) -> http::Request<http_body_util::Full<Bytes>> {
         match self.flavor {
             Flavor::Kube => {
                 let mut q = String::from("/api/v1/pods");
@@ -366,8 +424,14 @@ impl Target {
             }
             Flavor::Etcd => {
                 let key = cont.map(str::to_string).unwrap_or_else(|| B64.encode(PREFIX));
-                let body = serde_json::json!({ "key": key, "range_end": B64.encode(prefix_end(PREFIX)), "limit": limit });
-                self.endpoint.request(Method::POST, "/v3/kv/range", "application/json", Some((Bytes::from(body.to_string()), "application/json")))
+                let body =
+                    serde_json::json!({ "key": key, "range_end": B64.encode(prefix_end(PREFIX)), "limit": limit });
+                self.endpoint.request(
+                    Method::POST,
+                    "/v3/kv/range",
+                    "application/json",
+                    Some((Bytes::from(body.to_string()), "application/json")),
+                )
             }
         }
     }
@@ -435,7 +499,12 @@ impl Target {
                     "range_end": B64.encode(prefix_end(PREFIX)),
                     "start_revision": revision + 1,
                 }});
-                self.endpoint.request(Method::POST, "/v3/watch", "application/json", Some((Bytes::from(body.to_string()), "application/json")))
+                self.endpoint.request(
+                    Method::POST,
+                    "/v3/watch",
+                    "application/json",
+                    Some((Bytes::from(body.to_string()), "application/json")),
+                )
             }
         }
     }
@@ -484,15 +553,23 @@ mod tests {
     #[test]
     fn parses_kube_watch_events() {
         let p = PodRef::new(1, 1, 1);
-        let line = format!(r#"{{"type":"MODIFIED","object":{}}}"#, String::from_utf8(pod_json(&p, 7, 300).to_vec()).unwrap());
+        let line =
+            format!(r#"{{"type":"MODIFIED","object":{}}}"#, String::from_utf8(pod_json(&p, 7, 300).to_vec()).unwrap());
         let seen = parse_kube_event(line.as_bytes()).unwrap();
         assert_eq!(seen.stamp_ns, Some(7));
         assert!(seen.mine);
-        let bm = parse_kube_event(br#"{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12"}}}"#).unwrap();
+        let bm =
+            parse_kube_event(br#"{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12"}}}"#)
+                .unwrap();
         assert_eq!((bm.mine, bm.revision), (false, Some(12)));
-        let err = parse_kube_event(br#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}}"#).unwrap();
+        let err =
+            parse_kube_event(br#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}}"#).unwrap();
         assert_eq!(err.error.as_deref(), Some("410"));
         assert!(parse_kube_event(b"{").is_err());
+        // The scan and the decode agree, whatever the field order.
+        let reordered =
+            format!(r#"{{"object":{},"type":"ADDED"}}"#, String::from_utf8(pod_json(&p, 7, 300).to_vec()).unwrap());
+        assert_eq!(parse_kube_event(reordered.as_bytes()).unwrap(), scan_kube_event(line.as_bytes()).unwrap());
     }
 
     #[test]

@@ -67,7 +67,8 @@ fn smoke(name: &str) -> Value {
         let text = std::fs::read_to_string(out.path().join(f)).expect(f);
         assert!(text.contains("shardline"), "{f} names the target");
     }
-    let result: Value = serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result.json")).expect("JSON");
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result.json")).expect("JSON");
     assert_eq!(result["smoke"], true);
     let runs = result["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), if etcd_bin().is_some() { 2 } else { 1 });
@@ -127,7 +128,8 @@ fn mixed_smoke() {
 fn refuses_a_bad_scenario_with_a_message() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
-    std::fs::write(&bad, "version = 1\nname = \"x\"\nduration_s = 1\n[kubelets]\nwatchers = 5\n[objects]\nnodes = 2\n").unwrap();
+    std::fs::write(&bad, "version = 1\nname = \"x\"\nduration_s = 1\n[kubelets]\nwatchers = 5\n[objects]\nnodes = 2\n")
+        .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_loadgen")).arg("validate").arg(&bad).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
