@@ -29,6 +29,8 @@ pub struct Machine {
     pub cpus: usize,
     pub kernel: String,
     pub memory_bytes: u64,
+    /// `/proc/loadavg` when the report was written: other work on the machine skews results.
+    pub load_average: String,
     pub loadgen_cpus: Vec<usize>,
     pub server_cpus: Option<Vec<usize>>,
     pub note: String,
@@ -62,7 +64,10 @@ impl Machine {
             (Some(_), true) => "loadgen and the servers share CPUs: numbers include their interference".into(),
             (Some(_), false) => "loadgen and the servers run on separate CPUs".into(),
         };
-        Machine { cpus: crate::spawn::allowed_cpus().len(), kernel, memory_bytes, loadgen_cpus, server_cpus, note }
+        // SAFETY: sysconf has no preconditions. (Not the affinity mask: loadgen is pinned by now.)
+        let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+        let load_average = std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+        Machine { cpus, kernel, memory_bytes, load_average, loadgen_cpus, server_cpus, note }
     }
 }
 
@@ -194,12 +199,13 @@ pub fn markdown(report: &Report) -> String {
     let m = &report.machine;
     let _ = writeln!(
         md,
-        "- machine: {} CPUs, {:.1} GiB, Linux {}; loadgen on CPUs {:?}, servers on {:?} ({})",
+        "- machine: {} CPUs, {:.1} GiB, Linux {}, load average {} at the end; loadgen on CPUs {:?}, servers on {} ({})",
         m.cpus,
         m.memory_bytes as f64 / (1u64 << 30) as f64,
         m.kernel,
+        m.load_average,
         m.loadgen_cpus,
-        m.server_cpus,
+        m.server_cpus.as_ref().map_or("unknown CPUs".to_string(), |c| format!("CPUs {c:?}")),
         m.note
     );
     let _ = writeln!(
