@@ -2,7 +2,7 @@
 //!
 //! A scenario is a versioned TOML file. It preloads pods, then runs its workloads (kubelets,
 //! informers, list storm, writes; a "mixed" scenario simply has several) together for
-//! `duration_s`. Every field is documented in `loadgen/scenarios/README.md`.
+//! `duration_s`. Every field is documented in `loadgen/README.md`.
 //! Invariant: a `Scenario` that `validate()` accepted has counts and rates that the runner can
 //! use without further checks (no zero divisors, no empty node set for node watchers).
 

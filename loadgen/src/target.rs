@@ -8,7 +8,7 @@
 //!   `/v3/watch`; keys and values base64): keys are laid out as Kubernetes lays them out
 //!   (`/registry/pods/<ns>/<name>`), values are the same pod JSON. etcd cannot select by field, so a
 //!   node watcher watches the whole prefix and drops other nodes' pods itself (the work
-//!   kube-apiserver's watch cache does in front of etcd). Why the gateway: docs/benchmarks.md.
+//!   kube-apiserver's watch cache does in front of etcd). Why the gateway: loadgen/README.md.
 //!
 //! Invariant: the pod a writer sends carries its send time (`STAMP_ANNOTATION`, Unix ns) and its
 //! node, so any watcher on either kind of target can compute write-to-watch latency.
