@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a scenario against one or more targets, one after the other.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Parse and validate scenario files (and their smoke variants).
     Validate { files: Vec<PathBuf> },
 }
@@ -98,7 +98,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Validate { files } => validate(&files),
-        Cmd::Run(args) => run(args),
+        Cmd::Run(args) => run(*args),
     };
     if let Err(e) = code {
         eprintln!("loadgen: {e:#}");

@@ -66,7 +66,12 @@ impl Machine {
         };
         // SAFETY: sysconf has no preconditions. (Not the affinity mask: loadgen is pinned by now.)
         let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-        let load_average = std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+        let load_average = std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ");
         Machine { cpus, kernel, memory_bytes, load_average, loadgen_cpus, server_cpus, note }
     }
 }
