@@ -274,6 +274,7 @@ fn run_scenario(
         runs.push(TargetRun {
             server_cpu_s: server.as_ref().and_then(|s| s.cpu_seconds()),
             server_peak_rss_bytes: server.as_ref().and_then(|s| s.peak_rss_bytes()),
+            server_run_queue_wait_s: server.as_ref().and_then(|s| s.run_queue_wait_s()),
             loadgen_cpu_s,
             result,
         });

@@ -42,6 +42,8 @@ pub struct TargetRun {
     pub result: RunResult,
     pub server_cpu_s: Option<f64>,
     pub server_peak_rss_bytes: Option<u64>,
+    /// Time the server's threads waited for a CPU while runnable (see `Spawned::run_queue_wait_s`).
+    pub server_run_queue_wait_s: Option<f64>,
     /// loadgen's own CPU time during the run: near `measured_s` x its CPUs means loadgen, not
     /// the server, was the bottleneck.
     pub loadgen_cpu_s: f64,
@@ -140,6 +142,7 @@ fn rows(report: &Report) -> Vec<(String, Vec<Option<f64>>, bool)> {
     }
     out.push(("errors".into(), col(&|r| Some(r.result.totals.errors as f64)), true));
     out.push(("server CPU time (s)".into(), col(&|r| r.server_cpu_s), true));
+    out.push(("server waiting for a CPU (s)".into(), col(&|r| r.server_run_queue_wait_s), true));
     out.push((
         "server peak RSS (MiB)".into(),
         col(&|r| r.server_peak_rss_bytes.map(|b| b as f64 / (1 << 20) as f64)),
@@ -439,6 +442,7 @@ mod tests {
             },
             server_cpu_s: Some(1.5),
             server_peak_rss_bytes: None,
+            server_run_queue_wait_s: None,
             loadgen_cpu_s: 1.0,
         }
     }

@@ -198,6 +198,20 @@ impl Spawned {
     }
 }
 
+impl Spawned {
+    /// Time the server's threads were runnable but waiting for a CPU (run-queue delay, summed
+    /// over threads from `/proc/PID/task/*/schedstat`), in seconds. On a shared machine this
+    /// tells starvation (high) from waiting on I/O or locks (CPU time and this both low).
+    pub fn run_queue_wait_s(&self) -> Option<f64> {
+        let mut ns = 0u64;
+        for task in std::fs::read_dir(format!("/proc/{}/task", self.pid())).ok()? {
+            let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+            ns += stat.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+        }
+        Some(ns as f64 / 1e9)
+    }
+}
+
 impl Drop for Spawned {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
