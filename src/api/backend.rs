@@ -48,7 +48,10 @@ pub struct ProcessLimits {
 #[allow(async_fn_in_trait)]
 pub trait Backend {
     fn config(&self) -> &Config;
-    fn registry(&self) -> &Registry;
+    /// The resources this shard serves now: the built-in table plus the
+    /// custom resources of the CustomResourceDefinitions it has applied. A
+    /// handle, so it never holds a borrow across an await.
+    fn registry(&self) -> std::rc::Rc<Registry>;
     fn shard_count(&self) -> u16;
     /// The log's commit point now: a read at this revision is a consistent
     /// ("most recent") read.

@@ -20,3 +20,5 @@ pub mod selector;
 pub mod validation;
 pub mod jsonpath;
 pub mod printers;
+pub mod crd;
+pub mod crd_schema;
