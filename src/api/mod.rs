@@ -86,6 +86,7 @@ pub fn error_response(error: &ApiError) -> Response<ResponseBody> {
 }
 
 /// Everything a handler needs about the request besides its body.
+#[derive(Clone)]
 pub struct RequestHead {
     pub method: Method,
     pub params: Params,

@@ -214,6 +214,10 @@ impl Backend for ShardBackend {
         self.local.registry.borrow().clone()
     }
 
+    async fn await_applied(&self, revision: Revision) {
+        let _ = self.on_shard(self.local.id, revision, |_| ()).await;
+    }
+
     fn shard_count(&self) -> u16 {
         self.shared.config.shards
     }

@@ -187,7 +187,11 @@ pub fn validate(crd: &Value) -> Vec<FieldError> {
     }
     let all = versions(crd);
     if all.is_empty() {
-        errors.push(FieldError::invalid("spec.versions", "null", "must have exactly one version marked as storage version"));
+        errors.push(FieldError::invalid(
+            "spec.versions",
+            "null",
+            "must have exactly one version marked as storage version",
+        ));
     } else if storage_version(crd).is_none() {
         errors.push(FieldError::invalid(
             "spec.versions",
@@ -199,8 +203,13 @@ pub fn validate(crd: &Value) -> Vec<FieldError> {
         if text(version, "/name").is_empty() {
             errors.push(FieldError::required(&format!("spec.versions[{i}].name"), ""));
         }
-        for (j, column) in
-            version.get("additionalPrinterColumns").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]).iter().enumerate()
+        for (j, column) in version
+            .get("additionalPrinterColumns")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
         {
             let path = text(column, "/jsonPath");
             if super::jsonpath::JsonPath::parse(path).is_err() {
@@ -262,7 +271,10 @@ pub fn set_status(crd: &mut Value, registry: &Registry, now: &str) {
         let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
         accepted.insert("plural".into(), json!(plural));
         let singular = text(&names, "/singular");
-        accepted.insert("singular".into(), json!(if singular.is_empty() { kind.to_lowercase() } else { singular.to_string() }));
+        accepted.insert(
+            "singular".into(),
+            json!(if singular.is_empty() { kind.to_lowercase() } else { singular.to_string() }),
+        );
         for list in ["shortNames", "categories"] {
             if let Some(v) = names.get(list).filter(|v| v.as_array().is_some_and(|a| !a.is_empty())) {
                 accepted.insert(list.into(), v.clone());
@@ -270,7 +282,10 @@ pub fn set_status(crd: &mut Value, registry: &Registry, now: &str) {
         }
         accepted.insert("kind".into(), json!(kind));
         let list_kind = text(&names, "/listKind");
-        accepted.insert("listKind".into(), json!(if list_kind.is_empty() { format!("{kind}List") } else { list_kind.to_string() }));
+        accepted.insert(
+            "listKind".into(),
+            json!(if list_kind.is_empty() { format!("{kind}List") } else { list_kind.to_string() }),
+        );
     }
     let mut stored: Vec<String> = strings(crd, "/status/storedVersions");
     if let Some(storage) = storage_version(crd) {

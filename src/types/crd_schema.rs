@@ -177,7 +177,9 @@ fn validate_value(value: &Value, schema: &Value, path: &str, root: bool, errors:
     if value.is_null() && flag(schema, "nullable") {
         return;
     }
-    if let Some(expected) = schema.get("type").and_then(Value::as_str) {
+    let int_or_string = flag(schema, "x-kubernetes-int-or-string");
+    let expected = if int_or_string { Some("integer,string") } else { schema.get("type").and_then(Value::as_str) };
+    if let Some(expected) = expected {
         if !type_matches(expected, value, schema) {
             let actual = type_name(value);
             errors.push(SchemaError {
@@ -219,7 +221,12 @@ fn validate_value(value: &Value, schema: &Value, path: &str, root: bool, errors:
                 if flag(schema, "exclusiveMaximum") && x >= max {
                     invalid(errors, path, value, format!("{in_body} should be less than {}", text("maximum")));
                 } else if x > max {
-                    invalid(errors, path, value, format!("{in_body} should be less than or equal to {}", text("maximum")));
+                    invalid(
+                        errors,
+                        path,
+                        value,
+                        format!("{in_body} should be less than or equal to {}", text("maximum")),
+                    );
                 }
             }
             if let Some(m) = bound("multipleOf").filter(|m| *m > 0.0) {
@@ -363,7 +370,10 @@ mod tests {
     }
 
     fn messages(object: Value) -> Vec<(String, String, &'static str)> {
-        validate(&object, &schema()).into_iter().map(|e| (e.field.clone(), e.message.clone(), e.cause_reason())).collect()
+        validate(&object, &schema())
+            .into_iter()
+            .map(|e| (e.field.clone(), e.message.clone(), e.cause_reason()))
+            .collect()
     }
 
     #[test]
@@ -374,11 +384,27 @@ mod tests {
             "status": {"ready": "yes"}
         }));
         let want = [
-            ("spec.size", "Invalid value: 11: spec.size in body should be less than or equal to 10", "FieldValueInvalid"),
-            ("spec.color", "Unsupported value: \"pink\": supported values: \"red\", \"green\"", "FieldValueNotSupported"),
-            ("spec.name", "Invalid value: \"ABCDEFG\": spec.name in body should be at most 5 chars long", "FieldValueInvalid"),
+            (
+                "spec.size",
+                "Invalid value: 11: spec.size in body should be less than or equal to 10",
+                "FieldValueInvalid",
+            ),
+            (
+                "spec.color",
+                "Unsupported value: \"pink\": supported values: \"red\", \"green\"",
+                "FieldValueNotSupported",
+            ),
+            (
+                "spec.name",
+                "Invalid value: \"ABCDEFG\": spec.name in body should be at most 5 chars long",
+                "FieldValueInvalid",
+            ),
             ("spec.name", "Invalid value: \"ABCDEFG\": spec.name in body should match '^[a-z]+$'", "FieldValueInvalid"),
-            ("spec.tags", "Invalid value: \"array\": spec.tags in body should have at most 2 items", "FieldValueInvalid"),
+            (
+                "spec.tags",
+                "Invalid value: \"array\": spec.tags in body should have at most 2 items",
+                "FieldValueInvalid",
+            ),
             (
                 "spec.tags[2]",
                 "Invalid value: \"integer\": spec.tags[2] in body must be of type string: \"integer\"",
@@ -402,7 +428,10 @@ mod tests {
 
     #[test]
     fn required_and_minimum() {
-        assert_eq!(messages(json!({"spec": {}})), [("spec.size".into(), "Required value".into(), "FieldValueRequired")]);
+        assert_eq!(
+            messages(json!({"spec": {}})),
+            [("spec.size".into(), "Required value".into(), "FieldValueRequired")]
+        );
         assert_eq!(
             messages(json!({"spec": {"size": 0}})),
             [(
@@ -424,6 +453,10 @@ mod tests {
         assert!(validate(&json!({"port": 80}), &schema).is_empty());
         let errors = validate(&json!({"port": true, "ratio": 0}), &schema);
         assert_eq!(errors.len(), 2, "{errors:?}");
+        assert_eq!(
+            errors[0].message,
+            "Invalid value: \"boolean\": port in body must be of type integer,string: \"boolean\""
+        );
         assert_eq!(errors[1].message, "Invalid value: 0: ratio in body should be greater than 0");
     }
 

@@ -26,7 +26,7 @@ pub async fn serve(
     let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
     check_type_meta(&mut object, &resolved.info)?;
     let created = create_object(backend, head, resolved, object).await?;
-    Ok(respond(StatusCode::CREATED, "application/json", created))
+    Ok(respond(StatusCode::CREATED, "application/json", super::custom::convert(&resolved.info, &created)))
 }
 
 /// Checks the object's namespace against the request's; fills it in.
@@ -157,6 +157,7 @@ pub async fn create_object(
         };
         object.insert("status".into(), status);
     }
+    super::custom::prepare(backend, resolved, &mut object)?;
     let object = order_fields(object);
     let namespace = resolved.namespace.clone().unwrap_or_default();
     if info.namespaced {

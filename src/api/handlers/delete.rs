@@ -123,6 +123,9 @@ pub async fn serve(
         if is_namespace {
             delete_namespace_contents(backend, &name).await?;
         }
+        if super::custom::is_definition(&resolved.info) {
+            super::custom::delete_definition_objects(backend, &stored).await?;
+        }
         let proposal = Proposal {
             key: key.encode(),
             precondition: Precondition::ModRevision(current.mod_revision),

@@ -38,6 +38,6 @@ pub async fn serve(
     let object = read_current(backend, &key, at).await?.ok_or_else(|| ApiError::NotFound(resolved.target()))?;
     match table {
         Some(table) => Ok(respond(StatusCode::OK, "application/json", table.object(&object, backend.now()))),
-        None => Ok(respond(StatusCode::OK, "application/json", object.json.clone())),
+        None => Ok(respond(StatusCode::OK, "application/json", super::custom::convert(&resolved.info, &object.json))),
     }
 }

@@ -243,6 +243,7 @@ pub async fn serve<B: Backend + 'static>(
                 remaining,
                 &page,
             );
+            let frames = super::custom::convert_item_frames(&resolved.info, frames);
             return Ok(frames_response(frames));
         }
     };
@@ -273,6 +274,7 @@ async fn stream_list<B: Backend + 'static>(
         cursor: Option<Bytes>,
         first_item: bool,
         done: bool,
+        info: crate::types::registry::ResourceInfo,
     }
     let state = Round {
         backend: shared,
@@ -284,6 +286,7 @@ async fn stream_list<B: Backend + 'static>(
         cursor: None,
         first_item: true,
         done: false,
+        info: resolved.info.clone(),
     };
     let rounds = futures_util::stream::unfold(state, |mut state| async move {
         if state.done {
@@ -327,7 +330,7 @@ async fn stream_list<B: Backend + 'static>(
                 frames.push(Bytes::from_static(b","));
             }
             state.first_item = false;
-            frames.push(object.json.clone());
+            frames.push(super::custom::convert(&state.info, &object.json));
         }
         if merged.len() < state.batch {
             frames.push(Bytes::from_static(b"]}"));

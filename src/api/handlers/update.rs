@@ -65,7 +65,10 @@ pub async fn serve(
                 return Err(modified(resolved));
             }
             match create_object(backend, head, resolved, object.clone()).await {
-                Ok(created) => return Ok(respond(StatusCode::CREATED, "application/json", created)),
+                Ok(created) => {
+                    let created = super::custom::convert(&resolved.info, &created);
+                    return Ok(respond(StatusCode::CREATED, "application/json", created));
+                }
                 Err(ApiError::AlreadyExists(_)) => continue,
                 Err(e) => return Err(e),
             }
@@ -75,7 +78,8 @@ pub async fn serve(
         }
         let stored: Object = serde_json::from_slice(&current.json)
             .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
-        let updated = merge_server_fields(object.clone(), &stored, resolved);
+        let mut updated = merge_server_fields(object.clone(), &stored, resolved);
+        super::custom::prepare(backend, resolved, &mut updated)?;
         let updated = order_fields(updated);
         let causes = super::create::metadata_causes(resolved, &updated)?;
         if !causes.is_empty() {
@@ -83,13 +87,13 @@ pub async fn serve(
         }
         let value = storage_value(&updated)?;
         if value == storage_value(&stored)? {
-            return Ok(respond(StatusCode::OK, "application/json", current.json.clone()));
+            return Ok(respond(StatusCode::OK, "application/json", super::custom::convert(&resolved.info, &current.json)));
         }
         if head.params.dry_run_all {
             let mut preview = updated.clone();
             metadata_mut(&mut preview).insert("resourceVersion".into(), json!(current.mod_revision.0.to_string()));
             let bytes = serde_json::to_vec(&preview).map_err(|e| ApiError::Internal(e.to_string()))?;
-            return Ok(respond(StatusCode::OK, "application/json", bytes.into()));
+            return Ok(respond(StatusCode::OK, "application/json", super::custom::convert(&resolved.info, &bytes.into())));
         }
         // An object being deleted whose last finalizer is removed goes away.
         let finishing = metadata(&updated).contains_key("deletionTimestamp")
@@ -104,10 +108,10 @@ pub async fn serve(
             // The last finalizer is gone: the object was deleted; answer with
             // its final state, as kube-apiserver does.
             let bytes = serde_json::to_vec(&updated).map_err(|e| ApiError::Internal(e.to_string()))?;
-            return Ok(respond(StatusCode::OK, "application/json", bytes.into()));
+            return Ok(respond(StatusCode::OK, "application/json", super::custom::convert(&resolved.info, &bytes.into())));
         }
         let bytes = stored_after(backend, &key, entry.revision, &updated).await?;
-        return Ok(respond(StatusCode::OK, "application/json", bytes));
+        return Ok(respond(StatusCode::OK, "application/json", super::custom::convert(&resolved.info, &bytes)));
     }
     Err(modified(resolved))
 }

@@ -185,9 +185,11 @@ pub async fn serve<B: Backend + 'static>(
     let tabulate: Rc<dyn Fn(Bytes) -> Bytes> = {
         let clock = shared.clone();
         let first = std::cell::Cell::new(true);
+        let info = resolved.info.clone();
         Rc::new(move |object: Bytes| match &table {
             Some(table) => table.watch_event(&object, first.replace(false), clock.now()),
-            None => object,
+            // A custom resource read in a version other than its storage one.
+            None => super::custom::convert(&info, &object),
         })
     };
     // The initial state at `after`, in rounds of `batch` per shard, while

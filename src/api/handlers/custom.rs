@@ -1,0 +1,179 @@
+//! What writes and reads of custom resources and of CustomResourceDefinitions
+//! do beyond the built-in path, as kube-apiserver's apiextensions server does:
+//!
+//! - a definition is checked (422 with kube's field errors), defaulted, and
+//!   given its status (`NamesAccepted`, `Established`) before it is stored;
+//!   deleting one deletes its objects first;
+//! - a custom resource is pruned, defaulted and validated against its
+//!   version's `openAPIV3Schema` (422 Invalid), and stored in the storage
+//!   version (versions convert by `apiVersion` alone: the `None` strategy);
+//! - custom resources have no Protobuf encoding: a Protobuf body is 415, an
+//!   Accept that allows only Protobuf is 406, and Protobuf is never chosen.
+//!
+//! Invariant: nothing here runs for built-in resources other than
+//! CustomResourceDefinitions (every entry point checks `info.custom` or the
+//! definition's group and resource first).
+
+use super::{append_error, backend_error, Resolved};
+use crate::api::object::{self, Object};
+use crate::api::status::{ApiError, Cause};
+use crate::api::{Backend, RequestHead};
+use crate::log::{AppendError, Operation, Precondition, Proposal};
+use crate::types::crd::{self, CRD_GROUP, CRD_RESOURCE};
+use crate::types::crd_schema;
+use crate::types::key::{collection_prefix, ShardId};
+use crate::types::registry::ResourceInfo;
+use bytes::Bytes;
+use serde_json::Value;
+
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+pub fn is_definition(info: &ResourceInfo) -> bool {
+    info.group == CRD_GROUP && info.resource == CRD_RESOURCE
+}
+
+/// The request as a custom resource's handlers see it: 415 for a Protobuf
+/// body, 406 for an Accept that allows nothing but Protobuf, and Protobuf
+/// ranges dropped from Accept so negotiation picks JSON. `None`: use the
+/// request as it is (a built-in resource).
+pub fn check_media(head: &RequestHead, info: &ResourceInfo) -> Result<Option<RequestHead>, ApiError> {
+    if info.custom.is_none() {
+        return Ok(None);
+    }
+    if let Some(content_type) = &head.content_type {
+        if object::media_type(Some(content_type)) == PROTOBUF {
+            return Err(ApiError::UnsupportedMediaType(content_type.clone()));
+        }
+    }
+    let Some(accept) = head.accept.as_deref().filter(|a| !a.trim().is_empty()) else { return Ok(None) };
+    let kept: Vec<&str> = accept
+        .split(',')
+        .filter(|range| {
+            let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            !media.starts_with(PROTOBUF)
+        })
+        .collect();
+    if kept.iter().all(|r| r.trim().is_empty()) {
+        return Err(ApiError::NotAcceptable(accept.to_string()));
+    }
+    let mut head = head.clone();
+    head.accept = Some(kept.join(","));
+    Ok(Some(head))
+}
+
+fn field_causes(errors: Vec<crate::types::validation::FieldError>) -> Vec<Cause> {
+    super::create::causes(errors)
+}
+
+fn schema_causes(errors: Vec<crd_schema::SchemaError>) -> Vec<Cause> {
+    errors
+        .into_iter()
+        .map(|e| Cause {
+            reason: e.cause_reason().to_string(),
+            message: format!("{}: {}", e.field, e.message),
+            field: e.field,
+        })
+        .collect()
+}
+
+/// Prepares an object of `resolved`'s resource for storage, after the
+/// server-set metadata: a definition is validated, defaulted and given its
+/// status; a custom resource is pruned, defaulted, validated and converted to
+/// the storage version. Anything else is left as it is.
+pub fn prepare(backend: &impl Backend, resolved: &Resolved, object: &mut Object) -> Result<(), ApiError> {
+    let info = &resolved.info;
+    let name = object::meta_str(object, "name").to_string();
+    if is_definition(info) {
+        let mut value = Value::Object(std::mem::take(object));
+        let errors = crd::validate(&value);
+        if !errors.is_empty() {
+            *object = value.as_object().cloned().unwrap_or_default();
+            return Err(object::invalid(info, &name, field_causes(errors)));
+        }
+        crd::set_defaults(&mut value);
+        crd::set_status(&mut value, &backend.registry(), &object::timestamp(backend.now()));
+        if let Value::Object(map) = value {
+            *object = map;
+        }
+        return Ok(());
+    }
+    let Some(custom) = &info.custom else { return Ok(()) };
+    if let Some(schema) = &custom.schema {
+        let mut value = Value::Object(std::mem::take(object));
+        crd_schema::prune_and_default(&mut value, schema);
+        let errors = crd_schema::validate(&value, schema);
+        if let Value::Object(map) = value {
+            *object = map;
+        }
+        if !errors.is_empty() {
+            return Err(object::invalid(info, &name, schema_causes(errors)));
+        }
+    }
+    let storage = format!("{}/{}", info.group, custom.storage_version);
+    object.insert("apiVersion".into(), Value::String(storage));
+    Ok(())
+}
+
+/// An encoded object as the requested version of a custom resource shows it:
+/// the stored bytes when the request is for the storage version (or a
+/// built-in resource), otherwise a copy with the requested `apiVersion`.
+pub fn convert(info: &ResourceInfo, json: &Bytes) -> Bytes {
+    let Some(custom) = &info.custom else { return json.clone() };
+    if custom.storage_version == info.version {
+        return json.clone();
+    }
+    let Ok(Value::Object(mut map)) = serde_json::from_slice::<Value>(json) else { return json.clone() };
+    map.insert("apiVersion".into(), Value::String(info.api_version()));
+    serde_json::to_vec(&map).map(Bytes::from).unwrap_or_else(|_| json.clone())
+}
+
+/// The frames of a list page (`head, item, ",", item, ..., "]}"`) with each
+/// item converted as [`convert`] does.
+pub fn convert_item_frames(info: &ResourceInfo, mut frames: Vec<Bytes>) -> Vec<Bytes> {
+    if info.custom.as_ref().is_none_or(|c| c.storage_version == info.version) || frames.len() < 3 {
+        return frames;
+    }
+    let last = frames.len() - 1;
+    for frame in &mut frames[1..last] {
+        if frame.as_ref() != b"," {
+            *frame = convert(info, frame);
+        }
+    }
+    frames
+}
+
+/// Deletes every object of the definition `crd` (the stored definition
+/// being deleted), as kube's `customresourcecleanup` finalizer does before
+/// the definition goes away.
+pub async fn delete_definition_objects(backend: &impl Backend, crd: &Object) -> Result<(), ApiError> {
+    let group = crd.get("spec").and_then(|s| s.get("group")).and_then(Value::as_str).unwrap_or("");
+    let plural =
+        crd.get("spec").and_then(|s| s.pointer("/names/plural")).and_then(Value::as_str).unwrap_or("").to_string();
+    if group.is_empty() || plural.is_empty() {
+        return Ok(());
+    }
+    let prefix = collection_prefix(group, &plural, None);
+    let revision = backend.committed_revision();
+    for shard in 0..backend.shard_count() {
+        let prefix = prefix.clone();
+        let victims = backend
+            .on_shard(ShardId(shard), revision, move |store| {
+                store
+                    .list(prefix.as_bytes(), None, usize::MAX)
+                    .into_iter()
+                    .map(|o| (o.key.clone(), o.mod_revision))
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .map_err(backend_error)?;
+        for (key, mod_revision) in victims {
+            let proposal =
+                Proposal { key, precondition: Precondition::ModRevision(mod_revision), operation: Operation::Delete };
+            match backend.append(proposal).await {
+                Ok(_) | Err(AppendError::Conflict { .. }) => {}
+                Err(e) => return Err(append_error(e)),
+            }
+        }
+    }
+    Ok(())
+}
