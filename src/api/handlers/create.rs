@@ -157,7 +157,7 @@ pub async fn create_object(
         };
         object.insert("status".into(), status);
     }
-    super::custom::prepare(backend, resolved, &mut object)?;
+    super::custom::prepare(backend, resolved, &mut object, true)?;
     let object = order_fields(object);
     let namespace = resolved.namespace.clone().unwrap_or_default();
     if info.namespaced {

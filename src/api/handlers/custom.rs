@@ -68,19 +68,22 @@ fn field_causes(errors: Vec<crate::types::validation::FieldError>) -> Vec<Cause>
 fn schema_causes(errors: Vec<crd_schema::SchemaError>) -> Vec<Cause> {
     errors
         .into_iter()
-        .map(|e| Cause {
-            reason: e.cause_reason().to_string(),
-            message: format!("{}: {}", e.field, e.message),
-            field: e.field,
-        })
+        .map(|e| Cause { reason: e.cause_reason().to_string(), message: e.message, field: e.field })
         .collect()
 }
 
 /// Prepares an object of `resolved`'s resource for storage, after the
 /// server-set metadata: a definition is validated, defaulted and given its
 /// status; a custom resource is pruned, defaulted, validated and converted to
-/// the storage version. Anything else is left as it is.
-pub fn prepare(backend: &impl Backend, resolved: &Resolved, object: &mut Object) -> Result<(), ApiError> {
+/// the storage version (on create, without the status its status
+/// subresource owns, as kube's custom resource strategy drops it). Anything
+/// else is left as it is.
+pub fn prepare(
+    backend: &impl Backend,
+    resolved: &Resolved,
+    object: &mut Object,
+    creating: bool,
+) -> Result<(), ApiError> {
     let info = &resolved.info;
     let name = object::meta_str(object, "name").to_string();
     if is_definition(info) {
@@ -98,6 +101,9 @@ pub fn prepare(backend: &impl Backend, resolved: &Resolved, object: &mut Object)
         return Ok(());
     }
     let Some(custom) = &info.custom else { return Ok(()) };
+    if creating && info.subresources.iter().any(|s| s == "status") {
+        object.shift_remove("status");
+    }
     if let Some(schema) = &custom.schema {
         let mut value = Value::Object(std::mem::take(object));
         crd_schema::prune_and_default(&mut value, schema);

@@ -79,7 +79,7 @@ pub async fn serve(
         let stored: Object = serde_json::from_slice(&current.json)
             .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
         let mut updated = merge_server_fields(object.clone(), &stored, resolved);
-        super::custom::prepare(backend, resolved, &mut updated)?;
+        super::custom::prepare(backend, resolved, &mut updated, false)?;
         let updated = order_fields(updated);
         let causes = super::create::metadata_causes(resolved, &updated)?;
         if !causes.is_empty() {
