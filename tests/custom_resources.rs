@@ -6,6 +6,7 @@
 //! errors; `/status` and `/scale` work as declared; a second served version
 //! converts by apiVersion; watches see the changes; Protobuf is refused; and
 //! deleting the definition deletes its objects and stops serving them.
+//! Definitions are served again after a restart.
 
 mod common;
 
@@ -311,4 +312,11 @@ fn cluster_scope_name_conflicts_and_invalid_definitions() {
         status["details"]["causes"].as_array().unwrap().iter().filter_map(|c| c["field"].as_str()).collect();
     assert_eq!(fields, ["metadata.name", "spec.scope", "spec.versions"], "{status}");
     assert_status(&s.get("/apis/example.com/v1/things"), 404, "NotFound");
+
+    // After a restart the recovered definitions are served again.
+    let mut s = s;
+    s.terminate();
+    s.restart();
+    assert_eq!(s.get_ok("/apis/example.com/v1/gizmos/g")["spec"]["free"], json!([1]));
+    assert_status(&s.get("/apis/example.com/v1/namespaces/default/gadgets"), 404, "NotFound");
 }

@@ -472,4 +472,42 @@ mod tests {
             }
         }
     }
+
+    fn arb_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let keys = prop::sample::select(vec![
+            "spec", "status", "size", "color", "name", "tags", "ports", "port", "free", "labels", "note", "type",
+            "properties", "items", "required", "enum", "minimum", "pattern", "nullable", "default",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            "[a-z(\\[*+^$]{0,6}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::vec((keys.clone(), inner), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any value against the test schema or any value as a schema: no
+        /// panic, and pruning twice changes nothing more than pruning once.
+        #[test]
+        fn any_value_and_schema_prune_idempotently_without_panicking(value in arb_json(), other in arb_json()) {
+            for schema in [schema(), other.clone()] {
+                let mut once = value.clone();
+                prune_and_default(&mut once, &schema);
+                let mut twice = once.clone();
+                prune_and_default(&mut twice, &schema);
+                proptest::prop_assert_eq!(&once, &twice);
+                let _ = validate(&once, &schema);
+            }
+        }
+    }
 }

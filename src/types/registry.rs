@@ -4,7 +4,7 @@
 //! Built-in types come from the committed table in `generated/builtin.rs`
 //! (derived from the Kubernetes OpenAPI documents by `tools/gen-tables`).
 //! Custom resources are added at run time from CustomResourceDefinitions with
-//! [`Registry::insert`].
+//! [`Registry::set_definition`] (one entry per served version; see `crd.rs`).
 //!
 //! Invariant: one entry per (group, version, resource); lookups never
 //! allocate. A CustomResourceDefinition contributes one entry per served
