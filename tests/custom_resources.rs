@@ -199,6 +199,22 @@ fn kubectl_serves_validates_and_deletes_custom_resources() {
     assert_eq!(causes, [("spec.size", "FieldValueRequired"), ("spec.color", "FieldValueInvalid")], "{status}");
     assert!(status["message"].as_str().unwrap().starts_with("Widget.example.com \"bad\" is invalid"), "{status}");
 
+    // PUT: an unknown field alone changes nothing; a content change bumps the generation.
+    let mut same = s.get_ok(&format!("{WIDGETS}/w1"));
+    let revision = same["metadata"]["resourceVersion"].clone();
+    same["spec"]["bogus"] = json!(1);
+    let r = s.put_json(&format!("{WIDGETS}/w1"), &same);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!((&r.json()["metadata"]["resourceVersion"], &r.json()["metadata"]["generation"]), (&revision, &json!(1)));
+    same["spec"]["size"] = json!(4);
+    let r = s.put_json(&format!("{WIDGETS}/w1"), &same);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["metadata"]["generation"], 2);
+    assert!(r.json()["spec"].get("bogus").is_none());
+    same["spec"]["size"] = json!(0);
+    same["metadata"].as_object_mut().unwrap().remove("resourceVersion");
+    assert_status(&s.put_json(&format!("{WIDGETS}/w1"), &same), 422, "Invalid");
+
     // /status changes only status (pruned too); /scale reads and writes the declared paths.
     let mut current = s.get_ok(&format!("{WIDGETS}/w1"));
     current["status"] = json!({"replicas": 2, "phase": "Ready", "junk": true});
@@ -207,7 +223,8 @@ fn kubectl_serves_validates_and_deletes_custom_resources() {
     assert_eq!(r.status, 200, "{}", r.text());
     let updated = r.json();
     assert_eq!(updated["status"], json!({"replicas": 2, "phase": "Ready"}));
-    assert_eq!(updated["spec"]["size"], 3);
+    assert_eq!(updated["spec"]["size"], 4);
+    assert_eq!(updated["metadata"]["generation"], 2);
     let r = s.put_json(
         &format!("{WIDGETS}/w1/scale"),
         &json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "w1"}, "spec": {"replicas": 4}}),
@@ -250,7 +267,7 @@ fn kubectl_serves_validates_and_deletes_custom_resources() {
     assert!(!gone.status.success() && gone.stderr.contains("NotFound"), "{gone:?}");
     let events = watch_events(&s, &format!("{WIDGETS}?watch=1&resourceVersion={since_crd}&timeoutSeconds=1"));
     let kinds: Vec<(&str, &str)> = events.iter().map(|(t, n, _)| (t.as_str(), n.as_str())).collect();
-    assert_eq!(kinds, [("ADDED", "w1"), ("MODIFIED", "w1"), ("MODIFIED", "w1"), ("DELETED", "w1")]);
+    assert_eq!(kinds, [("ADDED", "w1"), ("MODIFIED", "w1"), ("MODIFIED", "w1"), ("MODIFIED", "w1"), ("DELETED", "w1")]);
     assert!(events.iter().all(|(_, _, o)| o["apiVersion"] == "example.com/v1"));
 
     // Deleting the definition deletes its objects and stops serving them.

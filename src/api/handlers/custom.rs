@@ -120,6 +120,29 @@ pub fn prepare(
     Ok(())
 }
 
+/// Drops nulls, applies defaults and prunes unknown fields of a custom
+/// resource as its version's schema says (kube does this while decoding).
+pub fn prune(info: &ResourceInfo, object: &mut Object) {
+    let Some(schema) = info.custom.as_ref().and_then(|c| c.schema.as_ref()) else { return };
+    let mut value = Value::Object(std::mem::take(object));
+    crd_schema::prune_and_default(&mut value, schema);
+    if let Value::Object(map) = value {
+        *object = map;
+    }
+}
+
+/// Whether a custom resource changed outside `apiVersion`, `kind`,
+/// `metadata` and `status` (what bumps its `metadata.generation`).
+pub fn content_changed(new: &Object, old: &Object) -> bool {
+    let content = |o: &Object| {
+        o.iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "status"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<std::collections::BTreeMap<String, Value>>()
+    };
+    content(new) != content(old)
+}
+
 /// An encoded object as the requested version of a custom resource shows it:
 /// the stored bytes when the request is for the storage version (or a
 /// built-in resource), otherwise a copy with the requested `apiVersion`.

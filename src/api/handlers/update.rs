@@ -38,6 +38,8 @@ pub async fn serve(
         return Err(ApiError::MethodNotAllowed { method: "PUT".into(), target: resolved.target() });
     }
     let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
+    // A custom resource's unknown fields are gone before it is compared.
+    super::custom::prune(&resolved.info, &mut object);
     check_type_meta(&mut object, &resolved.info)?;
     let url_name = resolved.name.clone().unwrap_or_default();
     {
@@ -98,6 +100,9 @@ pub async fn serve(
         // An object being deleted whose last finalizer is removed goes away.
         let finishing = metadata(&updated).contains_key("deletionTimestamp")
             && metadata(&updated).get("finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
+        if finishing && super::custom::is_definition(&resolved.info) {
+            super::custom::delete_definition_objects(backend, &updated).await?;
+        }
         let operation = if finishing { Operation::Delete } else { Operation::Put(value) };
         let proposal =
             Proposal { key: key.encode(), precondition: Precondition::ModRevision(current.mod_revision), operation };
@@ -137,7 +142,11 @@ fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved)
             None => object.shift_remove("status"),
         };
     }
-    let spec_changed = object.get("spec") != stored.get("spec");
+    let spec_changed = match &resolved.info.custom {
+        // Custom resources: any change outside metadata and status.
+        Some(_) => super::custom::content_changed(&object, stored),
+        None => object.get("spec") != stored.get("spec"),
+    };
     let meta = metadata_mut(&mut object);
     for owned in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generateName"] {
         match stored_meta.get(owned) {
