@@ -242,6 +242,7 @@ mod tests {
                 "names": {"plural": "gears", "kind": "Gear"},
                 "versions": [
                     {"name": "v2", "served": true, "storage": false,
+                     "selectableFields": [{"jsonPath": ".spec.teeth"}],
                      "schema": {"openAPIV3Schema": {"type": "object", "properties": {
                          "spec": {"type": "object", "properties": {"teeth": {"type": "integer", "default": 12}}}}}}},
                     {"name": "v1", "served": true, "storage": true,
@@ -276,6 +277,13 @@ mod tests {
                 assert_eq!(list["items"][0]["apiVersion"], want.as_str(), "{list}");
             }
         }
+        // A selectable field of v2.
+        let (code, list) = request(&backend, "GET", "/apis/example.com/v2/gears?fieldSelector=spec.teeth%3D12", None);
+        assert_eq!((code, list["items"].as_array().map(Vec::len)), (200, Some(1)), "{list}");
+        let (_, list) = request(&backend, "GET", "/apis/example.com/v2/gears?fieldSelector=spec.teeth%3D13", None);
+        assert_eq!(list["items"], json!([]));
+        let (code, _) = request(&backend, "GET", "/apis/example.com/v1/gears?fieldSelector=spec.teeth%3D12", None);
+        assert_eq!(code, 400, "v1 declares no selectable fields");
         let (code, _) = request(&backend, "DELETE", &format!("{CRDS}/gears.example.com"), None);
         assert_eq!(code, 200);
         assert_eq!(request(&backend, "GET", "/apis/example.com/v1/gears", None).0, 404);
