@@ -74,6 +74,11 @@ pub const TARGETS: &[Target] = &[
         run: representations,
         parses: "api::cbor::decode_object, api::yaml::decode_object, api::protobuf_encode::encode_object_json",
     },
+    Target {
+        name: "custom_resource",
+        run: custom_resource,
+        parses: "types::crd (definitions, status, served resources), types::crd_schema (pruning, validation)",
+    },
 ];
 
 fn text(data: &[u8]) -> String {
@@ -925,4 +930,51 @@ pub fn representations(data: &[u8]) {
         let decoded = protobuf::decode_object(&envelope, "ConfigMap");
         assert!(decoded.is_ok(), "our own envelope does not decode: {decoded:?}");
     }
+}
+
+// --- Custom resources ------------------------------------------------------------
+
+/// A JSON document `{"crd": DEFINITION, "object": OBJECT}` (any other JSON is
+/// used as both): reading the definition never panics; a definition that
+/// serves anything validates and has one storage version; every served
+/// version's schema prunes the object idempotently, keeping its `apiVersion`,
+/// `kind` and `metadata`, and validates it without panicking; every field
+/// error has a field and a message.
+pub fn custom_resource(data: &[u8]) {
+    use crate::types::{crd, crd_schema};
+    let Ok(input) = serde_json::from_slice::<Value>(data) else { return };
+    let (mut definition, object) = match (input.get("crd"), input.get("object")) {
+        (Some(d), Some(o)) => (d.clone(), o.clone()),
+        _ => (input.clone(), input.clone()),
+    };
+    let errors = crd::validate(&definition);
+    assert!(errors.iter().all(|e| !e.field.is_empty()), "{errors:?}");
+    crd::set_defaults(&mut definition);
+    crd::set_status(&mut definition, registry(), "2024-01-01T00:00:00Z");
+    let served = crd::served_resources(&definition);
+    if !served.is_empty() {
+        assert!(crd::validate(&definition).is_empty());
+        assert!(crd::storage_version(&definition).is_some());
+    }
+    let mut copy = registry().clone();
+    let name = definition.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string();
+    copy.set_definition(&name, served.clone());
+    for info in &served {
+        let Some(schema) = info.custom.as_ref().and_then(|c| c.schema.as_ref()) else { continue };
+        let mut once = object.clone();
+        crd_schema::prune_and_default(&mut once, schema);
+        let mut twice = once.clone();
+        crd_schema::prune_and_default(&mut twice, schema);
+        assert_eq!(once, twice, "pruning is not idempotent");
+        if let (Value::Object(before), Value::Object(after)) = (&object, &once) {
+            for kept in ["apiVersion", "kind", "metadata"] {
+                assert_eq!(before.get(kept), after.get(kept), "{kept} was pruned");
+            }
+        }
+        for error in crd_schema::validate(&once, schema) {
+            assert!(!error.message.is_empty(), "{error:?}");
+        }
+    }
+    copy.remove_definition(&name);
+    assert_eq!(copy.len(), registry().len());
 }

@@ -48,7 +48,16 @@ pub struct ProcessLimits {
 #[allow(async_fn_in_trait)]
 pub trait Backend {
     fn config(&self) -> &Config;
-    fn registry(&self) -> &Registry;
+    /// The resources this shard serves now: the built-in table plus the
+    /// custom resources of the CustomResourceDefinitions it has applied. A
+    /// handle, so it never holds a borrow across an await.
+    fn registry(&self) -> std::rc::Rc<Registry>;
+    /// Waits until this shard has applied `revision` (so its registry knows
+    /// every CustomResourceDefinition committed by then). The default suits
+    /// backends that apply every entry before an append returns.
+    async fn await_applied(&self, revision: Revision) {
+        let _ = revision;
+    }
     fn shard_count(&self) -> u16;
     /// The log's commit point now: a read at this revision is a consistent
     /// ("most recent") read.

@@ -91,6 +91,7 @@ pub fn error_response(error: &ApiError) -> Response<ResponseBody> {
 }
 
 /// Everything a handler needs about the request besides its body.
+#[derive(Clone)]
 pub struct RequestHead {
     pub method: Method,
     pub params: Params,
@@ -147,7 +148,12 @@ where
         Route::Health { kind, check } => Ok(handlers::health::serve(backend, &head, &kind, check.as_deref())),
         Route::Metrics => handlers::metrics::serve(backend).await,
         Route::NotFound => Err(ApiError::PathNotFound),
-        other => handlers::discovery::serve(backend, &head, &other),
+        other => {
+            // Discovery lists the custom resources of every definition
+            // committed so far, whichever core stored it.
+            backend.await_applied(backend.committed_revision()).await;
+            handlers::discovery::serve(backend, &head, &other)
+        }
     }
 }
 

@@ -24,7 +24,7 @@ struct Current {
 
 pub struct MemoryBackend {
     config: Config,
-    registry: Registry,
+    registry: RefCell<std::rc::Rc<Registry>>,
     shards: RefCell<Vec<ShardStore>>,
     index: RefCell<HashMap<Bytes, Current>>,
     revision: Cell<u64>,
@@ -40,7 +40,7 @@ impl MemoryBackend {
         let shards = (0..shard_count).map(|s| ShardStore::new(ShardId(s), shard_count, window_ms)).collect();
         let backend = MemoryBackend {
             config,
-            registry: Registry::builtin(),
+            registry: RefCell::new(std::rc::Rc::new(Registry::builtin())),
             shards: RefCell::new(shards),
             index: RefCell::new(HashMap::new()),
             revision: Cell::new(0),
@@ -98,10 +98,20 @@ impl MemoryBackend {
             }
         }
         let entry = Entry { revision, key: proposal.key, operation: proposal.operation, create_revision, previous };
-        for shard in self.shards.borrow_mut().iter_mut() {
-            shard.apply(std::slice::from_ref(&entry), self.now_ms.get(), &self.registry);
+        let value = match &entry.operation {
+            Operation::Put(value) => Some(value.as_ref()),
+            Operation::Delete => None,
+        };
+        if crate::types::crd::is_definition_key(&entry.key) {
+            let mut next = Registry::clone(&self.registry.borrow());
+            crate::types::crd::apply_to_registry(&mut next, &entry.key, value);
+            *self.registry.borrow_mut() = std::rc::Rc::new(next);
         }
-        self.hub.borrow_mut().dispatch(std::slice::from_ref(&entry), self.now_ms.get(), &self.registry);
+        let registry = self.registry.borrow().clone();
+        for shard in self.shards.borrow_mut().iter_mut() {
+            shard.apply(std::slice::from_ref(&entry), self.now_ms.get(), &*registry);
+        }
+        self.hub.borrow_mut().dispatch(std::slice::from_ref(&entry), self.now_ms.get(), &*registry);
         Ok(entry)
     }
 }
@@ -111,8 +121,8 @@ impl Backend for MemoryBackend {
         &self.config
     }
 
-    fn registry(&self) -> &Registry {
-        &self.registry
+    fn registry(&self) -> std::rc::Rc<Registry> {
+        self.registry.borrow().clone()
     }
 
     fn shard_count(&self) -> u16 {
@@ -155,7 +165,8 @@ impl Backend for MemoryBackend {
             events_max: self.config.watch_queue_events_max,
             bytes_max: self.config.watch_queue_bytes_max,
         });
-        self.hub.borrow_mut().start(filter, Box::new(sender), after, self.now_ms.get(), &self.registry)?;
+        let registry = self.registry.borrow().clone();
+        self.hub.borrow_mut().start(filter, Box::new(sender), after, self.now_ms.get(), &*registry)?;
         Ok(super::backend::WatchStream { events: Box::pin(receiver), guard: Box::new(()) })
     }
 

@@ -157,6 +157,10 @@ impl LocalSignal {
 struct Local {
     id: ShardId,
     store: RefCell<ShardStore>,
+    /// This shard's copy of the registry: the built-in table plus the custom
+    /// resources of the CustomResourceDefinitions it has applied (replaced,
+    /// never mutated in place, so handlers keep a consistent snapshot).
+    registry: RefCell<Rc<Registry>>,
     /// This shard's watchers and the history they resume from.
     hub: RefCell<crate::watch::WatchHub>,
     /// Jobs waiting for the store to reach a revision.
@@ -206,8 +210,12 @@ impl Backend for ShardBackend {
         &self.shared.config
     }
 
-    fn registry(&self) -> &Registry {
-        &self.shared.registry
+    fn registry(&self) -> Rc<Registry> {
+        self.local.registry.borrow().clone()
+    }
+
+    async fn await_applied(&self, revision: Revision) {
+        let _ = self.on_shard(self.local.id, revision, |_| ()).await;
     }
 
     fn shard_count(&self) -> u16 {
@@ -270,7 +278,8 @@ impl Backend for ShardBackend {
         });
         let started = {
             let mut hub = self.local.hub.borrow_mut();
-            let started = hub.start(filter, Box::new(sender), after, self.local.now_ms(), &self.shared.registry);
+            let registry = self.local.registry.borrow().clone();
+            let started = hub.start(filter, Box::new(sender), after, self.local.now_ms(), &*registry);
             self.shared.publish_watch_stats(self.local.id, &hub);
             started?
         };
@@ -543,6 +552,7 @@ async fn shard_main(
     let local = Rc::new(Local {
         id: shard,
         store: RefCell::new(ShardStore::new(shard, config.shards, config.history_window.as_millis() as u64)),
+        registry: RefCell::new(Rc::new(shared.registry.clone())),
         hub: RefCell::new(crate::watch::WatchHub::new(
             Revision::ZERO,
             config.history_window.as_millis() as u64,
@@ -570,7 +580,15 @@ async fn shard_main(
         let _ = bound_tx.send(Err(reason.clone()));
         return Err(reason);
     };
-    local.store.borrow_mut().load(initial.revision, &initial.live, &shared.registry);
+    {
+        let mut registry = shared.registry.clone();
+        for kv in initial.live.iter().filter(|kv| crate::types::crd::is_definition_key(&kv.key)) {
+            crate::types::crd::apply_to_registry(&mut registry, &kv.key, Some(&kv.value));
+        }
+        *local.registry.borrow_mut() = Rc::new(registry);
+    }
+    let registry = local.registry.borrow().clone();
+    local.store.borrow_mut().load(initial.revision, &initial.live, &*registry);
     // Watches start at or after the loaded state: history before it is unknown.
     *local.hub.borrow_mut() = crate::watch::WatchHub::new(
         initial.revision,
@@ -749,10 +767,22 @@ async fn bootstrap_namespaces(backend: &ShardBackend) {
 async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Receiver<Arc<Vec<Entry>>>) {
     while let Ok(batch) = apply_rx.recv_async().await {
         let now_ms = local.now_ms();
-        local.store.borrow_mut().apply(&batch, now_ms, &shared.registry);
+        if batch.iter().any(|e| crate::types::crd::is_definition_key(&e.key)) {
+            let mut registry = Registry::clone(&local.registry.borrow());
+            for entry in batch.iter() {
+                let value = match &entry.operation {
+                    Operation::Put(value) => Some(value.as_ref()),
+                    Operation::Delete => None,
+                };
+                crate::types::crd::apply_to_registry(&mut registry, &entry.key, value);
+            }
+            *local.registry.borrow_mut() = Rc::new(registry);
+        }
+        let registry = local.registry.borrow().clone();
+        local.store.borrow_mut().apply(&batch, now_ms, &*registry);
         {
             let mut hub = local.hub.borrow_mut();
-            hub.dispatch(&batch, now_ms, &shared.registry);
+            hub.dispatch(&batch, now_ms, &*registry);
             shared.publish_watch_stats(local.id, &hub);
         }
         local.run_ready_jobs();

@@ -419,6 +419,7 @@ mod tests {
             allow_create_on_update: false,
             has_generation: true,
             subresources: vec!["status".into(), "scale".into()],
+            custom: None,
         };
         assert!(r.insert(info).is_ok());
         let v = aggregated_discovery_apis(&r);

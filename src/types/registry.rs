@@ -4,9 +4,11 @@
 //! Built-in types come from the committed table in `generated/builtin.rs`
 //! (derived from the Kubernetes OpenAPI documents by `tools/gen-tables`).
 //! Custom resources are added at run time from CustomResourceDefinitions with
-//! [`Registry::insert`].
+//! [`Registry::set_definition`] (one entry per served version; see `crd.rs`).
 //!
-//! Invariant: one entry per (group, resource); lookups never allocate.
+//! Invariant: one entry per (group, version, resource); lookups never
+//! allocate. A CustomResourceDefinition contributes one entry per served
+//! version ([`Registry::set_definition`]), all with the same storage.
 //! Invariant: built-in entries cannot be replaced or removed.
 //! Invariant: [`Registry::iter`] and [`Registry::group_versions`] list in
 //! discovery order: groups by kube-apiserver's priority (core first), then
@@ -42,6 +44,9 @@ pub struct ResourceInfo {
     pub has_generation: bool,
     /// Subresources served (`status`, `scale`, ...).
     pub subresources: Vec<String>,
+    /// A custom resource version's facts (schema, printer columns, storage
+    /// version); `None` for built-in resources.
+    pub custom: Option<std::sync::Arc<super::crd::CustomVersion>>,
 }
 
 impl ResourceInfo {
@@ -118,6 +123,7 @@ impl BuiltinResource {
             allow_create_on_update: self.allow_create_on_update,
             has_generation: self.has_generation,
             subresources: strings(self.subresources),
+            custom: None,
         }
     }
 }
@@ -376,6 +382,31 @@ impl Registry {
         Ok(old)
     }
 
+    /// Serves the resources of the definition named `definition` (one per
+    /// served version, from `crd::served_resources`), replacing what it served
+    /// before. Entries that would replace a built-in resource or another
+    /// definition's resource are skipped (their names were not accepted).
+    pub fn set_definition(&mut self, definition: &str, resources: Vec<ResourceInfo>) {
+        self.entries.retain(|e| e.custom.as_ref().is_none_or(|c| c.definition != definition));
+        for info in resources {
+            let taken = self.entries.iter().any(|e| {
+                e.group == info.group
+                    && e.resource == info.resource
+                    && e.custom.as_ref().is_none_or(|c| c.definition != definition)
+            });
+            if !taken && !info.resource.is_empty() && !info.resource.contains('/') && !info.version.is_empty() {
+                self.entries.push(info);
+            }
+        }
+        self.reindex();
+    }
+
+    /// Stops serving the resources of the definition named `definition`.
+    pub fn remove_definition(&mut self, definition: &str) {
+        self.entries.retain(|e| e.custom.as_ref().is_none_or(|c| c.definition != definition));
+        self.reindex();
+    }
+
     /// Removes a custom resource, returning it.
     pub fn remove(&mut self, group: &str, resource: &str) -> Result<Option<ResourceInfo>, RegistryError> {
         if is_builtin(group, resource) {
@@ -534,6 +565,7 @@ mod tests {
             allow_create_on_update: false,
             has_generation: true,
             subresources: vec!["status".into()],
+            custom: None,
         }
     }
 

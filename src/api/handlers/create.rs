@@ -38,6 +38,7 @@ async fn serve_json(
     check_type_meta(&mut object, &resolved.info)?;
     let warnings = crate::api::field_validation::check_body(head, &resolved.info, "CreateOptions", &mut object, body)?;
     let created = create_object(backend, head, resolved, object).await?;
+    let created = super::custom::convert(&resolved.info, &created);
     let mut response = respond(StatusCode::CREATED, "application/json", created);
     crate::api::field_validation::add_warnings(&mut response, &warnings);
     Ok(response)
@@ -171,6 +172,7 @@ pub async fn create_object(
         };
         object.insert("status".into(), status);
     }
+    super::custom::prepare(backend, resolved, &mut object, true)?;
     let object = order_fields(object);
     let namespace = resolved.namespace.clone().unwrap_or_default();
     if info.namespaced {

@@ -123,6 +123,9 @@ pub async fn serve(
         if is_namespace {
             delete_namespace_contents(backend, &name).await?;
         }
+        if super::custom::is_definition(&resolved.info) {
+            super::custom::delete_definition_objects(backend, &stored).await?;
+        }
         let proposal = Proposal {
             key: key.encode(),
             precondition: Precondition::ModRevision(current.mod_revision),
@@ -145,12 +148,15 @@ pub async fn serve(
 /// controller does this while the namespace is Terminating).
 async fn delete_namespace_contents(backend: &impl Backend, namespace: &str) -> Result<(), ApiError> {
     let revision = backend.committed_revision();
-    let prefixes: Vec<String> = backend
+    let mut prefixes: Vec<String> = backend
         .registry()
         .iter()
         .filter(|r| r.namespaced)
         .map(|r| collection_prefix(&r.group, &r.resource, Some(namespace)))
         .collect();
+    // A custom resource served in several versions is stored once.
+    prefixes.sort();
+    prefixes.dedup();
     for shard in 0..backend.shard_count() {
         let prefixes = prefixes.clone();
         let victims = backend

@@ -17,7 +17,7 @@ pub fn serve(backend: &impl Backend, head: &RequestHead, route: &Route) -> Resul
     if head.method != Method::GET {
         return Err(ApiError::MethodNotAllowed { method: head.method.to_string(), target: Default::default() });
     }
-    let registry = backend.registry();
+    let registry = &*backend.registry();
     let ok = |body: Bytes| Ok(respond(StatusCode::OK, "application/json", body));
     match route {
         Route::CoreVersions | Route::Groups => {

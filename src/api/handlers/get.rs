@@ -41,7 +41,11 @@ pub async fn serve(
     match table {
         Some(table) => Ok(respond(StatusCode::OK, "application/json", table.object(&object, backend.now()))),
         None => {
-            let bytes = encode::object(&object, &representation)?;
+            let bytes = if super::custom::needs_conversion(&resolved.info) {
+                encode::uncached(&super::custom::convert(&resolved.info, &object.json), &representation)?
+            } else {
+                encode::object(&object, &representation)?
+            };
             let gzip_ok = encode::accepts_gzip(head.accept_encoding.as_deref());
             Ok(encode::respond_frames(vec![bytes], encode::content_type(&representation), gzip_ok))
         }

@@ -280,6 +280,7 @@ pub async fn serve<B: Backend + 'static>(
                 remaining,
                 &page,
             );
+            let frames = super::custom::convert_item_frames(&resolved.info, frames);
             return Ok(crate::api::encode::respond_frames(frames, "application/json", gzip_ok));
         }
     };
@@ -342,6 +343,7 @@ async fn stream_list<B: Backend + 'static>(
         cursor: Option<Bytes>,
         first_item: bool,
         done: bool,
+        info: crate::types::registry::ResourceInfo,
     }
     let state = Round {
         backend: shared,
@@ -353,6 +355,7 @@ async fn stream_list<B: Backend + 'static>(
         cursor: None,
         first_item: true,
         done: false,
+        info: resolved.info.clone(),
     };
     let rounds = futures_util::stream::unfold(state, |mut state| async move {
         if state.done {
@@ -396,7 +399,7 @@ async fn stream_list<B: Backend + 'static>(
                 frames.push(Bytes::from_static(b","));
             }
             state.first_item = false;
-            frames.push(object.json.clone());
+            frames.push(super::custom::convert(&state.info, &object.json));
         }
         if merged.len() < state.batch {
             frames.push(Bytes::from_static(b"]}"));

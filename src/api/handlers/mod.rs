@@ -6,6 +6,7 @@
 //! returns errors as [`ApiError`] only.
 
 pub mod create;
+pub mod custom;
 pub mod delete;
 pub mod discovery;
 pub mod get;
@@ -77,7 +78,18 @@ pub async fn resource<B: Backend + 'static>(
     body: Bytes,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let backend: &B = shared;
-    let resolved = resolve(backend, path)?;
+    let resolved = match resolve(backend, path) {
+        // A custom resource defined by a write this shard has not applied
+        // yet: wait for it to reach the commit point, then look again.
+        Err(ApiError::PathNotFound) => {
+            backend.await_applied(backend.committed_revision()).await;
+            resolve(backend, path)?
+        }
+        other => other?,
+    };
+    // Custom resources: no Protobuf (415 / 406).
+    let custom_head = custom::check_media(head, &resolved.info)?;
+    let head = custom_head.as_ref().unwrap_or(head);
     let not_allowed = || ApiError::MethodNotAllowed { method: head.method.to_string(), target: resolved.target() };
     let is_collection = resolved.name.is_none();
     let verb = match (&head.method, is_collection) {

@@ -1,7 +1,9 @@
 //! The `scale` subresource (deployments, replicasets, statefulsets): GET
 //! answers an `autoscaling/v1` Scale built from the parent object; PUT sets
 //! the parent's `spec.replicas`, conditional on the Scale's resourceVersion
-//! when given, as kube-apiserver's scale registries do.
+//! when given, as kube-apiserver's scale registries do. A custom resource's
+//! Scale reads and writes the paths its definition declares
+//! (`specReplicasPath`, `statusReplicasPath`, `labelSelectorPath`).
 
 use super::create::stored_after;
 use super::update::parse_resource_version;
@@ -41,8 +43,44 @@ fn selector_text(selector: &Value) -> String {
     parts.join(",")
 }
 
+/// The field names of a definition's `.spec.replicas`-style path.
+fn path_fields(path: &str) -> Vec<&str> {
+    path.trim_start_matches('.').split('.').filter(|f| !f.is_empty()).collect()
+}
+
+fn value_at<'a>(object: &'a Object, path: &str) -> Option<&'a Value> {
+    let fields = path_fields(path);
+    let (first, rest) = fields.split_first()?;
+    rest.iter().try_fold(object.get(*first)?, |v, f| v.get(*f))
+}
+
+/// Sets `path` (creating the objects on the way) to `value`.
+fn set_at(object: &mut Object, path: &str, value: Value) {
+    let fields = path_fields(path);
+    let Some((last, parents)) = fields.split_last() else { return };
+    let mut map = object;
+    for field in parents {
+        let entry = map.entry(field.to_string()).or_insert_with(|| json!({}));
+        if !entry.is_object() {
+            *entry = json!({});
+        }
+        let Value::Object(next) = entry else { return };
+        map = next;
+    }
+    map.insert(last.to_string(), value);
+}
+
 /// The Scale of a parent object.
-fn scale_of(parent: &Object) -> Value {
+fn scale_of(parent: &Object, resolved: &Resolved) -> Value {
+    if let Some(paths) = resolved.info.custom.as_ref().and_then(|c| c.scale.as_ref()) {
+        return custom_scale_of(parent, paths);
+    }
+    builtin_scale_of(parent)
+}
+
+/// A built-in resource's Scale: `spec.replicas`, `status.replicas`, and
+/// `spec.selector` as text.
+fn builtin_scale_of(parent: &Object) -> Value {
     let meta = metadata(parent);
     let mut scale_meta = serde_json::Map::new();
     for field in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
@@ -64,6 +102,31 @@ fn scale_of(parent: &Object) -> Value {
     })
 }
 
+/// A custom resource's Scale, from the paths its definition declares.
+fn custom_scale_of(parent: &Object, paths: &crate::types::crd::ScalePaths) -> Value {
+    let meta = metadata(parent);
+    let mut scale_meta = serde_json::Map::new();
+    for field in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
+        if let Some(v) = meta.get(field) {
+            scale_meta.insert(field.into(), v.clone());
+        }
+    }
+    let number = |path: &str| value_at(parent, path).and_then(Value::as_i64).unwrap_or(0);
+    let mut status = json!({"replicas": number(&paths.status_replicas_path)});
+    if let Some(selector) =
+        paths.label_selector_path.as_deref().and_then(|p| value_at(parent, p)).and_then(Value::as_str)
+    {
+        status["selector"] = json!(selector);
+    }
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": Value::Object(scale_meta),
+        "spec": {"replicas": number(&paths.spec_replicas_path)},
+        "status": status,
+    })
+}
+
 fn encode(value: &Value) -> Result<Bytes, ApiError> {
     serde_json::to_vec(value).map(Bytes::from).map_err(|e| ApiError::Internal(e.to_string()))
 }
@@ -77,7 +140,7 @@ pub async fn get(backend: &impl Backend, resolved: &Resolved) -> Result<Response
     let current = read_current(backend, &key, backend.committed_revision())
         .await?
         .ok_or_else(|| ApiError::NotFound(resolved.target()))?;
-    Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parse(&current.json)?))?))
+    Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parse(&current.json)?, resolved))?))
 }
 
 pub async fn update(
@@ -97,7 +160,7 @@ pub async fn current_scale(backend: &impl Backend, resolved: &Resolved) -> Resul
     let current = read_current(backend, &key, backend.committed_revision())
         .await?
         .ok_or_else(|| ApiError::NotFound(resolved.target()))?;
-    Ok(scale_of(&parse(&current.json)?))
+    Ok(scale_of(&parse(&current.json)?, resolved))
 }
 
 /// Sets the parent's `spec.replicas` from a Scale (decoded from a PUT body or
@@ -133,19 +196,19 @@ pub async fn update_scale(
             return Err(modified(resolved));
         }
         let mut parent = parse(&current.json)?;
-        if parent.get("spec").and_then(|s| s.get("replicas")).and_then(Value::as_i64) == Some(replicas) {
-            return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parent))?));
+        let spec_path = match resolved.info.custom.as_ref().and_then(|c| c.scale.as_ref()) {
+            Some(paths) => paths.spec_replicas_path.clone(),
+            None => ".spec.replicas".to_string(),
+        };
+        if value_at(&parent, &spec_path).and_then(Value::as_i64) == Some(replicas) {
+            return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parent, resolved))?));
         }
-        if let Some(Value::Object(spec)) = parent.get_mut("spec") {
-            spec.insert("replicas".into(), json!(replicas));
-        } else {
-            parent.insert("spec".into(), json!({"replicas": replicas}));
-        }
+        set_at(&mut parent, &spec_path, json!(replicas));
         let generation = metadata(&parent).get("generation").and_then(Value::as_i64).unwrap_or(1);
         metadata_mut(&mut parent).insert("generation".into(), json!(generation + 1));
         let parent = order_fields(parent);
         if head.params.dry_run_all {
-            return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parent))?));
+            return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parent, resolved))?));
         }
         let proposal = Proposal {
             key: key.encode(),
@@ -156,7 +219,7 @@ pub async fn update_scale(
             continue;
         };
         let stored = stored_after(backend, &key, entry.revision, &parent).await?;
-        return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parse(&stored)?))?));
+        return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parse(&stored)?, resolved))?));
     }
     Err(modified(resolved))
 }
@@ -174,11 +237,34 @@ mod tests {
             "status": {"replicas": 2},
         }))
         .unwrap();
-        let scale = scale_of(&parent);
+        let scale = builtin_scale_of(&parent);
         assert_eq!(scale["kind"], "Scale");
         assert_eq!(scale["apiVersion"], "autoscaling/v1");
         assert_eq!(scale["metadata"], json!({"name": "web", "namespace": "d", "uid": "u", "resourceVersion": "9"}));
         assert_eq!(scale["spec"]["replicas"], 3);
         assert_eq!(scale["status"], json!({"replicas": 2, "selector": "app=web,tier in (a,b)"}));
+    }
+
+    #[test]
+    fn custom_scale_uses_the_declared_paths() {
+        let paths = crate::types::crd::ScalePaths {
+            spec_replicas_path: ".spec.count".into(),
+            status_replicas_path: ".status.ready.count".into(),
+            label_selector_path: Some(".status.selector".into()),
+        };
+        let mut parent: Object = serde_json::from_value(json!({
+            "metadata": {"name": "w", "resourceVersion": "4"},
+            "spec": {"count": 5},
+            "status": {"ready": {"count": 2}, "selector": "app=w"},
+        }))
+        .unwrap();
+        let scale = custom_scale_of(&parent, &paths);
+        assert_eq!(scale["spec"], json!({"replicas": 5}));
+        assert_eq!(scale["status"], json!({"replicas": 2, "selector": "app=w"}));
+        set_at(&mut parent, ".spec.count", json!(7));
+        set_at(&mut parent, ".spec.deep.er", json!(1));
+        assert_eq!(parent["spec"], json!({"count": 7, "deep": {"er": 1}}));
+        parent.remove("status");
+        assert_eq!(custom_scale_of(&parent, &paths)["status"], json!({"replicas": 0}));
     }
 }

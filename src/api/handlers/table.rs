@@ -67,7 +67,12 @@ impl TableRequest {
         Ok(TableRequest {
             version: version.to_string(),
             include_object: IncludeObject::parse(params.include_object.as_deref())?,
-            printer: printers::for_resource(&info.group, &info.resource),
+            printer: match &info.custom {
+                // A definition's columns were checked when it was stored.
+                Some(custom) => TablePrinter::for_custom_resource(&custom.printer_columns)
+                    .unwrap_or(TablePrinter::Default),
+                None => printers::for_resource(&info.group, &info.resource),
+            },
         })
     }
 

@@ -49,6 +49,8 @@ async fn serve_json(
         return Err(ApiError::MethodNotAllowed { method: "PUT".into(), target: resolved.target() });
     }
     let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
+    // A custom resource's unknown fields are gone before it is compared.
+    super::custom::prune(&resolved.info, &mut object);
     check_type_meta(&mut object, &resolved.info)?;
     let warnings = crate::api::field_validation::check_body(head, &resolved.info, "UpdateOptions", &mut object, body)?;
     let with_warnings = |mut response: Response<ResponseBody>| {
@@ -81,7 +83,10 @@ async fn serve_json(
                 return Err(modified(resolved));
             }
             match create_object(backend, head, resolved, object.clone()).await {
-                Ok(created) => return Ok(with_warnings(respond(StatusCode::CREATED, "application/json", created))),
+                Ok(created) => {
+                    let created = super::custom::convert(&resolved.info, &created);
+                    return Ok(with_warnings(respond(StatusCode::CREATED, "application/json", created)));
+                }
                 Err(ApiError::AlreadyExists(_)) => continue,
                 Err(e) => return Err(e),
             }
@@ -90,7 +95,10 @@ async fn serve_json(
             return Err(modified(resolved));
         }
         match replace_current(backend, head, resolved, &current, object.clone(), wanted.is_none()).await? {
-            Some(bytes) => return Ok(with_warnings(respond(StatusCode::OK, "application/json", bytes))),
+            Some(bytes) => {
+                let bytes = super::custom::convert(&resolved.info, &bytes);
+                return Ok(with_warnings(respond(StatusCode::OK, "application/json", bytes)));
+            }
             None => continue,
         }
     }
@@ -115,7 +123,8 @@ pub async fn replace_current(
     let key = resolved.key(&url_name);
     let stored: Object = serde_json::from_slice(&current.json)
         .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
-    let updated = merge_server_fields(object, &stored, resolved);
+    let mut updated = merge_server_fields(object, &stored, resolved);
+    super::custom::prepare(backend, resolved, &mut updated, false)?;
     let updated = order_fields(updated);
     let causes = super::create::metadata_causes(resolved, &updated)?;
     if !causes.is_empty() {
@@ -134,6 +143,9 @@ pub async fn replace_current(
     // An object being deleted whose last finalizer is removed goes away.
     let finishing = metadata(&updated).contains_key("deletionTimestamp")
         && metadata(&updated).get("finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
+    if finishing && super::custom::is_definition(&resolved.info) {
+        super::custom::delete_definition_objects(backend, &updated).await?;
+    }
     let operation = if finishing { Operation::Delete } else { Operation::Put(value) };
     let proposal =
         Proposal { key: key.encode(), precondition: Precondition::ModRevision(current.mod_revision), operation };
@@ -170,7 +182,11 @@ fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved)
             None => object.shift_remove("status"),
         };
     }
-    let spec_changed = object.get("spec") != stored.get("spec");
+    let spec_changed = match &resolved.info.custom {
+        // Custom resources: any change outside metadata and status.
+        Some(_) => super::custom::content_changed(&object, stored),
+        None => object.get("spec") != stored.get("spec"),
+    };
     let meta = metadata_mut(&mut object);
     for owned in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generateName"] {
         match stored_meta.get(owned) {

@@ -223,9 +223,14 @@ pub async fn serve<B: Backend + 'static>(
         let clock = shared.clone();
         let first = std::cell::Cell::new(true);
         let representation = representation.clone();
+        let info = resolved.info.clone();
         Rc::new(move |event_type: EventType, source: Option<&CachedObject>, object: Bytes| match &table {
             Some(table) => {
                 event_frames(event_type, table.watch_event(&object, first.replace(false), clock.now())).to_vec()
+            }
+            // A custom resource read in a version other than its storage one.
+            None if super::custom::needs_conversion(&info) => {
+                frames_in(&representation, type_name(event_type), None, super::custom::convert(&info, &object))
             }
             None if representation == Representation::Json => event_frames(event_type, object).to_vec(),
             None => frames_in(&representation, type_name(event_type), source, object),

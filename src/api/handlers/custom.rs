@@ -1,0 +1,301 @@
+//! What writes and reads of custom resources and of CustomResourceDefinitions
+//! do beyond the built-in path, as kube-apiserver's apiextensions server does:
+//!
+//! - a definition is checked (422 with kube's field errors), defaulted, and
+//!   given its status (`NamesAccepted`, `Established`) before it is stored;
+//!   deleting one deletes its objects first;
+//! - a custom resource is pruned, defaulted and validated against its
+//!   version's `openAPIV3Schema` (422 Invalid), and stored in the storage
+//!   version (versions convert by `apiVersion` alone: the `None` strategy);
+//! - custom resources have no Protobuf encoding: a Protobuf body is 415, an
+//!   Accept that allows only Protobuf is 406, and Protobuf is never chosen.
+//!
+//! Invariant: nothing here runs for built-in resources other than
+//! CustomResourceDefinitions (every entry point checks `info.custom` or the
+//! definition's group and resource first).
+
+use super::{append_error, backend_error, Resolved};
+use crate::api::object::{self, Object};
+use crate::api::status::{ApiError, Cause};
+use crate::api::{Backend, RequestHead};
+use crate::log::{AppendError, Operation, Precondition, Proposal};
+use crate::types::crd::{self, CRD_GROUP, CRD_RESOURCE};
+use crate::types::crd_schema;
+use crate::types::key::{collection_prefix, ShardId};
+use crate::types::registry::ResourceInfo;
+use bytes::Bytes;
+use serde_json::Value;
+
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+pub fn is_definition(info: &ResourceInfo) -> bool {
+    info.group == CRD_GROUP && info.resource == CRD_RESOURCE
+}
+
+/// The request as a custom resource's handlers see it: 415 for a Protobuf
+/// body, 406 for an Accept that allows nothing but Protobuf, and Protobuf
+/// ranges dropped from Accept so negotiation picks JSON. `None`: use the
+/// request as it is (a built-in resource).
+pub fn check_media(head: &RequestHead, info: &ResourceInfo) -> Result<Option<RequestHead>, ApiError> {
+    if info.custom.is_none() {
+        return Ok(None);
+    }
+    if let Some(content_type) = &head.content_type {
+        if object::media_type(Some(content_type)) == PROTOBUF {
+            return Err(ApiError::UnsupportedMediaType(content_type.clone()));
+        }
+    }
+    let Some(accept) = head.accept.as_deref().filter(|a| !a.trim().is_empty()) else { return Ok(None) };
+    let kept: Vec<&str> = accept
+        .split(',')
+        .filter(|range| {
+            let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            !media.starts_with(PROTOBUF)
+        })
+        .collect();
+    if kept.iter().all(|r| r.trim().is_empty()) {
+        return Err(ApiError::NotAcceptable(accept.to_string()));
+    }
+    let mut head = head.clone();
+    head.accept = Some(kept.join(","));
+    Ok(Some(head))
+}
+
+fn field_causes(errors: Vec<crate::types::validation::FieldError>) -> Vec<Cause> {
+    super::create::causes(errors)
+}
+
+fn schema_causes(errors: Vec<crd_schema::SchemaError>) -> Vec<Cause> {
+    errors
+        .into_iter()
+        .map(|e| Cause { reason: e.cause_reason().to_string(), message: e.message, field: e.field })
+        .collect()
+}
+
+/// Prepares an object of `resolved`'s resource for storage, after the
+/// server-set metadata: a definition is validated, defaulted and given its
+/// status; a custom resource is pruned, defaulted, validated and converted to
+/// the storage version (on create, without the status its status
+/// subresource owns, as kube's custom resource strategy drops it). Anything
+/// else is left as it is.
+pub fn prepare(
+    backend: &impl Backend,
+    resolved: &Resolved,
+    object: &mut Object,
+    creating: bool,
+) -> Result<(), ApiError> {
+    let info = &resolved.info;
+    let name = object::meta_str(object, "name").to_string();
+    if is_definition(info) {
+        let mut value = Value::Object(std::mem::take(object));
+        let errors = crd::validate(&value);
+        if !errors.is_empty() {
+            *object = value.as_object().cloned().unwrap_or_default();
+            return Err(object::invalid(info, &name, field_causes(errors)));
+        }
+        crd::set_defaults(&mut value);
+        crd::set_status(&mut value, &backend.registry(), &object::timestamp(backend.now()));
+        if let Value::Object(map) = value {
+            *object = map;
+        }
+        return Ok(());
+    }
+    let Some(custom) = &info.custom else { return Ok(()) };
+    if creating && info.subresources.iter().any(|s| s == "status") {
+        object.shift_remove("status");
+    }
+    if let Some(schema) = &custom.schema {
+        let mut value = Value::Object(std::mem::take(object));
+        crd_schema::prune_and_default(&mut value, schema);
+        let errors = crd_schema::validate(&value, schema);
+        if let Value::Object(map) = value {
+            *object = map;
+        }
+        if !errors.is_empty() {
+            return Err(object::invalid(info, &name, schema_causes(errors)));
+        }
+    }
+    let storage = format!("{}/{}", info.group, custom.storage_version);
+    object.insert("apiVersion".into(), Value::String(storage));
+    Ok(())
+}
+
+/// Drops nulls, applies defaults and prunes unknown fields of a custom
+/// resource as its version's schema says (kube does this while decoding).
+pub fn prune(info: &ResourceInfo, object: &mut Object) {
+    let Some(schema) = info.custom.as_ref().and_then(|c| c.schema.as_ref()) else { return };
+    let mut value = Value::Object(std::mem::take(object));
+    crd_schema::prune_and_default(&mut value, schema);
+    if let Value::Object(map) = value {
+        *object = map;
+    }
+}
+
+/// Whether a custom resource changed outside `apiVersion`, `kind`,
+/// `metadata` and `status` (what bumps its `metadata.generation`).
+pub fn content_changed(new: &Object, old: &Object) -> bool {
+    let content = |o: &Object| {
+        o.iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "status"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<std::collections::BTreeMap<String, Value>>()
+    };
+    content(new) != content(old)
+}
+
+/// An encoded object as the requested version of a custom resource shows it:
+/// the stored bytes when the request is for the storage version (or a
+/// built-in resource), otherwise a copy with the requested `apiVersion`.
+/// Whether objects read through `info` need converting from the storage
+/// version (a custom resource read in another served version).
+pub fn needs_conversion(info: &ResourceInfo) -> bool {
+    info.custom.as_ref().is_some_and(|c| c.storage_version != info.version)
+}
+
+pub fn convert(info: &ResourceInfo, json: &Bytes) -> Bytes {
+    let Some(custom) = &info.custom else { return json.clone() };
+    if custom.storage_version == info.version {
+        return json.clone();
+    }
+    let Ok(Value::Object(mut map)) = serde_json::from_slice::<Value>(json) else { return json.clone() };
+    map.insert("apiVersion".into(), Value::String(info.api_version()));
+    serde_json::to_vec(&map).map(Bytes::from).unwrap_or_else(|_| json.clone())
+}
+
+/// The frames of a list page (`head, item, ",", item, ..., "]}"`) with each
+/// item converted as [`convert`] does.
+pub fn convert_item_frames(info: &ResourceInfo, mut frames: Vec<Bytes>) -> Vec<Bytes> {
+    if info.custom.as_ref().is_none_or(|c| c.storage_version == info.version) || frames.len() < 3 {
+        return frames;
+    }
+    let last = frames.len() - 1;
+    for frame in &mut frames[1..last] {
+        if frame.as_ref() != b"," {
+            *frame = convert(info, frame);
+        }
+    }
+    frames
+}
+
+/// Deletes every object of the definition `crd` (the stored definition
+/// being deleted), as kube's `customresourcecleanup` finalizer does before
+/// the definition goes away.
+pub async fn delete_definition_objects(backend: &impl Backend, crd: &Object) -> Result<(), ApiError> {
+    let group = crd.get("spec").and_then(|s| s.get("group")).and_then(Value::as_str).unwrap_or("");
+    let plural =
+        crd.get("spec").and_then(|s| s.pointer("/names/plural")).and_then(Value::as_str).unwrap_or("").to_string();
+    if group.is_empty() || plural.is_empty() {
+        return Ok(());
+    }
+    let prefix = collection_prefix(group, &plural, None);
+    let revision = backend.committed_revision();
+    for shard in 0..backend.shard_count() {
+        let prefix = prefix.clone();
+        let victims = backend
+            .on_shard(ShardId(shard), revision, move |store| {
+                store
+                    .list(prefix.as_bytes(), None, usize::MAX)
+                    .into_iter()
+                    .map(|o| (o.key.clone(), o.mod_revision))
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .map_err(backend_error)?;
+        for (key, mod_revision) in victims {
+            let proposal =
+                Proposal { key, precondition: Precondition::ModRevision(mod_revision), operation: Operation::Delete };
+            match backend.append(proposal).await {
+                Ok(_) | Err(AppendError::Conflict { .. }) => {}
+                Err(e) => return Err(append_error(e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::testing::MemoryBackend;
+    use crate::config::Config;
+    use bytes::Bytes;
+    use futures_lite::future::block_on;
+    use http_body_util::{BodyExt, Full};
+    use serde_json::{json, Value};
+    use std::rc::Rc;
+
+    fn request(backend: &Rc<MemoryBackend>, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let bytes = body.map(|b| Bytes::from(serde_json::to_vec(&b).unwrap())).unwrap_or_default();
+        let request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("Content-Type", "application/json")
+            .body(Full::new(bytes))
+            .unwrap();
+        block_on(async {
+            let response = crate::api::handle(backend, request).await;
+            let status = response.status().as_u16();
+            let body = response.into_body().collect().await.expect("body").to_bytes();
+            (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+        })
+    }
+
+    fn definition() -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gears.example.com"},
+            "spec": {
+                "group": "example.com", "scope": "Cluster",
+                "names": {"plural": "gears", "kind": "Gear"},
+                "versions": [
+                    {"name": "v2", "served": true, "storage": false,
+                     "selectableFields": [{"jsonPath": ".spec.teeth"}],
+                     "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                         "spec": {"type": "object", "properties": {"teeth": {"type": "integer", "default": 12}}}}}}},
+                    {"name": "v1", "served": true, "storage": true,
+                     "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
+                ]
+            }
+        })
+    }
+
+    /// Through the real handlers on the in-process backend: a definition
+    /// serves both versions; an object written in one reads in the other
+    /// (get, paged and streamed lists); deleting the definition deletes it.
+    #[test]
+    fn versions_convert_by_api_version_and_deletion_cleans_up() {
+        let config = Config::with_defaults("127.0.0.1:0".parse().unwrap(), "/nonexistent".into(), 2);
+        let backend = Rc::new(MemoryBackend::new(config, 2));
+        const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        assert_eq!(request(&backend, "POST", CRDS, Some(definition())).0, 201);
+        let gear = json!({"apiVersion": "example.com/v2", "kind": "Gear", "metadata": {"name": "g"}, "spec": {"x": 1}});
+        let (code, created) = request(&backend, "POST", "/apis/example.com/v2/gears", Some(gear));
+        assert_eq!(code, 201, "{created}");
+        // Pruned and defaulted by v2's schema, answered in v2.
+        assert_eq!(created["apiVersion"], "example.com/v2");
+        assert_eq!(created["spec"], json!({"teeth": 12}));
+        for version in ["v1", "v2"] {
+            let want = format!("example.com/{version}");
+            let (_, got) = request(&backend, "GET", &format!("/apis/example.com/{version}/gears/g"), None);
+            assert_eq!(got["apiVersion"], want.as_str());
+            for query in ["", "?limit=1"] {
+                let (_, list) = request(&backend, "GET", &format!("/apis/example.com/{version}/gears{query}"), None);
+                assert_eq!(list["apiVersion"], want.as_str());
+                assert_eq!(list["items"][0]["apiVersion"], want.as_str(), "{list}");
+            }
+        }
+        // A selectable field of v2.
+        let (code, list) = request(&backend, "GET", "/apis/example.com/v2/gears?fieldSelector=spec.teeth%3D12", None);
+        assert_eq!((code, list["items"].as_array().map(Vec::len)), (200, Some(1)), "{list}");
+        let (_, list) = request(&backend, "GET", "/apis/example.com/v2/gears?fieldSelector=spec.teeth%3D13", None);
+        assert_eq!(list["items"], json!([]));
+        let (code, _) = request(&backend, "GET", "/apis/example.com/v1/gears?fieldSelector=spec.teeth%3D12", None);
+        assert_eq!(code, 400, "v1 declares no selectable fields");
+        let (code, _) = request(&backend, "DELETE", &format!("{CRDS}/gears.example.com"), None);
+        assert_eq!(code, 200);
+        assert_eq!(request(&backend, "GET", "/apis/example.com/v1/gears", None).0, 404);
+        // Defined again: the old object is gone.
+        assert_eq!(request(&backend, "POST", CRDS, Some(definition())).0, 201);
+        let (code, list) = request(&backend, "GET", "/apis/example.com/v1/gears", None);
+        assert_eq!((code, &list["items"]), (200, &json!([])));
+    }
+}
