@@ -32,6 +32,7 @@ fn build(format: Format, json: &[u8]) -> Result<Bytes, String> {
         Format::Protobuf => protobuf_encode::encode_object_json(json).map_err(|e| e.to_string()),
         Format::Cbor => cbor::encode_json(json),
         Format::Yaml => yaml::encode_json(json),
+        Format::YamlListItem => yaml::list_item(&yaml::encode_json(json)?),
     }
 }
 
@@ -44,6 +45,14 @@ pub fn object(object: &CachedObject, representation: &Representation) -> Result<
             .get_or_build(format, &object.json, |json| build(format, json))
             .map_err(|e| ApiError::Internal(format!("encoding the object as {}: {e}", format.name()))),
     }
+}
+
+/// The object's cached encoding in `format`, built on first use.
+fn in_format(object: &CachedObject, format: Format) -> Result<Bytes, ApiError> {
+    object
+        .encodings
+        .get_or_build(format, &object.json, |json| build(format, json))
+        .map_err(|e| ApiError::Internal(format!("encoding the object as {}: {e}", format.name())))
 }
 
 /// An object that is not cached (a bookmark, a Status), in `representation`.
@@ -81,6 +90,11 @@ pub fn list_frames(
     remaining: Option<usize>,
     objects: &[Arc<CachedObject>],
 ) -> Result<Vec<Bytes>, ApiError> {
+    if *representation == Representation::Yaml {
+        let items = objects.iter().map(|o| in_format(o, Format::YamlListItem)).collect::<Result<Vec<_>, _>>()?;
+        return yaml::list_frames(list_kind, api_version, revision, continue_token, remaining, &items)
+            .map_err(ApiError::Internal);
+    }
     let items = objects.iter().map(|o| object(o, representation)).collect::<Result<Vec<_>, _>>()?;
     match representation {
         Representation::Protobuf => {
@@ -89,10 +103,6 @@ pub fn list_frames(
         }
         Representation::Cbor => {
             Ok(cbor::list_frames(list_kind, api_version, revision, continue_token, remaining, &items))
-        }
-        Representation::Yaml => {
-            Ok(vec![yaml::list_body(list_kind, api_version, revision, continue_token, remaining, &items)
-                .map_err(ApiError::Internal)?])
         }
         _ => Err(ApiError::Internal("list_frames is for non-JSON representations".into())),
     }

@@ -9,8 +9,9 @@
 //! never written as folded block scalars (folding can change whitespace).
 //!
 //! A list is the head (`apiVersion`, `items:`), each item's cached YAML
-//! indented under `- `, then `kind` and `metadata`: items are copied, not
-//! re-encoded.
+//! list-item encoding (the document indented under `- `, built once per
+//! object version like every other encoding), then `kind` and `metadata`:
+//! items are shared, neither copied nor re-encoded.
 //!
 //! Invariant: never panics; a body that is not one YAML mapping is a 400.
 
@@ -37,39 +38,40 @@ pub fn encode_json(json: &[u8]) -> Result<Bytes, String> {
     Ok(Bytes::from(encode_value(&value)?))
 }
 
-/// A list: `apiVersion`, `items` (each cached item indented as a sequence
-/// entry), `kind`, `metadata`, in the key order kubectl prints.
-pub fn list_body(
+/// A cached object's YAML document indented as an element of a list's
+/// `items:` (`- ` before its first line, two spaces before the others).
+pub fn list_item(document: &[u8]) -> Result<Bytes, String> {
+    let text = std::str::from_utf8(document).map_err(|e| e.to_string())?;
+    let mut out = String::with_capacity(document.len() + 64);
+    for (i, line) in text.lines().enumerate() {
+        out.push_str(if i == 0 {
+            "- "
+        } else if line.is_empty() {
+            ""
+        } else {
+            "  "
+        });
+        out.push_str(line);
+        out.push('\n');
+    }
+    Ok(Bytes::from(out))
+}
+
+/// A list page as body frames: `apiVersion` and `items:`, each item's cached
+/// list-item bytes (`list_item`, shared, not copied), then `kind` and
+/// `metadata`, in the key order kubectl prints.
+pub fn list_frames(
     list_kind: &str,
     api_version: &str,
     revision: u64,
     continue_token: Option<&str>,
     remaining: Option<usize>,
     items: &[Bytes],
-) -> Result<Bytes, String> {
+) -> Result<Vec<Bytes>, String> {
     let scalar = |v: Value| encode_value(&v).map(|s| s.trim_end().to_string());
-    let mut out = String::with_capacity(64 + items.iter().map(|i| i.len() + 16).sum::<usize>());
-    out.push_str(&format!("apiVersion: {}\n", scalar(Value::String(api_version.into()))?));
-    if items.is_empty() {
-        out.push_str("items: []\n");
-    } else {
-        out.push_str("items:\n");
-    }
-    for item in items {
-        let text = std::str::from_utf8(item).map_err(|e| e.to_string())?;
-        for (i, line) in text.lines().enumerate() {
-            out.push_str(if i == 0 {
-                "- "
-            } else if line.is_empty() {
-                ""
-            } else {
-                "  "
-            });
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out.push_str(&format!("kind: {}\n", scalar(Value::String(list_kind.into()))?));
+    let mut head = format!("apiVersion: {}\n", scalar(Value::String(api_version.into()))?);
+    head.push_str(if items.is_empty() { "items: []\n" } else { "items:\n" });
+    let mut tail = format!("kind: {}\n", scalar(Value::String(list_kind.into()))?);
     let mut metadata = Map::new();
     if let Some(token) = continue_token {
         metadata.insert("continue".into(), Value::String(token.into()));
@@ -78,13 +80,31 @@ pub fn list_body(
         metadata.insert("remainingItemCount".into(), Value::from(n as u64));
     }
     metadata.insert("resourceVersion".into(), Value::String(revision.to_string()));
-    out.push_str("metadata:\n");
+    tail.push_str("metadata:\n");
     for line in encode_value(&Value::Object(metadata))?.lines() {
-        out.push_str("  ");
-        out.push_str(line);
-        out.push('\n');
+        tail.push_str("  ");
+        tail.push_str(line);
+        tail.push('\n');
     }
-    Ok(Bytes::from(out))
+    let mut frames = Vec::with_capacity(items.len() + 2);
+    frames.push(Bytes::from(head));
+    frames.extend(items.iter().cloned());
+    frames.push(Bytes::from(tail));
+    Ok(frames)
+}
+
+/// A list of YAML documents as one body (`list_frames` of their list items).
+pub fn list_body(
+    list_kind: &str,
+    api_version: &str,
+    revision: u64,
+    continue_token: Option<&str>,
+    remaining: Option<usize>,
+    documents: &[Bytes],
+) -> Result<Bytes, String> {
+    let items = documents.iter().map(|d| list_item(d)).collect::<Result<Vec<_>, _>>()?;
+    let frames = list_frames(list_kind, api_version, revision, continue_token, remaining, &items)?;
+    Ok(Bytes::from(frames.concat()))
 }
 
 /// Decodes a YAML request body (one document, a mapping) into a JSON object.

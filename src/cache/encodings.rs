@@ -25,16 +25,20 @@ pub enum Format {
     Cbor,
     /// `application/yaml`: one document.
     Yaml,
+    /// The YAML document indented as an element of a list's `items:`, so a
+    /// YAML list page is its head, the items' cached bytes and its tail.
+    YamlListItem,
 }
 
 impl Format {
-    const ALL: [Format; 3] = [Format::Protobuf, Format::Cbor, Format::Yaml];
+    const ALL: [Format; 4] = [Format::Protobuf, Format::Cbor, Format::Yaml, Format::YamlListItem];
 
     fn index(self) -> usize {
         match self {
             Format::Protobuf => 0,
             Format::Cbor => 1,
             Format::Yaml => 2,
+            Format::YamlListItem => 3,
         }
     }
 
@@ -43,10 +47,11 @@ impl Format {
             Format::Protobuf => "protobuf",
             Format::Cbor => "cbor",
             Format::Yaml => "yaml",
+            Format::YamlListItem => "yaml-list-item",
         }
     }
 
-    pub fn all() -> [Format; 3] {
+    pub fn all() -> [Format; 4] {
         Format::ALL
     }
 }
@@ -56,7 +61,7 @@ impl Format {
 pub type Encoded = Result<Bytes, String>;
 
 /// Builds done since the process started, by format (`Format::index`).
-static BUILT: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+static BUILT: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 
 /// How many encodings of `format` have been built in this process: with
 /// caching, at most one per object version, however many requests read it.
@@ -67,7 +72,7 @@ pub fn encodings_built(format: Format) -> u64 {
 /// The lazily built encodings of one object version.
 #[derive(Debug, Default)]
 pub struct Encodings {
-    slots: [OnceLock<Encoded>; 3],
+    slots: [OnceLock<Encoded>; 4],
 }
 
 impl Encodings {
