@@ -21,3 +21,4 @@ pub mod selector;
 pub mod validation;
 pub mod jsonpath;
 pub mod printers;
+pub mod runtime_config;
