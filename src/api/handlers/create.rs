@@ -165,6 +165,8 @@ pub async fn create_object(
         let status = if info.group.is_empty() && info.resource == "pods" {
             json!({"phase": "Pending"})
         } else if info.group.is_empty() && info.resource == "namespaces" {
+            // The namespace controller's finalizer, as kube's namespace strategy sets it.
+            object.insert("spec".into(), json!({"finalizers": [super::delete::FINALIZER_KUBERNETES]}));
             json!({"phase": "Active"})
         } else {
             json!({})

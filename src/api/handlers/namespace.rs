@@ -67,13 +67,12 @@ async fn pass(backend: &impl Backend, name: &str) -> Result<bool, ApiError> {
         return Ok(true);
     }
     let spec = spec_finalizers(&stored);
-    if spec.iter().any(|f| f == FINALIZER_KUBERNETES) {
-        if delete_contents(backend, name).await? > 0 {
-            return Ok(false);
-        }
-    } else if !spec.is_empty() {
+    if !spec.is_empty() && !spec.iter().any(|f| f == FINALIZER_KUBERNETES) {
         // Another controller's finalizer: its owner finishes the job.
         return Ok(true);
+    }
+    if delete_contents(backend, name).await? > 0 {
+        return Ok(false);
     }
     let mut finalized = stored.clone();
     let remaining: Vec<&String> = spec.iter().filter(|f| *f != FINALIZER_KUBERNETES).collect();
