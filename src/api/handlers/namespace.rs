@@ -63,7 +63,7 @@ async fn pass(backend: &impl Backend, name: &str) -> Result<bool, ApiError> {
     let Some(current) = read_current(backend, &key, backend.committed_revision()).await? else { return Ok(true) };
     let stored: Object =
         serde_json::from_slice(&current.json).map_err(|e| ApiError::Internal(format!("stored namespace: {e}")))?;
-    if !metadata(&stored).get("deletionTimestamp").is_some_and(|t| !t.is_null()) {
+    if metadata(&stored).get("deletionTimestamp").is_none_or(|t| t.is_null()) {
         return Ok(true);
     }
     let spec = spec_finalizers(&stored);
@@ -117,4 +117,68 @@ async fn delete_contents(backend: &impl Backend, namespace: &str) -> Result<usiz
         }
     }
     Ok(remaining)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::testing::MemoryBackend;
+    use crate::config::Config;
+    use bytes::Bytes;
+    use futures_lite::future::block_on;
+    use http_body_util::{BodyExt, Full};
+    use serde_json::{json, Value};
+    use std::rc::Rc;
+
+    fn request(backend: &Rc<MemoryBackend>, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let bytes = body.map(|b| Bytes::from(serde_json::to_vec(&b).unwrap())).unwrap_or_default();
+        let content_type = if method == "PATCH" { "application/merge-patch+json" } else { "application/json" };
+        let request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("Content-Type", content_type)
+            .body(Full::new(bytes));
+        block_on(async {
+            let response = crate::api::handle(backend, request.unwrap()).await;
+            let status = response.status().as_u16();
+            let body = response.into_body().collect().await.expect("body").to_bytes();
+            (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+        })
+    }
+
+    #[test]
+    fn a_terminating_namespace_is_emptied_then_removed() {
+        let config = Config::with_defaults("127.0.0.1:0".parse().unwrap(), "/nonexistent".into(), 2);
+        let backend = Rc::new(MemoryBackend::new(config, 2));
+        let cms = "/api/v1/namespaces/demo/configmaps";
+        assert_eq!(request(&backend, "POST", "/api/v1/namespaces", Some(json!({"metadata": {"name": "demo"}}))).0, 201);
+        for name in ["a", "b"] {
+            assert_eq!(request(&backend, "POST", cms, Some(json!({"metadata": {"name": name}}))).0, 201);
+        }
+        let held = json!({"metadata": {"name": "held", "finalizers": ["example.com/x"]}});
+        assert_eq!(request(&backend, "POST", cms, Some(held)).0, 201);
+
+        let (code, ns) = request(&backend, "DELETE", "/api/v1/namespaces/demo", None);
+        assert_eq!((code, &ns["status"]["phase"]), (200, &json!("Terminating")), "{ns}");
+        // Nothing is deleted until the background task runs.
+        assert_eq!(request(&backend, "GET", cms, None).1["items"].as_array().unwrap().len(), 3);
+        let (code, refused) = request(&backend, "POST", cms, Some(json!({"metadata": {"name": "new"}})));
+        assert_eq!(code, 403, "{refused}");
+
+        // One pass: the free objects go, the held one is marked; the task waits.
+        assert_eq!(backend.poll_spawned(), 1);
+        let left = request(&backend, "GET", cms, None).1;
+        let items = left["items"].as_array().unwrap();
+        assert_eq!(items.len(), 1, "{left}");
+        assert!(items[0]["metadata"]["deletionTimestamp"].is_string(), "{left}");
+        assert_eq!(request(&backend, "GET", "/api/v1/namespaces/demo", None).0, 200);
+
+        // The finalizer removed, the object goes; the next pass removes the namespace.
+        let patch = json!({"metadata": {"finalizers": null}});
+        assert_eq!(request(&backend, "PATCH", &format!("{cms}/held"), Some(patch)).0, 200);
+        assert_eq!(request(&backend, "GET", &format!("{cms}/held"), None).0, 404);
+        // A second DELETE starts another pass (this backend's timers never fire).
+        assert_eq!(request(&backend, "DELETE", "/api/v1/namespaces/demo", None).0, 200);
+        assert_eq!(backend.poll_spawned(), 1, "the first task still sleeps");
+        assert_eq!(request(&backend, "GET", "/api/v1/namespaces/demo", None).0, 404);
+    }
 }

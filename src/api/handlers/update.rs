@@ -157,7 +157,7 @@ pub async fn replace_current(
 
 /// kube refuses finalizers added to an object already being deleted.
 fn new_finalizers_while_deleting(stored: &Object, updated: &Object) -> Option<crate::api::status::Cause> {
-    if !metadata(stored).get("deletionTimestamp").is_some_and(|t| !t.is_null()) {
+    if metadata(stored).get("deletionTimestamp").is_none_or(|t| t.is_null()) {
         return None;
     }
     let list = |o: &Object| -> Vec<String> {
