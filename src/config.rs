@@ -131,7 +131,8 @@ pub struct Config {
     /// (deleting its contents, then removing the `kubernetes` finalizer and
     /// the namespace). Passes start 100 ms apart and double up to this while
     /// objects remain (held by finalizers or graceful deletion); each pass
-    /// lists the namespace's objects once per resource on every shard.
+    /// lists the namespace's objects once per resource on every shard. The
+    /// garbage collector's passes (`orphan` / `foregroundDeletion`) use it too.
     pub namespace_finalize_retry_max: Duration,
     /// The `AllowUnsafeMalformedObjectDeletion` feature gate: DELETE honours
     /// `ignoreStoreReadErrorWithClusterBreakingPotential` for objects whose

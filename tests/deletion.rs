@@ -191,40 +191,62 @@ fn preconditions_dry_run_and_propagation_policy() {
     );
     assert_status(&s.delete(&format!("{CM}/opts?propagationPolicy=Sideways")), 422, "Invalid");
 
-    // Propagation policies set the garbage collector's finalizers.
+    // Propagation policies set the garbage collector's finalizers; the
+    // server's collector then orphans or deletes the dependents and removes
+    // the finalizer (and with it the owner).
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let owned = |s: &Server, owner: &str, name: &str, finalizers: &[&str]| {
+        let owner = s.get_ok(&format!("{deployments}/{owner}"));
+        let mut cm = held_configmap(name, finalizers);
+        cm["metadata"]["ownerReferences"] = json!([{
+            "apiVersion": "apps/v1", "kind": "Deployment", "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"], "blockOwnerDeletion": true
+        }]);
+        assert_eq!(s.post_json(CM, &cm).status, 201);
+    };
     s.kubectl_ok(&["create", "deployment", "web", "--image=nginx"]);
-    s.kubectl_ok(&["delete", "deployment", "web", "--cascade=orphan", "--wait=false"]);
-    let web = s.kubectl_ok(&["get", "deployment", "web", "-o", "json"]).json();
+    owned(&s, "web", "web-dep", &[]);
+    let web = s.delete(&format!("{deployments}/web?propagationPolicy=Orphan"));
+    assert_eq!(web.status, 200, "{}", web.text());
+    let web = web.json();
     assert_eq!(web["metadata"]["finalizers"], json!(["orphan"]), "{web}");
     assert!(web["metadata"]["deletionTimestamp"].is_string());
+    s.kubectl_ok(&["wait", "--for=delete", "deployment/web", "--timeout=60s"]);
+    let orphaned = s.get_ok(&format!("{CM}/web-dep"));
+    assert!(orphaned["metadata"].get("ownerReferences").is_none(), "{orphaned}");
+
     s.kubectl_ok(&["create", "deployment", "fg", "--image=nginx"]);
-    s.kubectl_ok(&["delete", "deployment", "fg", "--cascade=foreground", "--wait=false"]);
-    let fg = s.kubectl_ok(&["get", "deployment", "fg", "-o", "json"]).json();
+    owned(&s, "fg", "fg-dep", &[]);
+    owned(&s, "fg", "fg-held", &["example.com/hold"]);
+    let fg = s.delete(&format!("{deployments}/fg?propagationPolicy=Foreground")).json();
     assert_eq!(fg["metadata"]["finalizers"], json!(["foregroundDeletion"]), "{fg}");
+    s.kubectl_ok(&["wait", "--for=delete", "configmap/fg-dep", "--timeout=60s"]);
+    s.kubectl_ok(&["wait", "--for=jsonpath={.metadata.deletionTimestamp}", "configmap/fg-held", "--timeout=60s"]);
+    // The held dependent keeps its owner.
+    assert_eq!(s.get_ok(&format!("{deployments}/fg"))["metadata"]["finalizers"], json!(["foregroundDeletion"]));
+    s.kubectl_ok(&["patch", "configmap", "fg-held", "--type=merge", "-p", r#"{"metadata":{"finalizers":null}}"#]);
+    s.kubectl_ok(&["wait", "--for=delete", "deployment/fg", "--timeout=60s"]);
+    // kubectl's --cascade=foreground waits for the object and returns.
+    s.kubectl_ok(&["create", "deployment", "kfg", "--image=nginx"]);
+    owned(&s, "kfg", "kfg-dep", &[]);
+    s.kubectl_ok(&["delete", "deployment", "kfg", "--cascade=foreground"]);
+    assert_status(&s.get(&format!("{CM}/kfg-dep")), 404, "NotFound");
+    s.kubectl_ok(&["create", "deployment", "korphan", "--image=nginx"]);
+    s.kubectl_ok(&["delete", "deployment", "korphan", "--cascade=orphan"]);
     // The legacy option: orphanDependents=true orphans; false deletes dependents
     // in the background (the object goes at once).
     s.kubectl_ok(&["create", "deployment", "legacy", "--image=nginx"]);
-    let legacy = s.delete("/apis/apps/v1/namespaces/default/deployments/legacy?orphanDependents=true");
+    let legacy = s.delete(&format!("{deployments}/legacy?orphanDependents=true"));
     assert_eq!(legacy.status, 200, "{}", legacy.text());
     assert_eq!(legacy.json()["metadata"]["finalizers"], json!(["orphan"]));
     s.kubectl_ok(&["create", "deployment", "cascade", "--image=nginx"]);
-    let cascade = s.delete("/apis/apps/v1/namespaces/default/deployments/cascade?orphanDependents=false");
+    let cascade = s.delete(&format!("{deployments}/cascade?orphanDependents=false"));
     assert_eq!(cascade.status, 200, "{}", cascade.text());
     assert_eq!(cascade.json()["status"], "Success");
     // Background (kubectl's default) deletes at once.
     s.kubectl_ok(&["create", "deployment", "bg", "--image=nginx"]);
     s.kubectl_ok(&["delete", "deployment", "bg"]);
-    assert_status(&s.get("/apis/apps/v1/namespaces/default/deployments/bg"), 404, "NotFound");
-    // Removing the orphan finalizer finishes the orphaning delete.
-    s.kubectl_ok(&[
-        "patch",
-        "deployment",
-        "web",
-        "--type=json",
-        "-p",
-        r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
-    ]);
-    assert_status(&s.get("/apis/apps/v1/namespaces/default/deployments/web"), 404, "NotFound");
+    assert_status(&s.get(&format!("{deployments}/bg")), 404, "NotFound");
 }
 
 fn pod(name: &str, labels: Value, node: Option<&str>) -> Value {

@@ -564,6 +564,15 @@ pub async fn serve<B: Backend + 'static>(
                 let backend = shared.clone();
                 shared.spawn(Box::pin(async move { super::namespace::finalize(backend, name).await }));
             }
+            if !options.dry_run_all && super::garbage::needs_collection(&bytes) {
+                // The orphan or foregroundDeletion finalizer: the collector finishes the job.
+                let uid = serde_json::from_slice::<Value>(&bytes)
+                    .ok()
+                    .and_then(|v| v["metadata"]["uid"].as_str().map(str::to_string))
+                    .unwrap_or_default();
+                let (backend, owner) = (shared.clone(), resolved.clone());
+                shared.spawn(Box::pin(async move { super::garbage::collect(backend, owner, uid).await }));
+            }
             // kube answers 202 when a cascading delete was asked for the old way.
             let code = if options.orphan_dependents == Some(false) { StatusCode::ACCEPTED } else { StatusCode::OK };
             Ok(respond(code, "application/json", bytes))

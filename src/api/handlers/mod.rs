@@ -8,6 +8,7 @@
 pub mod create;
 pub mod delete;
 pub mod discovery;
+pub mod garbage;
 pub mod get;
 pub mod health;
 pub mod list;
