@@ -294,6 +294,19 @@ fn delete_collections_by_label_and_field_and_graceful_pods() {
     // An unknown field is refused before anything is deleted.
     assert_status(&s.delete(&format!("{pods}?fieldSelector=spec.nope%3D1")), 400, "BadRequest");
 
+    // deletecollection with propagationPolicy=Orphan: the collector orphans the dependents.
+    let mut owner = configmap("owner", &[]);
+    owner["metadata"]["labels"] = json!({"g": "1"});
+    let owner = s.post_json(CM, &owner).json();
+    let mut child = configmap("child", &[]);
+    child["metadata"]["ownerReferences"] =
+        json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}]);
+    assert_eq!(s.post_json(CM, &child).status, 201);
+    let dc = s.delete(&format!("{CM}?labelSelector=g%3D1&propagationPolicy=Orphan"));
+    assert_eq!(dc.json()["items"].as_array().unwrap().len(), 1, "{}", dc.text());
+    s.kubectl_ok(&["wait", "--for=delete", "configmap/owner", "--timeout=60s"]);
+    assert!(s.get_ok(&format!("{CM}/child"))["metadata"].get("ownerReferences").is_none());
+
     // A scheduled pod is deleted gracefully: it stays for its grace period.
     assert_eq!(s.post_json(pods, &pod("busy", json!({}), Some("node-1"))).status, 201);
     let marked = s.delete(&format!("{pods}/busy"));
@@ -368,6 +381,9 @@ fn deleting_a_namespace_deletes_its_contents_then_the_namespace() {
     assert_status(&s.get("/api/v1/namespaces/slow"), 404, "NotFound");
     // The protected namespaces stay.
     assert_status(&s.delete("/api/v1/namespaces/default"), 403, "Forbidden");
+
+    // Namespaces have no deletecollection verb, as in kube-apiserver.
+    assert_status(&s.delete("/api/v1/namespaces?labelSelector=team%3Dx"), 405, "MethodNotAllowed");
 }
 
 #[test]

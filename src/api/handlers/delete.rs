@@ -564,20 +564,26 @@ pub async fn serve<B: Backend + 'static>(
                 let backend = shared.clone();
                 shared.spawn(Box::pin(async move { super::namespace::finalize(backend, name).await }));
             }
-            if !options.dry_run_all && super::garbage::needs_collection(&bytes) {
-                // The orphan or foregroundDeletion finalizer: the collector finishes the job.
-                let uid = serde_json::from_slice::<Value>(&bytes)
-                    .ok()
-                    .and_then(|v| v["metadata"]["uid"].as_str().map(str::to_string))
-                    .unwrap_or_default();
-                let (backend, owner) = (shared.clone(), resolved.clone());
-                shared.spawn(Box::pin(async move { super::garbage::collect(backend, owner, uid).await }));
-            }
+            start_collection(shared, resolved, &options, &bytes);
             // kube answers 202 when a cascading delete was asked for the old way.
             let code = if options.orphan_dependents == Some(false) { StatusCode::ACCEPTED } else { StatusCode::OK };
             Ok(respond(code, "application/json", bytes))
         }
     }
+}
+
+/// Starts the garbage collector for an object a delete left with the
+/// `orphan` or `foregroundDeletion` finalizer (`bytes`: its version now).
+fn start_collection<B: Backend + 'static>(shared: &Rc<B>, resolved: &Resolved, options: &DeleteOptions, bytes: &[u8]) {
+    if options.dry_run_all || !super::garbage::needs_collection(bytes) {
+        return;
+    }
+    let uid = serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|v| v["metadata"]["uid"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let (backend, owner) = (shared.clone(), resolved.clone());
+    shared.spawn(Box::pin(async move { super::garbage::collect(backend, owner, uid).await }));
 }
 
 /// The current objects of a collection (a namespace's, or every
@@ -618,12 +624,13 @@ pub fn resolved_for(info: &ResourceInfo, object: &CachedObject) -> Resolved {
 /// DELETE on a collection: deletes every object the selectors match (each
 /// as a DELETE of it with the same options would) and answers with the list
 /// of what was matched, as kube-apiserver does.
-pub async fn serve_collection(
-    backend: &impl Backend,
+pub async fn serve_collection<B: Backend + 'static>(
+    shared: &Rc<B>,
     head: &RequestHead,
     resolved: &Resolved,
     body: &[u8],
 ) -> Result<Response<ResponseBody>, ApiError> {
+    let backend: &B = shared;
     if resolved.subresource.is_some() {
         return Err(ApiError::MethodNotAllowed { method: "DELETE".into(), target: resolved.target() });
     }
@@ -638,7 +645,14 @@ pub async fn serve_collection(
             continue;
         }
         match delete_object(backend, &target, &options).await {
-            Ok(_) | Err(ApiError::NotFound(_)) => {}
+            Ok(Outcome::Kept(bytes)) => {
+                if is_namespace(&resolved.info) && !options.dry_run_all {
+                    let (backend, name) = (shared.clone(), object.meta.name.clone());
+                    shared.spawn(Box::pin(async move { super::namespace::finalize(backend, name).await }));
+                }
+                start_collection(shared, &target, &options, &bytes)
+            }
+            Ok(Outcome::Removed(_)) | Err(ApiError::NotFound(_)) => {}
             Err(e) => return Err(e),
         }
         items.push(object.json.clone());

@@ -131,7 +131,7 @@ pub async fn resource<B: Backend + 'static>(
         "create" => create::serve(backend, head, &resolved, &body).await,
         "update" => update::serve(backend, head, &resolved, &body).await,
         "delete" => delete::serve(shared, head, &resolved, &body).await,
-        "deletecollection" => delete::serve_collection(backend, head, &resolved, &body).await,
+        "deletecollection" => delete::serve_collection(shared, head, &resolved, &body).await,
         "patch" => patch::serve(backend, head, &resolved, &body).await,
         _ => Err(not_allowed()),
     }
