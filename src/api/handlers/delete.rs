@@ -100,8 +100,16 @@ pub fn parse_options(
         }
     }
     if !body.iter().all(u8::is_ascii_whitespace) {
-        let value: Value =
-            serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: {e}")))?;
+        let json_body = head.content_type.as_deref().is_none_or(|c| {
+            let media = c.split(';').next().unwrap_or("").trim();
+            media.is_empty() || media.eq_ignore_ascii_case("application/json")
+        });
+        let value: Value = if json_body {
+            serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: {e}")))?
+        } else {
+            // Protobuf, YAML or CBOR DeleteOptions, as typed clients send them.
+            Value::Object(crate::api::object::decode_body(head.content_type.as_deref(), body, "DeleteOptions")?)
+        };
         if !value.is_object() {
             return Err(ApiError::BadRequest("invalid DeleteOptions: not a JSON object".into()));
         }
@@ -805,6 +813,23 @@ mod tests {
 
     #[test]
     fn options_are_validated_as_kube_validates_them() {
+        let with_type = |query: &str, content_type: Option<&str>| RequestHead {
+            method: http::Method::DELETE,
+            params: crate::api::params::Params::parse(Some(query)).unwrap(),
+            accept: None,
+            content_type: content_type.map(str::to_string),
+            content_length: None,
+            query: Some(query.into()),
+            accept_encoding: None,
+        };
+        let yaml = parse_options(
+            b"kind: DeleteOptions\napiVersion: v1\ngracePeriodSeconds: 7\npropagationPolicy: Foreground\n",
+            &with_type("", Some("application/yaml")),
+            false,
+            false,
+        )
+        .unwrap();
+        assert_eq!((yaml.grace_period_seconds, yaml.propagation_policy.as_deref()), (Some(7), Some("Foreground")));
         let head = |query: &str| RequestHead {
             method: http::Method::DELETE,
             params: crate::api::params::Params::parse(Some(query)).unwrap(),
