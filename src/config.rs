@@ -127,6 +127,17 @@ pub struct Config {
     /// (N-1)/N, so 16 attempts (PUT's bound) fail about 1% of patches at 4
     /// writers; 64 make that about 1e-8 (kube-apiserver retries without a bound).
     pub patch_conflict_attempts_max: usize,
+    /// Longest wait between two passes of a Terminating namespace's cleanup
+    /// (deleting its contents, then removing the `kubernetes` finalizer and
+    /// the namespace). Passes start 100 ms apart and double up to this while
+    /// objects remain (held by finalizers or graceful deletion); each pass
+    /// lists the namespace's objects once per resource on every shard. The
+    /// garbage collector's passes (`orphan` / `foregroundDeletion`) use it too.
+    pub namespace_finalize_retry_max: Duration,
+    /// The `AllowUnsafeMalformedObjectDeletion` feature gate: DELETE honours
+    /// `ignoreStoreReadErrorWithClusterBreakingPotential` for objects whose
+    /// stored value does not decode (off by default, as in kube-apiserver).
+    pub allow_unsafe_malformed_object_deletion: bool,
 }
 
 impl Config {
@@ -166,6 +177,8 @@ impl Config {
             log_appends_in_flight_max: 4096,
             log_snapshot_check_interval: Duration::from_secs(1),
             patch_conflict_attempts_max: 64,
+            namespace_finalize_retry_max: Duration::from_secs(5),
+            allow_unsafe_malformed_object_deletion: false,
         }
     }
 }

@@ -73,6 +73,31 @@ struct ServeArgs {
     /// Attempts of a PATCH without a resourceVersion before 409 Conflict.
     #[arg(long)]
     patch_conflict_attempts_max: Option<usize>,
+    /// Longest wait between passes of a Terminating namespace's cleanup (e.g. 5s).
+    #[arg(long, value_parser = parse_duration)]
+    namespace_finalize_retry_max: Option<Duration>,
+    /// Feature gates, kube-apiserver's syntax (`AllowUnsafeMalformedObjectDeletion=true`).
+    #[arg(long)]
+    feature_gates: Option<String>,
+    /// API group/versions and resources to serve, kube-apiserver's syntax
+    /// (`api/all=false,apps/v1=true,batch/v1=false`).
+    #[arg(long)]
+    runtime_config: Option<String>,
+}
+
+/// `--feature-gates`: the gates Shardline knows; returns
+/// AllowUnsafeMalformedObjectDeletion.
+fn parse_feature_gates(text: &str) -> Result<bool, String> {
+    let mut unsafe_delete = false;
+    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').ok_or_else(|| format!("missing bool value for {pair}"))?;
+        let value: bool = value.trim().parse().map_err(|_| format!("invalid value of {name}={value}"))?;
+        match name.trim() {
+            "AllowUnsafeMalformedObjectDeletion" => unsafe_delete = value,
+            other => return Err(format!("unrecognized feature gate: {other}")),
+        }
+    }
+    Ok(unsafe_delete)
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -120,6 +145,9 @@ fn config_from(args: ServeArgs) -> Config {
     if let Some(v) = args.patch_conflict_attempts_max {
         config.patch_conflict_attempts_max = v.max(1);
     }
+    if let Some(v) = args.namespace_finalize_retry_max {
+        config.namespace_finalize_retry_max = v.max(Duration::from_millis(100));
+    }
     if let Some(v) = args.log_segment_bytes_max {
         config.log_segment_bytes_max = v.max(64 * 1024);
     }
@@ -133,8 +161,28 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => {
-            let config = config_from(args);
-            let registry = shardline::types::registry::Registry::builtin();
+            let feature_gates = args.feature_gates.clone();
+            let runtime_config = args.runtime_config.clone();
+            let mut config = config_from(args);
+            if let Some(gates) = feature_gates {
+                match parse_feature_gates(&gates) {
+                    Ok(unsafe_delete) => config.allow_unsafe_malformed_object_deletion = unsafe_delete,
+                    Err(e) => {
+                        eprintln!("shardline: --feature-gates: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+            let runtime_config =
+                shardline::types::runtime_config::RuntimeConfig::parse(runtime_config.as_deref().unwrap_or(""))
+                    .and_then(|c| c.apply(shardline::types::registry::Registry::builtin()));
+            let registry = match runtime_config {
+                Ok(registry) => registry,
+                Err(e) => {
+                    eprintln!("shardline: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
             match shardline::runtime::serve(config, registry) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

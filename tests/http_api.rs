@@ -498,7 +498,8 @@ fn status_and_scale_subresources() {
     assert_eq!(s.get_ok(&format!("{deployments}/web/status"))["kind"], "Deployment");
 }
 
-/// Deleting a namespace deletes what it holds; the default, kube-system and
+/// Deleting a namespace deletes what it holds (in the background, then the
+/// namespace); the default, kube-system and
 /// kube-public namespaces may not be deleted (403 Forbidden).
 #[test]
 fn namespace_deletion_cascades_and_protected_namespaces_stay() {
@@ -514,6 +515,10 @@ fn namespace_deletion_cascades_and_protected_namespaces_stay() {
 
     let r = s.delete("/api/v1/namespaces/doomed");
     assert_eq!(r.status, 200, "{}", r.text());
+    // The namespace goes Terminating; the server's namespace cleanup deletes
+    // its contents, then the namespace (as kube's namespace controller does).
+    assert_eq!(r.json()["status"]["phase"], "Terminating", "{}", r.text());
+    s.kubectl_ok(&["wait", "--for=delete", "namespace/doomed", "--timeout=60s"]);
     assert_status(&s.get("/api/v1/namespaces/doomed"), 404, "NotFound");
     let left = s.get_ok("/api/v1/configmaps");
     let names: Vec<&str> =

@@ -344,7 +344,8 @@ fn node_watches_see_pods_arrive_and_leave_their_node() {
     let created = s.post_json(PODS, &pod("node-a"));
     assert_eq!(created.status, 201, "{}", String::from_utf8_lossy(&created.body));
     let moved = s.put_json(&format!("{PODS}/p"), &pod("node-b")).json();
-    assert_eq!(s.delete(&format!("{PODS}/p")).status, 200);
+    // A scheduled pod is deleted gracefully unless the grace period is 0 (what the kubelet sends).
+    assert_eq!(s.delete(&format!("{PODS}/p?gracePeriodSeconds=0")).status, 200);
     a.expect("ADDED", "p");
     let left = a.expect("DELETED", "p");
     assert_eq!(left["object"]["spec"]["nodeName"], "node-b", "leaving carries the new state");

@@ -89,4 +89,7 @@ pub trait Backend {
     /// Health checks for /livez, /readyz, /healthz.
     fn health_checks(&self) -> Vec<HealthCheck>;
     fn process_limits(&self) -> ProcessLimits;
+    /// Runs `task` in the background on this shard; it may outlive the
+    /// request that started it (a Terminating namespace's cleanup).
+    fn spawn(&self, task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>);
 }

@@ -30,6 +30,8 @@ pub struct MemoryBackend {
     revision: Cell<u64>,
     now_ms: Cell<u64>,
     hub: RefCell<crate::watch::WatchHub>,
+    /// Background tasks (`Backend::spawn`), polled by [`MemoryBackend::poll_spawned`].
+    spawned: RefCell<Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>>>,
 }
 
 impl MemoryBackend {
@@ -46,6 +48,7 @@ impl MemoryBackend {
             revision: Cell::new(0),
             now_ms: Cell::new(0),
             hub: RefCell::new(crate::watch::WatchHub::new(Revision::ZERO, window_ms, 100_000)),
+            spawned: RefCell::new(Vec::new()),
         };
         let namespace = br#"{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"default"}}"#;
         let key = crate::types::key::ObjectKey::new("", "namespaces", "", "default").encode();
@@ -57,6 +60,22 @@ impl MemoryBackend {
         // Appending to an empty index with an Absent precondition cannot fail.
         let _ = backend.append_now(proposal);
         backend
+    }
+
+    /// Polls every background task once (their timers never fire here);
+    /// finished tasks are dropped. Returns how many are still pending.
+    pub fn poll_spawned(&self) -> usize {
+        let tasks: Vec<_> = self.spawned.borrow_mut().drain(..).collect();
+        let mut pending = Vec::new();
+        for mut task in tasks {
+            if futures_util::FutureExt::now_or_never(task.as_mut()).is_none() {
+                pending.push(task);
+            }
+        }
+        let mut spawned = self.spawned.borrow_mut();
+        pending.extend(spawned.drain(..));
+        *spawned = pending;
+        spawned.len()
     }
 
     /// Moves the clock forward (history leaves the window as entries apply).
@@ -193,5 +212,9 @@ impl Backend for MemoryBackend {
 
     fn process_limits(&self) -> ProcessLimits {
         ProcessLimits::default()
+    }
+
+    fn spawn(&self, task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) {
+        self.spawned.borrow_mut().push(task);
     }
 }

@@ -325,6 +325,10 @@ impl Backend for ShardBackend {
         result.await.map_err(|_| AppendError::Unavailable("the log dropped the request".into()))?
     }
 
+    fn spawn(&self, task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) {
+        glommio::spawn_local(task).detach();
+    }
+
     fn process_limits(&self) -> api::backend::ProcessLimits {
         let l = self.shared.limits;
         api::backend::ProcessLimits {
@@ -614,7 +618,12 @@ async fn shard_main(
 
     if log.is_some() {
         let backend = ShardBackend { shared: shared.clone(), local: local.clone() };
-        glommio::spawn_local(async move { bootstrap_namespaces(&backend).await }).detach();
+        glommio::spawn_local(async move {
+            bootstrap_namespaces(&backend).await;
+            // Namespaces a restart left Terminating finish their cleanup.
+            api::handlers::namespace::resume_terminating(Rc::new(backend)).await;
+        })
+        .detach();
     }
 
     accept_loop(&local, &shared, listener, tls).await;

@@ -25,3 +25,4 @@ pub mod jsonpath;
 pub mod printers;
 pub mod crd;
 pub mod crd_schema;
+pub mod runtime_config;

@@ -166,6 +166,8 @@ pub async fn create_object(
         let status = if info.group.is_empty() && info.resource == "pods" {
             json!({"phase": "Pending"})
         } else if info.group.is_empty() && info.resource == "namespaces" {
+            // The namespace controller's finalizer, as kube's namespace strategy sets it.
+            object.insert("spec".into(), json!({"finalizers": [super::delete::FINALIZER_KUBERNETES]}));
             json!({"phase": "Active"})
         } else {
             json!({})
@@ -177,8 +179,17 @@ pub async fn create_object(
     let namespace = resolved.namespace.clone().unwrap_or_default();
     if info.namespaced {
         let namespace_key = ObjectKey::new("", "namespaces", "", &namespace);
-        if read_current(backend, &namespace_key, backend.committed_revision()).await?.is_none() {
+        let Some(ns) = read_current(backend, &namespace_key, backend.committed_revision()).await? else {
             return Err(ApiError::NotFound(Target::new("", "namespaces", &namespace)));
+        };
+        // kube's namespace lifecycle admission: no new content in a Terminating namespace.
+        let terminating = serde_json::from_slice::<Value>(&ns.json)
+            .is_ok_and(|v| v["metadata"].get("deletionTimestamp").is_some_and(|t| !t.is_null()));
+        if terminating {
+            return Err(ApiError::Forbidden {
+                target: Target::new(&info.group, &info.resource, &name),
+                message: format!("unable to create new content in namespace {namespace} because it is being terminated"),
+            });
         }
     }
     if head.params.dry_run_all {

@@ -9,10 +9,12 @@ pub mod create;
 pub mod custom;
 pub mod delete;
 pub mod discovery;
+pub mod garbage;
 pub mod get;
 pub mod health;
 pub mod list;
 pub mod metrics;
+pub mod namespace;
 pub mod patch;
 pub mod scale;
 pub mod table;
@@ -140,9 +142,9 @@ pub async fn resource<B: Backend + 'static>(
         "watch" => watch::serve(shared, head, &resolved).await,
         "create" => create::serve(backend, head, &resolved, &body).await,
         "update" => update::serve(backend, head, &resolved, &body).await,
-        "delete" => delete::serve(backend, head, &resolved, &body).await,
+        "delete" => delete::serve(shared, head, &resolved, &body).await,
+        "deletecollection" => delete::serve_collection(shared, head, &resolved, &body).await,
         "patch" => patch::serve(backend, head, &resolved, &body).await,
-        // deletecollection arrives with its own issue.
         _ => Err(not_allowed()),
     }
 }

@@ -126,7 +126,8 @@ pub async fn replace_current(
     let mut updated = merge_server_fields(object, &stored, resolved);
     super::custom::prepare(backend, resolved, &mut updated, false)?;
     let updated = order_fields(updated);
-    let causes = super::create::metadata_causes(resolved, &updated)?;
+    let mut causes = super::create::metadata_causes(resolved, &updated)?;
+    causes.extend(new_finalizers_while_deleting(&stored, &updated));
     if !causes.is_empty() {
         return Err(crate::api::object::invalid(&resolved.info, &url_name, causes));
     }
@@ -140,9 +141,14 @@ pub async fn replace_current(
         let bytes = serde_json::to_vec(&preview).map_err(|e| ApiError::Internal(e.to_string()))?;
         return Ok(Some(bytes.into()));
     }
-    // An object being deleted whose last finalizer is removed goes away.
-    let finishing = metadata(&updated).contains_key("deletionTimestamp")
-        && metadata(&updated).get("finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
+    // An object being deleted whose last finalizer is removed goes away
+    // (kube's ShouldDeleteDuringUpdate: not while a graceful deletion is
+    // pending; a namespace also needs its spec.finalizers gone).
+    let finishing = metadata(&stored).get("deletionTimestamp").is_some_and(|t| !t.is_null())
+        && metadata(&stored).get("deletionGracePeriodSeconds").and_then(Value::as_i64).is_none_or(|g| g == 0)
+        && metadata(&updated).get("finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty())
+        && (!(resolved.info.group.is_empty() && resolved.info.resource == "namespaces")
+            || super::delete::spec_finalizers(&updated).is_empty());
     if finishing && super::custom::is_definition(&resolved.info) {
         super::custom::delete_definition_objects(backend, &updated).await?;
     }
@@ -159,6 +165,34 @@ pub async fn replace_current(
         return Ok(Some(bytes.into()));
     }
     Ok(Some(stored_after(backend, &key, entry.revision, &updated).await?))
+}
+
+/// kube refuses finalizers added to an object already being deleted.
+fn new_finalizers_while_deleting(stored: &Object, updated: &Object) -> Option<crate::api::status::Cause> {
+    if metadata(stored).get("deletionTimestamp").is_none_or(|t| t.is_null()) {
+        return None;
+    }
+    let list = |o: &Object| -> Vec<String> {
+        metadata(o)
+            .get("finalizers")
+            .and_then(Value::as_array)
+            .map(|f| f.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let old = list(stored);
+    let added: Vec<String> = list(updated).into_iter().filter(|f| !old.contains(f)).collect();
+    if added.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
+    Some(crate::api::status::Cause {
+        reason: "FieldValueForbidden".into(),
+        message: format!(
+            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+            quoted.join(", ")
+        ),
+        field: "metadata.finalizers".into(),
+    })
 }
 
 /// The object to store: the client's, with the server-owned fields of the
@@ -180,6 +214,13 @@ fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved)
         match stored.get("status") {
             Some(status) => object.insert("status".into(), status.clone()),
             None => object.shift_remove("status"),
+        };
+    }
+    if resolved.info.group.is_empty() && resolved.info.resource == "namespaces" {
+        // spec.finalizers belong to the namespace lifecycle (kube's namespace strategy).
+        match stored.get("spec") {
+            Some(spec) => object.insert("spec".into(), spec.clone()),
+            None => object.shift_remove("spec"),
         };
     }
     let spec_changed = match &resolved.info.custom {
