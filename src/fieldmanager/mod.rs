@@ -25,6 +25,15 @@ pub type Object = Map<String, Value>;
 /// kubectl's client-side apply annotation.
 pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// Most Update entries an object keeps (kube-apiserver's
+/// `DefaultMaxUpdateManagers`): past it the oldest are merged, per
+/// apiVersion, into one `ancient-changes` entry, so managedFields stay small
+/// however many clients write an object.
+pub const UPDATE_MANAGERS_MAX: usize = 10;
+
+/// The entry older Update managers are merged into.
+const ANCIENT_CHANGES: &str = "ancient-changes";
+
 /// The manager whose applies upgrade client-side apply's fields (as in kube-apiserver).
 const CLIENT_SIDE_APPLY_UPGRADER: &str = "kubectl";
 
@@ -203,6 +212,55 @@ pub fn is_reset(object: &Object) -> bool {
     }
 }
 
+/// Merges the oldest Update entries (by time, then name) into one
+/// `ancient-changes` entry per apiVersion until at most
+/// `UPDATE_MANAGERS_MAX` remain.
+fn cap_update_managers(entries: &mut Vec<Entry>) {
+    entries.retain(|e| !e.fields.is_empty());
+    let mut updaters: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].operation == Operation::Update).collect();
+    if updaters.len() <= UPDATE_MANAGERS_MAX {
+        return;
+    }
+    updaters.sort_by(|&a, &b| (&entries[a].time, &entries[a].manager).cmp(&(&entries[b].time, &entries[b].manager)));
+    let mut count = updaters.len();
+    let mut bucket_of_version: BTreeMap<String, usize> = BTreeMap::new();
+    let mut merged = Vec::new();
+    for i in updaters {
+        if count <= UPDATE_MANAGERS_MAX {
+            break;
+        }
+        let version = entries[i].api_version.clone();
+        let existing = (0..entries.len()).find(|&j| {
+            j != i
+                && entries[j].manager == ANCIENT_CHANGES
+                && entries[j].operation == Operation::Update
+                && entries[j].api_version == version
+                && !merged.contains(&j)
+        });
+        let bucket = match bucket_of_version.get(&version).copied().or(existing) {
+            Some(bucket) => bucket,
+            None => {
+                bucket_of_version.insert(version, i);
+                continue;
+            }
+        };
+        let fields = std::mem::take(&mut entries[i].fields);
+        let time = entries[i].time.clone();
+        let target = &mut entries[bucket];
+        target.fields.extend(fields);
+        target.manager = ANCIENT_CHANGES.to_string();
+        target.subresource = String::new();
+        target.time = time.max(target.time.clone());
+        bucket_of_version.insert(version, bucket);
+        merged.push(i);
+        count -= 1;
+    }
+    merged.sort_unstable();
+    for i in merged.into_iter().rev() {
+        entries.remove(i);
+    }
+}
+
 /// Writes the entries into the object's metadata, in kube-apiserver's order
 /// (Apply before Update, then by time, manager, apiVersion, subresource);
 /// no entries means no `managedFields`.
@@ -226,10 +284,15 @@ pub fn encode(object: &mut Object, mut entries: Vec<Entry>) {
     let items: Vec<Value> = entries
         .into_iter()
         .map(|e| {
+            // Every field of ManagedFieldsEntry is `omitempty`.
             let mut item = Map::new();
-            item.insert("manager".into(), json!(e.manager));
+            if !e.manager.is_empty() {
+                item.insert("manager".into(), json!(e.manager));
+            }
             item.insert("operation".into(), json!(e.operation.as_str()));
-            item.insert("apiVersion".into(), json!(e.api_version));
+            if !e.api_version.is_empty() {
+                item.insert("apiVersion".into(), json!(e.api_version));
+            }
             if let Some(time) = e.time {
                 item.insert("time".into(), json!(time));
             }
@@ -302,6 +365,7 @@ pub fn update(live: Option<&Object>, new: &mut Object, write: &Write) {
         mine.time = Some(write.now.to_string());
         mine.api_version = write.api_version.to_string();
     }
+    cap_update_managers(&mut entries);
     encode(new, entries);
 }
 
@@ -422,6 +486,7 @@ fn apply_once(live: Option<&Object>, config: &Object, force: bool, write: &Write
         _ => Some(write.now.to_string()),
     };
     entries.push(Entry { time, ..me });
+    cap_update_managers(&mut entries);
     // Merging and pruning objects yields an object.
     let mut object = match pruned {
         Value::Object(object) => object,

@@ -249,3 +249,24 @@ fn server_owned_fields_are_never_owned() {
     update(None, &mut created, &write("m", "Deployment"));
     assert_eq!(owners(&created), vec![("m".into(), "Update", vec![".spec".into(), ".spec.replicas".into()])]);
 }
+
+#[test]
+fn update_managers_are_capped_into_ancient_changes() {
+    let mut live = cm(json!({}));
+    update(None, &mut live, &write("creator", "ConfigMap"));
+    for i in 0..12 {
+        let mut next = live.clone();
+        next["data"][format!("k{i:02}")] = json!("v");
+        let name = format!("m{i:02}");
+        let mut w = write(&name, "ConfigMap");
+        let now = format!("2026-01-01T00:00:{i:02}Z");
+        w.now = &now;
+        update(Some(&live), &mut next, &w);
+        live = next;
+    }
+    let names: Vec<String> = owners(&live).into_iter().map(|(m, _, _)| m).collect();
+    assert_eq!(names.len(), UPDATE_MANAGERS_MAX, "{names:?}");
+    let ancient = owners(&live).into_iter().find(|(m, _, _)| m == "ancient-changes").expect("a bucket");
+    assert_eq!(ancient.2, vec![".data", ".data.k00", ".data.k01", ".data.k02"]);
+    assert!(!names.contains(&"m02".to_string()) && names.contains(&"m03".to_string()), "{names:?}");
+}
