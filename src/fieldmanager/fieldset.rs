@@ -252,7 +252,7 @@ fn item_key(item: &Value, keys: &[&str]) -> Option<PathElement> {
 }
 
 /// The items of a list by their path element (first of duplicates wins).
-fn list_items<'a>(node: Node, items: &'a [Value]) -> Vec<(PathElement, &'a Value)> {
+fn list_items(node: Node, items: &[Value]) -> Vec<(PathElement, &Value)> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
