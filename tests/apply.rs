@@ -217,3 +217,65 @@ fn apply_and_managed_fields_over_http() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(r.json()["metadata"].get("managedFields").is_none(), "{}", r.text());
 }
+
+const DEPLOYMENT: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: nginx
+        image: IMAGE
+        ports:
+        - containerPort: 80
+";
+
+#[test]
+fn kubectl_server_side_apply_of_a_deployment_merges_containers_by_name() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, image: &str| {
+        let path = dir.path().join(name);
+        fs::write(&path, DEPLOYMENT.replace("IMAGE", image)).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let v1 = file("v1.yaml", "nginx:1.27");
+    s.kubectl_ok(&["apply", "--server-side", "-f", &v1]);
+    let get = || s.kubectl_ok(&["get", "deployment", "web", "-o", "json", "--show-managed-fields"]).json();
+    let first = get();
+    let entries = managers(&first);
+    let containers = &fields_of(&entries, "kubectl", "Apply")["f:spec"]["f:template"]["f:spec"]["f:containers"];
+    assert_eq!(
+        containers["k:{\"name\":\"nginx\"}"],
+        json!({".": {}, "f:image": {}, "f:name": {}, "f:ports": {"k:{\"containerPort\":80}": {".": {}, "f:containerPort": {}}}}),
+        "{containers}"
+    );
+    // Applying the same configuration again writes nothing.
+    s.kubectl_ok(&["apply", "--server-side", "-f", &v1]);
+    assert_eq!(get()["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
+    // Another manager changing the image conflicts on the container's field.
+    let v2 = file("v2.yaml", "nginx:1.28");
+    let refused = s.kubectl(&["apply", "--server-side", "--field-manager=ci", "-f", &v2]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        refused.stderr.contains("conflict with \"kubectl\": .spec.template.spec.containers[name=\"nginx\"].image"),
+        "{}",
+        refused.stderr
+    );
+    // dryRun=All: the forced apply is answered, nothing is stored.
+    s.kubectl_ok(&["apply", "--server-side", "--field-manager=ci", "--force-conflicts", "--dry-run=server", "-f", &v2]);
+    let after = get();
+    assert_eq!(after["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.27");
+    assert_eq!(after["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
+}
