@@ -278,4 +278,19 @@ fn kubectl_server_side_apply_of_a_deployment_merges_containers_by_name() {
     let after = get();
     assert_eq!(after["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.27");
     assert_eq!(after["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
+    // kubectl scale (the scale subresource) takes spec.replicas from the applier.
+    s.kubectl_ok(&["scale", "deployment", "web", "--replicas=3"]);
+    let scaled = get();
+    let entry = scaled["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["subresource"] == "scale")
+        .unwrap_or_else(|| panic!("no scale entry: {scaled}"))
+        .clone();
+    assert_eq!(entry["operation"], "Update");
+    assert_eq!(entry["apiVersion"], "apps/v1");
+    assert_eq!(entry["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    let entries = managers(&scaled);
+    assert!(fields_of(&entries, "kubectl", "Apply")["f:spec"].get("f:replicas").is_none(), "{scaled}");
 }

@@ -133,6 +133,7 @@ pub async fn update_scale(
             return Err(modified(resolved));
         }
         let mut parent = parse(&current.json)?;
+        let before = parent.clone();
         if parent.get("spec").and_then(|s| s.get("replicas")).and_then(Value::as_i64) == Some(replicas) {
             return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parent))?));
         }
@@ -143,6 +144,9 @@ pub async fn update_scale(
         }
         let generation = metadata(&parent).get("generation").and_then(Value::as_i64).unwrap_or(1);
         metadata_mut(&mut parent).insert("generation".into(), json!(generation + 1));
+        // The writer takes spec.replicas (an Update entry with subresource "scale").
+        let manager = super::apply::Manager::of(backend, head, resolved);
+        crate::fieldmanager::update(Some(&before), &mut parent, &manager.write());
         let parent = order_fields(parent);
         if head.params.dry_run_all {
             return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parent))?));
