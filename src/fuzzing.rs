@@ -70,6 +70,11 @@ pub const TARGETS: &[Target] = &[
         parses: "patch::apply (JSON, merge, strategic merge), types::schema::unknown_fields",
     },
     Target {
+        name: "fieldmanager",
+        run: fieldmanager,
+        parses: "fieldmanager::fieldset::from_fields_v1, fieldmanager::{apply, update, decode}",
+    },
+    Target {
         name: "representations",
         run: representations,
         parses: "api::cbor::decode_object, api::yaml::decode_object, api::protobuf_encode::encode_object_json",
@@ -977,4 +982,56 @@ pub fn custom_resource(data: &[u8]) {
     }
     copy.remove_definition(&name);
     assert_eq!(copy.len(), registry().len());
+}
+
+// --- Server-side apply -------------------------------------------------------------
+
+/// FieldsV1 and applied configurations (the body is JSON): never panics; a
+/// FieldsV1 that decodes encodes back to a set that decodes the same; an
+/// object's recorded managedFields decode; an apply over a Pod either
+/// conflicts or yields an object whose managedFields decode and on which the
+/// same apply by the same manager changes nothing.
+pub fn fieldmanager(data: &[u8]) {
+    use crate::fieldmanager::{self, fieldset, ApplyError, Write};
+    use crate::types::schema;
+    let Ok(value) = serde_json::from_slice::<Value>(data) else { return };
+    if let Ok(set) = fieldset::from_fields_v1(&value) {
+        let encoded = fieldset::to_fields_v1(&set);
+        assert_eq!(fieldset::from_fields_v1(&encoded).as_ref(), Ok(&set), "FieldsV1 does not round-trip");
+    }
+    let Value::Object(config) = value else { return };
+    let write = Write {
+        manager: "fuzz",
+        api_version: "v1",
+        subresource: "",
+        shape: schema::root_shape("", "v1", "Pod"),
+        status_subresource: true,
+        now: "2026-01-01T00:00:00Z",
+    };
+    let mut live = match json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b"}},
+                       "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80}]}]}})
+    {
+        Value::Object(live) => live,
+        _ => return,
+    };
+    fieldmanager::update(None, &mut live, &Write { manager: "creator", ..write.clone() });
+    let mut updated = config.clone();
+    fieldmanager::update(Some(&live), &mut updated, &write);
+    let _ = fieldmanager::decode(&updated);
+    let mut config = config;
+    if let Some(Value::Object(meta)) = config.get_mut("metadata") {
+        meta.shift_remove("managedFields");
+    }
+    match fieldmanager::apply(Some(&live), &config, false, &write) {
+        Err(ApplyError::Conflicts(conflicts)) => assert!(!conflicts.is_empty(), "an empty conflict list"),
+        Ok(applied) => {
+            assert!(
+                applied.get("metadata").and_then(|m| m.get("managedFields")).is_none()
+                    || !fieldmanager::decode(&applied).is_empty(),
+                "recorded managedFields do not decode"
+            );
+            let again = fieldmanager::apply(Some(&applied), &config, false, &write).expect("re-applying conflicts");
+            assert_eq!(again, applied, "applying the same configuration twice changed the object");
+        }
+    }
 }

@@ -11,6 +11,7 @@
 pub mod api;
 pub mod cache;
 pub mod config;
+pub mod fieldmanager;
 pub mod fuzzing;
 pub mod list;
 pub mod log;

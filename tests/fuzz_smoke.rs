@@ -299,6 +299,11 @@ fn custom_resource() {
     smoke("custom_resource");
 }
 
+#[test]
+fn fieldmanager() {
+    smoke("fieldmanager");
+}
+
 /// Every target in `fuzzing::TARGETS` has a smoke test above, a target file
 /// calling its body, a `[[bin]]` in `fuzz/Cargo.toml` and a corpus folder;
 /// and the fuzz crate has no target that `TARGETS` lacks.

@@ -153,7 +153,7 @@ fn kubectl_must_show_scenario_survives_sigkill() {
         "stale replace must report a Conflict:\n{}",
         out.stderr
     );
-    let still = s.kubectl_ok(&["get", "deployment", "web", "-n", "demo", "-o", "json"]).json();
+    let still = s.kubectl_ok(&["get", "deployment", "web", "-n", "demo", "-o", "json", "--show-managed-fields"]).json();
     assert_eq!(resource_version(&still), rv2, "a refused replace changed the object");
     assert_eq!(still["metadata"]["labels"]["tier"], "frontend");
 
@@ -196,7 +196,7 @@ fn kubectl_must_show_scenario_survives_sigkill() {
         out.stdout,
         out.stderr
     );
-    let after = s.kubectl_ok(&["get", "deployment", "web", "-n", "demo", "-o", "json"]).json();
+    let after = s.kubectl_ok(&["get", "deployment", "web", "-n", "demo", "-o", "json", "--show-managed-fields"]).json();
     assert_eq!(after, before[1].1, "kubectl's deployment after restart");
     let out = s.kubectl_ok(&["get", "ns"]);
     for ns in DEFAULT_NAMESPACES.iter().chain(["demo"].iter()) {

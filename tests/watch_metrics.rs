@@ -102,8 +102,8 @@ fn a_slow_watcher_is_closed_and_counted_after_its_initial_state_and_queued_event
 fn a_watcher_past_its_bytes_bound_is_closed_though_its_event_count_is_low() {
     let mut config = Config::with_defaults("127.0.0.1:0".parse().unwrap(), "/nonexistent".into(), 2);
     config.watch_queue_events_max = 1000;
-    // About three 4 KiB configmaps.
-    config.watch_queue_bytes_max = 3 * 4096 + 1024;
+    // About three 4 KiB configmaps (each with its managedFields entry).
+    config.watch_queue_bytes_max = 3 * 4096 + 2048;
     let backend = Rc::new(MemoryBackend::new(config, 2));
     let slow = send(&backend, "GET", &format!("{CM}?watch=1&resourceVersion=0"), None);
     assert_eq!(slow.status(), 200);

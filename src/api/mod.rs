@@ -102,6 +102,8 @@ pub struct RequestHead {
     pub query: Option<String>,
     /// `Accept-Encoding` (gzip of large get and list responses).
     pub accept_encoding: Option<String>,
+    /// `User-Agent`: names the field manager of a write without `fieldManager`.
+    pub user_agent: Option<String>,
 }
 
 /// Serves one request. The backend is shared (`Rc`) because a streamed list
@@ -136,6 +138,7 @@ where
         content_length: header_text(header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
         query: parts.uri.query().map(str::to_string),
         accept_encoding: header_text(header::ACCEPT_ENCODING),
+        user_agent: header_text(header::USER_AGENT),
     };
     let route = route::parse(parts.uri.path());
     let limit = backend.config().request_body_bytes_max;

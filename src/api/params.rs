@@ -33,6 +33,8 @@ pub struct Params {
     pub allow_watch_bookmarks: bool,
     /// `sendInitialEvents`, when given (true or false).
     pub send_initial_events: Option<bool>,
+    /// `force` (server-side apply takes conflicting fields).
+    pub force: Option<bool>,
 }
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, ApiError> {
@@ -98,6 +100,7 @@ impl Params {
                 "allowWatchBookmarks" => p.allow_watch_bookmarks = parse_bool("allowWatchBookmarks", &value)?,
                 "sendInitialEvents" => p.send_initial_events = Some(parse_bool("sendInitialEvents", &value)?),
                 "exclude" => p.exclude.push(value),
+                "force" => p.force = Some(parse_bool("force", &value)?),
                 _ => {}
             }
         }

@@ -95,6 +95,10 @@ pub enum ApiError {
     /// A JSON patch with more operations than kube-apiserver allows (413).
     #[error("too many patch operations: {0}")]
     TooManyPatchOperations(String),
+    /// A server-side apply whose fields other managers own (409 Conflict;
+    /// the message and causes list the fields and their managers).
+    #[error("apply conflict: {message}")]
+    ApplyConflict { message: String, causes: Vec<Cause> },
 }
 
 impl ApiError {
@@ -116,6 +120,7 @@ impl ApiError {
             ApiError::UnsupportedPatchType { .. } => 415,
             ApiError::PatchDoesNotApply(_) => 422,
             ApiError::TooManyPatchOperations(_) => 413,
+            ApiError::ApplyConflict { .. } => 409,
         }
     }
 
@@ -138,6 +143,7 @@ impl ApiError {
             ApiError::UnsupportedPatchType { .. } => "UnsupportedMediaType",
             ApiError::PatchDoesNotApply(_) => "Invalid",
             ApiError::TooManyPatchOperations(_) => "RequestEntityTooLarge",
+            ApiError::ApplyConflict { .. } => "Conflict",
         }
     }
 
@@ -200,6 +206,7 @@ impl ApiError {
             ),
             ApiError::PatchDoesNotApply(_) => "the server rejected our request due to an error in our request".into(),
             ApiError::TooManyPatchOperations(m) => format!("Request entity too large: {m}"),
+            ApiError::ApplyConflict { message, .. } => message.clone(),
         }
     }
 
@@ -239,6 +246,13 @@ impl ApiError {
             })),
             ApiError::PatchDoesNotApply(m) => {
                 Some(json!({"causes": [{"reason": "UnexpectedServerResponse", "message": m}]}))
+            }
+            ApiError::ApplyConflict { causes, .. } => {
+                let causes: Vec<Value> = causes
+                    .iter()
+                    .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                    .collect();
+                Some(json!({"causes": causes}))
             }
             _ => None,
         }

@@ -24,7 +24,7 @@ pub enum PatchType {
     Json,
     Merge,
     Strategic,
-    /// Server-side apply: recognised, not served yet (415).
+    /// Server-side apply (`crate::fieldmanager`, served by `api/handlers/apply.rs`).
     Apply,
 }
 
@@ -35,7 +35,7 @@ impl PatchType {
             "application/json-patch+json" => Some(PatchType::Json),
             "application/merge-patch+json" => Some(PatchType::Merge),
             "application/strategic-merge-patch+json" => Some(PatchType::Strategic),
-            "application/apply-patch+yaml" => Some(PatchType::Apply),
+            "application/apply-patch+yaml" | "application/apply-patch+cbor" => Some(PatchType::Apply),
             _ => None,
         }
     }

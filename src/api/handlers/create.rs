@@ -116,11 +116,24 @@ fn json_type(v: &Value) -> &'static str {
 }
 
 /// Creates `object` (already type-checked); returns the stored encoding.
+/// The writer's manager is recorded in `managedFields` (an Update).
 pub async fn create_object(
     backend: &impl Backend,
     head: &RequestHead,
     resolved: &Resolved,
+    object: Object,
+) -> Result<Bytes, ApiError> {
+    create_object_tracked(backend, head, resolved, object, true).await
+}
+
+/// `create_object`; `track` false when the caller (server-side apply) has
+/// already set `managedFields`.
+pub async fn create_object_tracked(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
     mut object: Object,
+    track: bool,
 ) -> Result<Bytes, ApiError> {
     let info = &resolved.info;
     apply_namespace(&mut object, resolved)?;
@@ -175,6 +188,10 @@ pub async fn create_object(
         object.insert("status".into(), status);
     }
     super::custom::prepare(backend, resolved, &mut object, true)?;
+    if track {
+        let manager = super::apply::Manager::of(backend, head, resolved);
+        crate::fieldmanager::update(None, &mut object, &manager.write());
+    }
     let object = order_fields(object);
     let namespace = resolved.namespace.clone().unwrap_or_default();
     if info.namespaced {

@@ -5,6 +5,7 @@
 //! (unknown resources, wrong scopes and unserved subresources are 404), and
 //! returns errors as [`ApiError`] only.
 
+pub mod apply;
 pub mod create;
 pub mod custom;
 pub mod delete;
@@ -132,6 +133,15 @@ pub async fn resource<B: Backend + 'static>(
                 }],
             });
         }
+    }
+    let options_kind = match verb {
+        "create" => Some("CreateOptions"),
+        "update" => Some("UpdateOptions"),
+        "patch" => Some("PatchOptions"),
+        _ => None,
+    };
+    if let Some(kind) = options_kind {
+        apply::validate_options(head, kind)?;
     }
     let scale = resolved.subresource.as_deref() == Some("scale");
     match verb {

@@ -20,8 +20,13 @@ use http::{Response, StatusCode};
 use serde_json::{json, Value};
 
 /// The patch types a built-in resource accepts, in kube-apiserver's order.
-const ACCEPTED: [&str; 3] =
-    ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"];
+pub const ACCEPTED: [&str; 5] = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+    "application/apply-patch+cbor",
+];
 
 pub async fn serve(
     backend: &impl Backend,
@@ -31,9 +36,9 @@ pub async fn serve(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let media = media_type(head.content_type.as_deref());
     let kind = match PatchType::from_media_type(&media) {
-        Some(kind) if kind != PatchType::Apply => kind,
-        // Server-side apply (application/apply-patch+yaml) is not served yet.
-        _ => return Err(ApiError::UnsupportedPatchType { got: media, accepted: ACCEPTED.to_vec() }),
+        Some(PatchType::Apply) => return super::apply::serve(backend, head, resolved, body).await,
+        Some(kind) => kind,
+        None => return Err(ApiError::UnsupportedPatchType { got: media, accepted: ACCEPTED.to_vec() }),
     };
     let directive = field_validation::directive(head, "PatchOptions")?;
     if resolved.subresource.as_deref() == Some("scale") {

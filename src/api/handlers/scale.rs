@@ -200,12 +200,16 @@ pub async fn update_scale(
             Some(paths) => paths.spec_replicas_path.clone(),
             None => ".spec.replicas".to_string(),
         };
+        let before = parent.clone();
         if value_at(&parent, &spec_path).and_then(Value::as_i64) == Some(replicas) {
             return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parent, resolved))?));
         }
         set_at(&mut parent, &spec_path, json!(replicas));
         let generation = metadata(&parent).get("generation").and_then(Value::as_i64).unwrap_or(1);
         metadata_mut(&mut parent).insert("generation".into(), json!(generation + 1));
+        // The writer takes spec.replicas (an Update entry with subresource "scale").
+        let manager = super::apply::Manager::of(backend, head, resolved);
+        crate::fieldmanager::update(Some(&before), &mut parent, &manager.write());
         let parent = order_fields(parent);
         if head.params.dry_run_all {
             return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parent, resolved))?));

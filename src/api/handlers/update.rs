@@ -111,6 +111,7 @@ async fn serve_json(
 /// last finalizer, and the append conditional on `current`'s mod revision.
 /// `Ok(None)` when another writer got there first and `retry` allows the
 /// caller to read again; otherwise that is 409 Conflict.
+/// The writer's manager is recorded in `managedFields` (an Update).
 pub async fn replace_current(
     backend: &impl Backend,
     head: &RequestHead,
@@ -119,12 +120,30 @@ pub async fn replace_current(
     object: Object,
     retry: bool,
 ) -> Result<Option<bytes::Bytes>, ApiError> {
+    replace_current_tracked(backend, head, resolved, current, object, retry, true).await
+}
+
+/// `replace_current`; `track` false when the caller (server-side apply) has
+/// already set `managedFields`.
+pub async fn replace_current_tracked(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    current: &crate::cache::CachedObject,
+    object: Object,
+    retry: bool,
+    track: bool,
+) -> Result<Option<bytes::Bytes>, ApiError> {
     let url_name = resolved.name.clone().unwrap_or_default();
     let key = resolved.key(&url_name);
     let stored: Object = serde_json::from_slice(&current.json)
         .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
     let mut updated = merge_server_fields(object, &stored, resolved);
     super::custom::prepare(backend, resolved, &mut updated, false)?;
+    if track {
+        let manager = super::apply::Manager::of(backend, head, resolved);
+        crate::fieldmanager::update(Some(&stored), &mut updated, &manager.write());
+    }
     let updated = order_fields(updated);
     let mut causes = super::create::metadata_causes(resolved, &updated)?;
     causes.extend(new_finalizers_while_deleting(&stored, &updated));
