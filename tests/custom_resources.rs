@@ -159,7 +159,8 @@ fn kubectl_serves_validates_and_deletes_custom_resources() {
     let empty = s.kubectl_ok(&["get", "widgets"]);
     assert!(empty.stdout.trim().is_empty() && empty.stderr.contains("No resources found"), "{empty:?}");
     let widget_path = write(&s, "widget.yaml", WIDGET_YAML);
-    s.kubectl_ok(&["create", "-f", widget_path.to_str().unwrap()]);
+    // kubectl's default --validate=strict would refuse the unknown field (fieldValidation=Strict).
+    s.kubectl_ok(&["create", "--validate=false", "-f", widget_path.to_str().unwrap()]);
     let widget = s.kubectl_ok(&["get", "widget", "w1", "-o", "yaml"]).stdout;
     assert!(widget.contains("apiVersion: example.com/v1\n"), "{widget}");
     assert!(widget.contains("size: 3") && widget.contains("anything: kept"), "{widget}");
@@ -271,12 +272,112 @@ fn kubectl_serves_validates_and_deletes_custom_resources() {
     assert!(events.iter().all(|(_, _, o)| o["apiVersion"] == "example.com/v1"));
 
     // Deleting the definition deletes its objects and stops serving them.
-    s.kubectl_ok(&["create", "-f", widget_path.to_str().unwrap()]);
+    s.kubectl_ok(&["create", "--validate=false", "-f", widget_path.to_str().unwrap()]);
     s.kubectl_ok(&["delete", "crd", "widgets.example.com"]);
     assert_status(&s.get(WIDGETS), 404, "NotFound");
     assert_status(&s.get("/apis/example.com"), 404, "NotFound");
     s.kubectl_ok(&["apply", "-f", crd_file]);
     assert_eq!(s.get_ok(WIDGETS)["items"], json!([]));
+}
+
+/// kubectl's patching verbs on a custom resource (kubectl falls back to
+/// merge patch for types it does not know): client-side `apply` twice,
+/// `patch --type=merge|json`, `label`, `scale`, a status patch; a strategic
+/// merge patch is 415 with kube's message; fieldValidation reports unknown
+/// fields against the definition's schema (preserved subtrees excepted).
+#[test]
+fn kubectl_patches_custom_resources_and_validates_fields() {
+    let s = Server::start();
+    let crd_path = write(&s, "crd.yaml", CRD_YAML);
+    s.kubectl_ok(&["apply", "-f", crd_path.to_str().unwrap()]);
+    let widget_path = write(&s, "widget.yaml", WIDGET_YAML);
+    let widget_file = widget_path.to_str().unwrap();
+    // kubectl's default --validate=strict refuses the unknown field; warn sends it with a warning.
+    let strict = s.kubectl(&["apply", "-f", widget_file]);
+    assert!(!strict.status.success(), "{strict:?}");
+    assert!(strict.stderr.contains(r#"strict decoding error: unknown field "spec.bogus""#), "{strict:?}");
+    let warned = s.kubectl_ok(&["apply", "--validate=warn", "-f", widget_file]);
+    assert!(warned.stderr.contains(r#"unknown field "spec.bogus""#), "{warned:?}");
+    write(&s, "widget.yaml", &WIDGET_YAML.replace("size: 3", "size: 5").replace("  color: red\n", ""));
+    let out = s.kubectl_ok(&["apply", "--validate=warn", "-f", widget_file]);
+    assert!(out.stdout.contains("widget.example.com/w1 configured"), "{out:?}");
+    let w = s.get_ok(&format!("{WIDGETS}/w1"));
+    assert_eq!((&w["spec"]["size"], w["spec"].get("color")), (&json!(5), None), "{w}");
+    assert_eq!(w["metadata"]["generation"], 2);
+
+    s.kubectl_ok(&["patch", "widget", "w1", "--type=merge", "-p", r#"{"spec":{"color":"blue"}}"#]);
+    s.kubectl_ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/size","value":6}]"#,
+    ]);
+    s.kubectl_ok(&["label", "widget", "w1", "tier=gold"]);
+    s.kubectl_ok(&["scale", "widget", "w1", "--replicas=3"]);
+    s.kubectl_ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"replicas":3}}"#,
+    ]);
+    let w = s.get_ok(&format!("{WIDGETS}/w1"));
+    assert_eq!(
+        (&w["spec"]["color"], &w["spec"]["size"], &w["spec"]["replicas"], &w["metadata"]["labels"]["tier"]),
+        (&json!("blue"), &json!(6), &json!(3), &json!("gold")),
+        "{w}"
+    );
+    assert_eq!(w["status"], json!({"replicas": 3}));
+    // The definition's schema still applies to a patched object.
+    let bad = s.kubectl(&["patch", "widget", "w1", "--type=merge", "-p", r#"{"spec":{"size":11}}"#]);
+    assert!(!bad.status.success() && bad.stderr.contains("spec.size: Invalid value: 11"), "{bad:?}");
+
+    // kubectl's default patch type is strategic: 415, in kube's words.
+    let strategic = s.kubectl(&["patch", "widget", "w1", "-p", r#"{"spec":{"size":2}}"#]);
+    assert!(!strategic.status.success());
+    assert!(
+        strategic.stderr.contains(
+            "the body of the request was in an unknown format - accepted media types include: \
+             application/json-patch+json, application/merge-patch+json"
+        ),
+        "{strategic:?}"
+    );
+    let r = s.request(
+        "PATCH",
+        &format!("{WIDGETS}/w1"),
+        &[("Content-Type", "application/strategic-merge-patch+json")],
+        Some(br#"{"spec":{"size":2}}"#.as_slice()),
+    );
+    assert_status(&r, 415, "UnsupportedMediaType");
+
+    // fieldValidation: Warn (the default) warns and prunes; Strict refuses;
+    // the preserved `spec.extra` subtree has no unknown fields.
+    let body = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w2"},
+                      "spec": {"size": 1, "bogus": 1, "extra": {"free": {"form": true}}}});
+    let text = body.to_string();
+    let r = s.request(
+        "POST",
+        &format!("{WIDGETS}?fieldValidation=Strict"),
+        &[("Content-Type", "application/json")],
+        Some(text.as_bytes()),
+    );
+    let status = assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        r#"Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.bogus""#
+    );
+    let r = s.post_json(WIDGETS, &body);
+    assert_eq!(r.status, 201, "{}", r.text());
+    let warnings: Vec<&str> =
+        r.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("warning")).map(|(_, v)| v.as_str()).collect();
+    assert_eq!(warnings, [r#"299 - "unknown field \"spec.bogus\"""#]);
+    assert_eq!(r.json()["spec"], json!({"size": 1, "extra": {"free": {"form": true}}}));
+    let warned = s.kubectl_ok(&["patch", "widget", "w2", "--type=merge", "-p", r#"{"spec":{"nope":1}}"#]);
+    assert!(warned.stderr.contains(r#"unknown field "spec.nope""#), "{warned:?}");
 }
 
 fn crd(name: &str, plural: &str, kind: &str, scope: &str) -> Value {

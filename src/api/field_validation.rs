@@ -5,6 +5,9 @@
 //! default), or refused with 400 listing all of them (Strict), in
 //! kube-apiserver's words (`unknown field "spec.foo"`, `duplicate field "x"`).
 //!
+//! Custom resources are checked against their version's `openAPIV3Schema`
+//! (`types::crd_schema::unknown_fields`) instead of the built-in schema facts.
+//!
 //! Invariant: no I/O; unknown fields never reach the log, whatever the
 //! directive (the object is pruned before it is stored).
 
@@ -55,7 +58,21 @@ pub fn problems(object: &mut Object, info: &ResourceInfo, json_body: Option<&[u8
         .into_iter()
         .map(|p| format!("duplicate field {}", go_quote(&p)))
         .collect();
-    if let Some(shape) = schema::root_shape(&info.group, &info.version, &info.kind) {
+    if let Some(custom) = &info.custom {
+        // A custom resource: unknown against its version's openAPIV3Schema
+        // (`x-kubernetes-preserve-unknown-fields` and embedded resources
+        // honoured), then pruned, nulls dropped and defaulted as decoding does.
+        if let Some(crd_schema) = &custom.schema {
+            let mut value = Value::Object(std::mem::take(object));
+            for path in crate::types::crd_schema::unknown_fields(&value, crd_schema) {
+                found.push(format!("unknown field {}", go_quote(&path)));
+            }
+            crate::types::crd_schema::prune_and_default(&mut value, crd_schema);
+            if let Value::Object(map) = value {
+                *object = map;
+            }
+        }
+    } else if let Some(shape) = schema::root_shape(&info.group, &info.version, &info.kind) {
         let mut value = Value::Object(std::mem::take(object));
         for path in schema::unknown_fields(&mut value, shape, true) {
             found.push(format!("unknown field {}", go_quote(&path)));

@@ -108,6 +108,44 @@ fn prune_object(map: &mut Map<String, Value>, schema: &Value, root: bool) {
     }
 }
 
+/// The paths of the fields pruning would remove from `object` as unknown
+/// (not nulls), in kube's form (`spec.foo`, `spec.items[0].bar`), as
+/// `fieldValidation` reports them. `object` is not changed.
+pub fn unknown_fields(object: &Value, schema: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    unknown_in_value(object, schema, "", true, &mut found);
+    found
+}
+
+fn unknown_in_value(value: &Value, schema: &Value, path: &str, root: bool, found: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            let keep_meta = root || flag(schema, "x-kubernetes-embedded-resource");
+            let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            for (key, child) in map {
+                if keep_meta && (key == "apiVersion" || key == "kind" || key == "metadata") {
+                    continue;
+                }
+                match properties.and_then(|p| p.get(key)).or(additional) {
+                    Some(child_schema) => unknown_in_value(child, child_schema, &child_path(path, key), false, found),
+                    None if preserve || (properties.is_none() && schema.get("type").is_none()) => {}
+                    None => found.push(child_path(path, key)),
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    unknown_in_value(item, item_schema, &format!("{path}[{i}]"), false, found);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Validates `object` (already pruned) against `schema`; every violation, in
 /// document order.
 pub fn validate(object: &Value, schema: &Value) -> Vec<SchemaError> {
@@ -361,6 +399,25 @@ mod tests {
     }
 
     #[test]
+    fn unknown_fields_are_listed_as_pruning_would_remove_them() {
+        let schema = json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "list": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "inner": {"type": "object", "x-kubernetes-embedded-resource": true,
+                          "properties": {"spec": {"type": "object"}}}}}}});
+        let object = json!({
+            "apiVersion": "x/v1", "kind": "K", "metadata": {"name": "n"}, "junk": 1,
+            "spec": {"list": [{"a": "x", "b": 1}], "free": {"any": {"thing": 1}}, "gone": null,
+                     "inner": {"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": {}, "other": 2}}});
+        assert_eq!(unknown_fields(&object, &schema), ["junk", "spec.list[0].b", "spec.gone", "spec.inner.other"]);
+        let mut pruned = object.clone();
+        prune_and_default(&mut pruned, &schema);
+        assert!(unknown_fields(&pruned, &schema).is_empty());
+        assert_eq!(pruned["spec"]["free"], json!({"any": {"thing": 1}}));
+    }
+
+    #[test]
     fn preserve_unknown_fields_at_the_root_keeps_everything() {
         let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
         let mut object = json!({"apiVersion": "a/v1", "kind": "K", "metadata": {}, "spec": {"x": [1]}});
@@ -476,8 +533,26 @@ mod tests {
     fn arb_json() -> impl proptest::strategy::Strategy<Value = Value> {
         use proptest::prelude::*;
         let keys = prop::sample::select(vec![
-            "spec", "status", "size", "color", "name", "tags", "ports", "port", "free", "labels", "note", "type",
-            "properties", "items", "required", "enum", "minimum", "pattern", "nullable", "default",
+            "spec",
+            "status",
+            "size",
+            "color",
+            "name",
+            "tags",
+            "ports",
+            "port",
+            "free",
+            "labels",
+            "note",
+            "type",
+            "properties",
+            "items",
+            "required",
+            "enum",
+            "minimum",
+            "pattern",
+            "nullable",
+            "default",
         ]);
         let leaf = prop_oneof![
             Just(Value::Null),

@@ -28,6 +28,17 @@ use serde_json::Value;
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
+/// The patch types a custom resource accepts, as kube-apiserver's
+/// apiextensions server lists them in its 415 (strategic merge patch needs
+/// Go struct tags a custom resource does not have). Server-side apply
+/// (`application/apply-patch+yaml`) joins the list when it is served.
+pub const PATCH_TYPES: [&str; 4] = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+    "application/apply-patch+cbor",
+];
+
 pub fn is_definition(info: &ResourceInfo) -> bool {
     info.group == CRD_GROUP && info.resource == CRD_RESOURCE
 }
@@ -118,17 +129,6 @@ pub fn prepare(
     let storage = format!("{}/{}", info.group, custom.storage_version);
     object.insert("apiVersion".into(), Value::String(storage));
     Ok(())
-}
-
-/// Drops nulls, applies defaults and prunes unknown fields of a custom
-/// resource as its version's schema says (kube does this while decoding).
-pub fn prune(info: &ResourceInfo, object: &mut Object) {
-    let Some(schema) = info.custom.as_ref().and_then(|c| c.schema.as_ref()) else { return };
-    let mut value = Value::Object(std::mem::take(object));
-    crd_schema::prune_and_default(&mut value, schema);
-    if let Value::Object(map) = value {
-        *object = map;
-    }
 }
 
 /// Whether a custom resource changed outside `apiVersion`, `kind`,
@@ -237,6 +237,132 @@ mod tests {
             let body = response.into_body().collect().await.expect("body").to_bytes();
             (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
         })
+    }
+
+    /// A request with a raw body and content type: status, Warning headers, body.
+    fn send(
+        backend: &Rc<MemoryBackend>,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: &str,
+    ) -> (u16, Vec<String>, Value) {
+        let request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("Content-Type", content_type)
+            .body(Full::new(Bytes::from(body.to_string())))
+            .unwrap();
+        block_on(async {
+            let response = crate::api::handle(backend, request).await;
+            let status = response.status().as_u16();
+            let warnings = response
+                .headers()
+                .get_all(http::header::WARNING)
+                .iter()
+                .map(|v| v.to_str().unwrap().to_string())
+                .collect();
+            let body = response.into_body().collect().await.expect("body").to_bytes();
+            (status, warnings, serde_json::from_slice(&body).unwrap_or(Value::Null))
+        })
+    }
+
+    /// PATCH of a custom resource: strategic merge patch is 415 with the
+    /// custom resource's accepted types; JSON and merge patches apply in the
+    /// requested version (not the storage one) and are pruned and validated
+    /// by its schema; fieldValidation reports unknown fields against the
+    /// version's schema, and a schema that preserves unknown fields has none.
+    #[test]
+    fn patches_and_field_validation_of_custom_resources() {
+        let config = Config::with_defaults("127.0.0.1:0".parse().unwrap(), "/nonexistent".into(), 2);
+        let backend = Rc::new(MemoryBackend::new(config, 2));
+        const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        const JSON: &str = "application/json";
+        assert_eq!(request(&backend, "POST", CRDS, Some(definition())).0, 201);
+        // Create: Warn (default) sends one Warning per unknown field and prunes it.
+        let gear =
+            r#"{"apiVersion":"example.com/v2","kind":"Gear","metadata":{"name":"g"},"spec":{"teeth":3,"x":1},"y":2}"#;
+        let (code, warnings, created) = send(&backend, "POST", "/apis/example.com/v2/gears", JSON, gear);
+        assert_eq!(code, 201, "{created}");
+        assert_eq!(warnings, [r#"299 - "unknown field \"spec.x\"""#, r#"299 - "unknown field \"y\"""#]);
+        assert_eq!(created["spec"], json!({"teeth": 3}));
+        assert!(created.get("y").is_none());
+        let strict = r#"{"apiVersion":"example.com/v2","kind":"Gear","metadata":{"name":"h"},"spec":{"x":1}}"#;
+        let (code, _, status) =
+            send(&backend, "POST", "/apis/example.com/v2/gears?fieldValidation=Strict", JSON, strict);
+        assert_eq!(code, 400);
+        assert_eq!(
+            status["message"],
+            r#"Gear in version "v2" cannot be handled as a Gear: strict decoding error: unknown field "spec.x""#
+        );
+        let (code, warnings, _) =
+            send(&backend, "POST", "/apis/example.com/v2/gears?fieldValidation=Ignore", JSON, strict);
+        assert_eq!((code, warnings.len()), (201, 0));
+        // v1 preserves unknown fields: nothing to report, even when Strict.
+        let free = r#"{"apiVersion":"example.com/v1","kind":"Gear","metadata":{"name":"f"},"spec":{"x":1}}"#;
+        let (code, warnings, created) =
+            send(&backend, "POST", "/apis/example.com/v1/gears?fieldValidation=Strict", JSON, free);
+        assert_eq!((code, warnings.len()), (201, 0), "{created}");
+        assert_eq!(created["spec"]["x"], 1);
+        // Update (PUT) reports unknown fields too.
+        let (_, _, current) = send(&backend, "GET", "/apis/example.com/v2/gears/g", JSON, "");
+        let mut put = current.clone();
+        put["spec"]["z"] = json!(1);
+        let (code, warnings, updated) = send(&backend, "PUT", "/apis/example.com/v2/gears/g", JSON, &put.to_string());
+        assert_eq!(code, 200, "{updated}");
+        assert_eq!(warnings, [r#"299 - "unknown field \"spec.z\"""#]);
+        // Strategic merge patch: 415 with kube's message.
+        let (code, _, status) = send(
+            &backend,
+            "PATCH",
+            "/apis/example.com/v2/gears/g",
+            "application/strategic-merge-patch+json",
+            r#"{"spec":{"teeth":4}}"#,
+        );
+        assert_eq!(code, 415);
+        assert_eq!(status["reason"], "UnsupportedMediaType");
+        assert_eq!(
+            status["message"],
+            "the body of the request was in an unknown format - accepted media types include: \
+             application/json-patch+json, application/merge-patch+json"
+        );
+        // Merge patch in v2 (v1 is the storage version): answered in v2, validated.
+        let merge = "application/merge-patch+json";
+        let (code, warnings, patched) =
+            send(&backend, "PATCH", "/apis/example.com/v2/gears/g", merge, r#"{"spec":{"teeth":4,"q":1}}"#);
+        assert_eq!(code, 200, "{patched}");
+        assert_eq!(patched["apiVersion"], "example.com/v2");
+        assert_eq!(patched["spec"], json!({"teeth": 4}));
+        assert_eq!(warnings, [r#"299 - "unknown field \"spec.q\"""#]);
+        let (code, _, status) = send(
+            &backend,
+            "PATCH",
+            "/apis/example.com/v2/gears/g?fieldValidation=Strict",
+            merge,
+            r#"{"spec":{"q":1}}"#,
+        );
+        assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")), "{status}");
+        let cause = &status["details"]["causes"][0];
+        assert_eq!(cause["field"], "patch");
+        assert!(
+            cause["message"].as_str().unwrap().ends_with(r#"strict decoding error: unknown field "spec.q""#),
+            "{cause}"
+        );
+        // JSON patch, read back in both versions.
+        let (code, _, patched) = send(
+            &backend,
+            "PATCH",
+            "/apis/example.com/v2/gears/g",
+            "application/json-patch+json",
+            r#"[{"op":"replace","path":"/spec/teeth","value":5}]"#,
+        );
+        assert_eq!((code, &patched["spec"]["teeth"]), (200, &json!(5)), "{patched}");
+        let (_, _, v1) = send(&backend, "GET", "/apis/example.com/v1/gears/g", JSON, "");
+        assert_eq!((v1["apiVersion"].as_str(), &v1["spec"]["teeth"]), (Some("example.com/v1"), &json!(5)));
+        // A merge patch against the storage version works too.
+        let (code, _, patched) =
+            send(&backend, "PATCH", "/apis/example.com/v1/gears/g", merge, r#"{"metadata":{"labels":{"a":"b"}}}"#);
+        assert_eq!((code, &patched["metadata"]["labels"]), (200, &json!({"a": "b"})), "{patched}");
     }
 
     fn definition() -> Value {

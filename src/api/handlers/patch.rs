@@ -36,8 +36,14 @@ pub async fn serve(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let media = media_type(head.content_type.as_deref());
     let kind = match PatchType::from_media_type(&media) {
+        Some(PatchType::Strategic) if resolved.info.custom.is_some() => {
+            return Err(ApiError::UnsupportedPatchType { got: media, accepted: super::custom::PATCH_TYPES.to_vec() })
+        }
         Some(PatchType::Apply) => return super::apply::serve(backend, head, resolved, body).await,
         Some(kind) => kind,
+        None if resolved.info.custom.is_some() => {
+            return Err(ApiError::UnsupportedPatchType { got: media, accepted: super::custom::PATCH_TYPES.to_vec() })
+        }
         None => return Err(ApiError::UnsupportedPatchType { got: media, accepted: ACCEPTED.to_vec() }),
     };
     let directive = field_validation::directive(head, "PatchOptions")?;
@@ -56,14 +62,21 @@ pub async fn serve(
         let current = read_current(backend, &key, backend.committed_revision())
             .await?
             .ok_or_else(|| ApiError::NotFound(resolved.target()))?;
-        let original: Value = serde_json::from_slice(&current.json)
+        // A custom resource is patched in the requested version.
+        let original: Value = serde_json::from_slice(&super::custom::convert(info, &current.json))
             .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
         let patched = patch::apply(kind, &original, body, shape).map_err(patch_error)?;
         let Value::Object(mut object) = patched else {
             return Err(ApiError::BadRequest("the patched object is not a JSON object".into()));
         };
+        // kube-apiserver shows a custom resource's patched object in a
+        // Strict 422 (its JSON and merge patches decode the result strictly).
+        let shown = match info.custom {
+            Some(_) => serde_json::to_vec(&object).unwrap_or_default(),
+            None => body.to_vec(),
+        };
         let problems = field_validation::problems(&mut object, info, duplicates_from);
-        let warnings = field_validation::decide(directive, problems, |m| strict_patch_error(body, m))?;
+        let warnings = field_validation::decide(directive, problems, |m| strict_patch_error(&shown, m))?;
         check_type_meta(&mut object, info)?;
         check_identity(&object, resolved, &url_name)?;
         // The resourceVersion the patched object carries: the current one
@@ -75,6 +88,7 @@ pub async fn serve(
         }
         match replace_current(backend, head, resolved, &current, object, retry).await? {
             Some(bytes) => {
+                let bytes = super::custom::convert(info, &bytes);
                 let mut response = respond(StatusCode::OK, "application/json", bytes);
                 field_validation::add_warnings(&mut response, &warnings);
                 return Ok(response);

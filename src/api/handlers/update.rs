@@ -49,9 +49,8 @@ async fn serve_json(
         return Err(ApiError::MethodNotAllowed { method: "PUT".into(), target: resolved.target() });
     }
     let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
-    // A custom resource's unknown fields are gone before it is compared.
-    super::custom::prune(&resolved.info, &mut object);
     check_type_meta(&mut object, &resolved.info)?;
+    // Also prunes a custom resource's unknown fields (reported first).
     let warnings = crate::api::field_validation::check_body(head, &resolved.info, "UpdateOptions", &mut object, body)?;
     let with_warnings = |mut response: Response<ResponseBody>| {
         crate::api::field_validation::add_warnings(&mut response, &warnings);
