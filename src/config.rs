@@ -133,7 +133,9 @@ pub struct Config {
     /// across all shards; past it 429 with Retry-After. kube-apiserver's
     /// `--max-mutating-requests-inflight` default.
     pub max_mutating_requests_inflight: usize,
-    /// Open watches one user may hold across all shards; past it 429. Each
+    /// Open watches one user may hold on one shard (a shard counts the
+    /// watches on the connections it serves; cores share no map); past it
+    /// 429. Each
     /// watch costs a queue (`watch_queue_events_max`/`_bytes_max`), so one
     /// client cannot pin the server's memory by opening watches.
     pub watches_per_user_max: usize,

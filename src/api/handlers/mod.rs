@@ -12,6 +12,7 @@ pub mod get;
 pub mod health;
 pub mod list;
 pub mod metrics;
+pub mod review;
 pub mod scale;
 pub mod table;
 pub mod update;
