@@ -9,7 +9,6 @@
 //! protobuf envelope; the few spec fields these reviews carry are read from
 //! the protobuf wire format here (the schema table covers stored kinds only).
 
-use super::super::pipeline::forbidden;
 use crate::api::route::ResourcePath;
 use crate::api::status::ApiError;
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
@@ -68,11 +67,10 @@ pub async fn serve<B: Backend + 'static>(
             } else {
                 authz::allows(mode, &*backend.rbac_index().await, user, &attributes)
             };
-            let mut status = json!({"allowed": allowed});
-            if !allowed {
-                status["reason"] = json!(forbidden(user, &attributes).message());
-            }
-            status
+            // RBAC gives no reason for a denial (kube's authorizer answers
+            // "no opinion" with an empty reason), so `kubectl auth can-i`
+            // prints a bare "no".
+            json!({"allowed": allowed})
         }
         "SelfSubjectRulesReview" => {
             let namespace = spec.get("namespace").and_then(Value::as_str).unwrap_or("");
