@@ -79,6 +79,11 @@ impl TokenFile {
     pub fn lookup(&self, token: &str) -> Option<&UserInfo> {
         self.tokens.get(token)
     }
+
+    /// Every token and its user, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &UserInfo)> {
+        self.tokens.iter().map(|(t, u)| (t.as_str(), u))
+    }
 }
 
 /// CSV records (RFC 4180 as Go's encoding/csv reads it: quoted fields with
@@ -280,5 +285,13 @@ mod tests {
         nameless.distinguished_name = rcgen::DistinguishedName::new();
         let empty = nameless.self_signed(&key).unwrap();
         assert_eq!(certificate_user(empty.der()), Err(CertificateError::NoCommonName));
+        // openssl's `-subj "/CN=dave/O=team-a/O=team-b"` (a fuzz seed, after its mode byte):
+        // every O is a group, in order.
+        let seed = include_bytes!("../../fuzz/corpus/credentials/cert-00");
+        let user = certificate_user(&seed[1..]).unwrap();
+        assert_eq!(
+            (user.name.as_str(), user.groups.as_slice()),
+            ("dave", &["team-a".to_string(), "team-b".to_string()][..])
+        );
     }
 }
