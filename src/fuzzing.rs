@@ -69,6 +69,11 @@ pub const TARGETS: &[Target] = &[
         run: credentials,
         parses: "auth::authn::{TokenFile::parse, bearer_token, certificate_user}",
     },
+    Target {
+        name: "patch",
+        run: patch,
+        parses: "patch::apply (JSON, merge, strategic merge), types::schema::unknown_fields",
+    },
 ];
 
 fn text(data: &[u8]) -> String {
@@ -220,6 +225,7 @@ pub fn render_params(p: &Params) -> String {
         ("fieldValidation", &p.field_validation),
         ("propagationPolicy", &p.propagation_policy),
         ("includeObject", &p.include_object),
+        ("dryRun", &p.dry_run_unsupported),
     ];
     for (name, value) in strings {
         if let Some(v) = value {
@@ -889,6 +895,57 @@ pub fn credentials(data: &[u8]) {
         let unknown = format!("{token}-not-listed");
         if file.lookup(&unknown).is_none() {
             assert_eq!(config.authenticate(Some(&format!("Bearer {unknown}")), None), Err(AuthnError::InvalidToken));
+        }
+    }
+}
+
+// --- PATCH bodies ------------------------------------------------------------------
+
+/// PATCH bodies: byte 0 picks the patch type (JSON, merge, strategic), byte 1
+/// the object (a Pod or a Deployment with merge lists, maps and scalars);
+/// the rest is the patch. Never panics; errors are 400 or 422 (413 for too
+/// many JSON-patch operations); a merge patch applied twice gives what it
+/// gave once (RFC 7386 is idempotent); pruning the unknown fields of any
+/// result leaves none.
+pub fn patch(data: &[u8]) {
+    use crate::patch::{apply, PatchError, PatchType};
+    use crate::types::schema;
+    let (selector, object, body) = match data {
+        [a, b, rest @ ..] => (*a, *b, rest),
+        _ => (0, 0, data),
+    };
+    let kind = [PatchType::Json, PatchType::Merge, PatchType::Strategic][usize::from(selector) % 3];
+    let (original, shape) = if object % 2 == 0 {
+        (
+            json!({"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": "p", "labels": {"a": "b"}, "finalizers": ["x", "y"]},
+                   "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80}], "args": ["1"]},
+                                           {"name": "d", "env": [{"name": "E", "value": "v"}]}],
+                            "volumes": [{"name": "v", "emptyDir": {}}]}}),
+            schema::root_shape("", "v1", "Pod"),
+        )
+    } else {
+        (
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                   "spec": {"replicas": 1, "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}},
+                            "template": {"spec": {"containers": [{"name": "c"}]}}}}),
+            schema::root_shape("apps", "v1", "Deployment"),
+        )
+    };
+    let Some(shape) = shape else { panic!("no root shape for the fuzzed kinds") };
+    match apply(kind, &original, body, Some(shape)) {
+        Err(PatchError::BadRequest(m)) | Err(PatchError::DoesNotApply(m)) => {
+            assert!(!m.is_empty(), "an empty patch error message")
+        }
+        Err(PatchError::TooManyOperations { got, max }) => assert!(got > max),
+        Ok(mut patched) => {
+            if kind == PatchType::Merge {
+                let again =
+                    apply(kind, &patched, body, Some(shape)).expect("a merge patch that applied once applies twice");
+                assert_eq!(again, patched, "merge patch is not idempotent");
+            }
+            schema::unknown_fields(&mut patched, shape, true);
+            assert!(schema::unknown_fields(&mut patched, shape, false).is_empty(), "pruning left unknown fields");
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod fuzzing;
 pub mod list;
 pub mod log;
+pub mod patch;
 pub mod runtime;
 pub mod store;
 pub mod types;

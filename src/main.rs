@@ -92,6 +92,9 @@ struct ServeArgs {
     /// Open watches per user (on each shard) before 429.
     #[arg(long)]
     watches_per_user_max: Option<usize>,
+    /// Attempts of a PATCH without a resourceVersion before 409 Conflict.
+    #[arg(long)]
+    patch_conflict_attempts_max: Option<usize>,
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -135,6 +138,9 @@ fn config_from(args: ServeArgs) -> Config {
     }
     if let Some(v) = args.log_snapshot_every_records {
         config.log_snapshot_every_records = v.max(1);
+    }
+    if let Some(v) = args.patch_conflict_attempts_max {
+        config.patch_conflict_attempts_max = v.max(1);
     }
     if let Some(v) = args.log_segment_bytes_max {
         config.log_segment_bytes_max = v.max(64 * 1024);

@@ -284,6 +284,11 @@ fn log_record() {
     smoke("log_record");
 }
 
+#[test]
+fn patch() {
+    smoke("patch");
+}
+
 /// Every target in `fuzzing::TARGETS` has a smoke test above, a target file
 /// calling its body, a `[[bin]]` in `fuzz/Cargo.toml` and a corpus folder;
 /// and the fuzz crate has no target that `TARGETS` lacks.

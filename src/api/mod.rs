@@ -6,6 +6,7 @@
 //! so it never touches the runtime directly and can be driven in tests.
 
 pub mod backend;
+pub mod field_validation;
 pub mod handlers;
 pub mod negotiate;
 pub mod object;

@@ -20,6 +20,9 @@ pub struct Params {
     pub continue_token: Option<String>,
     pub timeout_seconds: Option<u64>,
     pub dry_run_all: bool,
+    /// A `dryRun` value other than `All`: writes refuse it with 422 Invalid
+    /// (as kube-apiserver validates its options); reads ignore it.
+    pub dry_run_unsupported: Option<String>,
     pub field_manager: Option<String>,
     pub field_validation: Option<String>,
     pub propagation_policy: Option<String>,
@@ -79,9 +82,7 @@ impl Params {
                     if value == "All" {
                         p.dry_run_all = true;
                     } else if !value.is_empty() {
-                        return Err(ApiError::BadRequest(format!(
-                            "unsupported dryRun value {value:?}: only \"All\" is supported"
-                        )));
+                        p.dry_run_unsupported = Some(value);
                     }
                 }
                 "fieldManager" => p.field_manager = Some(value),
@@ -129,7 +130,7 @@ mod tests {
     fn bad_values_are_bad_requests() {
         assert_eq!(Params::parse(Some("limit=abc")).unwrap_err().code(), 400);
         assert_eq!(Params::parse(Some("watch=maybe")).unwrap_err().code(), 400);
-        assert_eq!(Params::parse(Some("dryRun=Some")).unwrap_err().code(), 400);
+        assert_eq!(Params::parse(Some("dryRun=Some")).unwrap().dry_run_unsupported.as_deref(), Some("Some"));
         assert_eq!(Params::parse(Some("limit=0")).unwrap().limit, None);
         assert!(Params::parse(Some("exclude=etcd&exclude=log&verbose")).unwrap().verbose);
     }

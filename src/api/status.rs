@@ -91,6 +91,18 @@ pub enum ApiError {
     /// `retry_after_seconds`.
     #[error("too many requests")]
     TooManyRequests { retry_after_seconds: u32 },
+    /// A PATCH with a `Content-Type` that is not a patch type the resource
+    /// accepts (415; the message lists the accepted ones, as kube-apiserver's).
+    #[error("unsupported patch type {got}")]
+    UnsupportedPatchType { got: String, accepted: Vec<&'static str> },
+    /// A well-formed patch that does not apply to the object (a JSON patch
+    /// `test` that fails, a path that is missing): kube-apiserver answers a
+    /// generic 422 whose cause carries the patch library's message.
+    #[error("patch does not apply: {0}")]
+    PatchDoesNotApply(String),
+    /// A JSON patch with more operations than kube-apiserver allows (413).
+    #[error("too many patch operations: {0}")]
+    TooManyPatchOperations(String),
 }
 
 impl ApiError {
@@ -111,6 +123,9 @@ impl ApiError {
             ApiError::Expired { .. } => 410,
             ApiError::Unauthorized => 401,
             ApiError::TooManyRequests { .. } => 429,
+            ApiError::UnsupportedPatchType { .. } => 415,
+            ApiError::PatchDoesNotApply(_) => 422,
+            ApiError::TooManyPatchOperations(_) => 413,
         }
     }
 
@@ -132,6 +147,9 @@ impl ApiError {
             ApiError::Expired { .. } => "Expired",
             ApiError::Unauthorized => "Unauthorized",
             ApiError::TooManyRequests { .. } => "TooManyRequests",
+            ApiError::UnsupportedPatchType { .. } => "UnsupportedMediaType",
+            ApiError::PatchDoesNotApply(_) => "Invalid",
+            ApiError::TooManyPatchOperations(_) => "RequestEntityTooLarge",
         }
     }
 
@@ -198,6 +216,12 @@ impl ApiError {
             ApiError::Expired { message, .. } => message.clone(),
             ApiError::Unauthorized => "Unauthorized".into(),
             ApiError::TooManyRequests { .. } => "Too many requests, please try again later.".into(),
+            ApiError::UnsupportedPatchType { accepted, .. } => format!(
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                accepted.join(", ")
+            ),
+            ApiError::PatchDoesNotApply(_) => "the server rejected our request due to an error in our request".into(),
+            ApiError::TooManyPatchOperations(m) => format!("Request entity too large: {m}"),
         }
     }
 
@@ -237,6 +261,9 @@ impl ApiError {
                 "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                 "retryAfterSeconds": 1,
             })),
+            ApiError::PatchDoesNotApply(m) => {
+                Some(json!({"causes": [{"reason": "UnexpectedServerResponse", "message": m}]}))
+            }
             _ => None,
         }
     }

@@ -16,5 +16,8 @@ pub mod key;
 pub mod openapi;
 pub mod proto_schema;
 pub mod registry;
+pub mod schema;
 pub mod selector;
 pub mod validation;
+pub mod jsonpath;
+pub mod printers;

@@ -25,8 +25,11 @@ pub async fn serve(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
     check_type_meta(&mut object, &resolved.info)?;
+    let warnings = crate::api::field_validation::check_body(head, &resolved.info, "CreateOptions", &mut object, body)?;
     let created = create_object(backend, head, resolved, object).await?;
-    Ok(respond(StatusCode::CREATED, "application/json", created))
+    let mut response = respond(StatusCode::CREATED, "application/json", created);
+    crate::api::field_validation::add_warnings(&mut response, &warnings);
+    Ok(response)
 }
 
 /// Checks the object's namespace against the request's; fills it in.

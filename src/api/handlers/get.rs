@@ -14,6 +14,10 @@ pub async fn serve(
     resolved: &Resolved,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let representation = negotiate::for_objects(head.accept.as_deref(), true)?;
+    let table = match &representation {
+        Representation::Table { version } => Some(table::TableRequest::new(version, &head.params, &resolved.info)?),
+        _ => None,
+    };
     let name = resolved.name.as_deref().unwrap_or("");
     let key = resolved.key(name);
     // The get table: unset = most recent (the commit point), "0" = any (the
@@ -32,11 +36,8 @@ pub async fn serve(
         }
     };
     let object = read_current(backend, &key, at).await?.ok_or_else(|| ApiError::NotFound(resolved.target()))?;
-    match representation {
-        Representation::Table { version } => {
-            let body = table::build(&version, std::slice::from_ref(&object), object.mod_revision, None);
-            Ok(respond(StatusCode::OK, "application/json", body))
-        }
-        _ => Ok(respond(StatusCode::OK, "application/json", object.json.clone())),
+    match table {
+        Some(table) => Ok(respond(StatusCode::OK, "application/json", table.object(&object, backend.now()))),
+        None => Ok(respond(StatusCode::OK, "application/json", object.json.clone())),
     }
 }

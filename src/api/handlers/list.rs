@@ -189,12 +189,12 @@ pub async fn serve<B: Backend + 'static>(
         }
     };
     let config = backend.config();
-    let table_version = match &representation {
-        Representation::Table { version } => Some(version.clone()),
+    let table = match &representation {
+        Representation::Table { version } => Some(table::TableRequest::new(version, &head.params, &resolved.info)?),
         _ => None,
     };
     // Tables are for people: bounded to one page even without a limit.
-    let limit = match (plan.limit, &table_version) {
+    let limit = match (plan.limit, &table) {
         (Some(limit), _) => Some(limit.min(config.list_page_objects_max)),
         (None, Some(_)) => Some(config.list_page_objects_max),
         (None, None) => None,
@@ -232,8 +232,8 @@ pub async fn serve<B: Backend + 'static>(
     } else {
         None
     };
-    let body = match table_version {
-        Some(version) => table::build(&version, &page, revision, continue_token.as_deref()),
+    let body = match table {
+        Some(table) => table.list(&page, revision, continue_token.as_deref(), remaining, backend.now()),
         None => {
             let frames = page_frames(
                 &resolved.info.list_kind,

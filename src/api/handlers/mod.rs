@@ -13,6 +13,7 @@ pub mod health;
 pub mod list;
 pub mod metrics;
 pub mod review;
+pub mod patch;
 pub mod scale;
 pub mod table;
 pub mod update;
@@ -99,6 +100,26 @@ pub async fn resource<B: Backend + 'static>(
     if !has_verb(&resolved.info, verb) {
         return Err(not_allowed());
     }
+    if let Some(value) = &head.params.dry_run_unsupported {
+        let options_kind = match verb {
+            "create" => Some("CreateOptions"),
+            "update" => Some("UpdateOptions"),
+            "patch" => Some("PatchOptions"),
+            "delete" | "deletecollection" => Some("DeleteOptions"),
+            _ => None,
+        };
+        if let Some(kind) = options_kind {
+            return Err(ApiError::Invalid {
+                kind: kind.into(),
+                target: super::status::Target::new("meta.k8s.io", "", ""),
+                causes: vec![super::status::Cause {
+                    reason: "FieldValueNotSupported".into(),
+                    message: format!("Unsupported value: {value:?}: supported values: \"All\""),
+                    field: "dryRun[0]".into(),
+                }],
+            });
+        }
+    }
     let scale = resolved.subresource.as_deref() == Some("scale");
     match verb {
         "get" if scale => scale::get(backend, &resolved).await,
@@ -109,7 +130,8 @@ pub async fn resource<B: Backend + 'static>(
         "create" => create::serve(backend, head, &resolved, &body).await,
         "update" => update::serve(backend, head, &resolved, &body).await,
         "delete" => delete::serve(backend, head, &resolved, &body).await,
-        // patch and deletecollection arrive with their own issues.
+        "patch" => patch::serve(backend, head, &resolved, &body).await,
+        // deletecollection arrives with its own issue.
         _ => Err(not_allowed()),
     }
 }
@@ -147,7 +169,8 @@ pub fn modified(resolved: &Resolved) -> ApiError {
 /// (the proposal's precondition names it). `Some(entry)` when committed;
 /// `None` when another writer got there first and the loop should read again,
 /// which it may only when the client gave no precondition of its own
-/// (`retry`); otherwise that is a 409 Conflict.
+/// (`retry`), and its next read at the commit point then sees the winner's
+/// version; otherwise that is a 409 Conflict.
 pub async fn append_read_modify_write(
     backend: &impl Backend,
     proposal: crate::log::Proposal,
@@ -156,7 +179,16 @@ pub async fn append_read_modify_write(
 ) -> Result<Option<crate::log::Entry>, ApiError> {
     match backend.append(proposal).await {
         Ok(entry) => Ok(Some(entry)),
-        Err(crate::log::AppendError::Conflict { .. }) if retry => Ok(None),
+        Err(crate::log::AppendError::Conflict { current }) if retry => {
+            // The winner's revision may be past this core's commit point
+            // (the log checks preconditions against appends still being made
+            // durable): wait for it, or the next read sees the same old
+            // version and loses again, until the attempts run out.
+            if let Some(revision) = current {
+                let _ = backend.wait_for_revision(revision, backend.config().resource_version_wait).await;
+            }
+            Ok(None)
+        }
         Err(crate::log::AppendError::Conflict { .. }) => Err(modified(resolved)),
         Err(e) => Err(append_error(e)),
     }

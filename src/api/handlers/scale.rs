@@ -87,6 +87,27 @@ pub async fn update(
     body: &[u8],
 ) -> Result<Response<ResponseBody>, ApiError> {
     let scale = decode_body(head.content_type.as_deref(), body, "Scale")?;
+    update_scale(backend, head, resolved, scale).await
+}
+
+/// The current Scale of the parent object (404 when it is absent), with the
+/// parent's resourceVersion: what a PATCH of the subresource applies to.
+pub async fn current_scale(backend: &impl Backend, resolved: &Resolved) -> Result<Value, ApiError> {
+    let key = resolved.key(resolved.name.as_deref().unwrap_or(""));
+    let current = read_current(backend, &key, backend.committed_revision())
+        .await?
+        .ok_or_else(|| ApiError::NotFound(resolved.target()))?;
+    Ok(scale_of(&parse(&current.json)?))
+}
+
+/// Sets the parent's `spec.replicas` from a Scale (decoded from a PUT body or
+/// produced by a PATCH), conditional on its resourceVersion when it has one.
+pub async fn update_scale(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    scale: Object,
+) -> Result<Response<ResponseBody>, ApiError> {
     let name = resolved.name.clone().unwrap_or_default();
     let replicas =
         scale.get("spec").and_then(|s| s.get("replicas")).and_then(Value::as_i64).filter(|r| *r >= 0).ok_or_else(

@@ -39,6 +39,11 @@ pub async fn serve(
     }
     let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
     check_type_meta(&mut object, &resolved.info)?;
+    let warnings = crate::api::field_validation::check_body(head, &resolved.info, "UpdateOptions", &mut object, body)?;
+    let with_warnings = |mut response: Response<ResponseBody>| {
+        crate::api::field_validation::add_warnings(&mut response, &warnings);
+        response
+    };
     let url_name = resolved.name.clone().unwrap_or_default();
     {
         let meta = metadata_mut(&mut object);
@@ -65,7 +70,7 @@ pub async fn serve(
                 return Err(modified(resolved));
             }
             match create_object(backend, head, resolved, object.clone()).await {
-                Ok(created) => return Ok(respond(StatusCode::CREATED, "application/json", created)),
+                Ok(created) => return Ok(with_warnings(respond(StatusCode::CREATED, "application/json", created))),
                 Err(ApiError::AlreadyExists(_)) => continue,
                 Err(e) => return Err(e),
             }
@@ -73,43 +78,64 @@ pub async fn serve(
         if wanted.is_some_and(|w| w != current.mod_revision) {
             return Err(modified(resolved));
         }
-        let stored: Object = serde_json::from_slice(&current.json)
-            .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
-        let updated = merge_server_fields(object.clone(), &stored, resolved);
-        let updated = order_fields(updated);
-        let causes = super::create::metadata_causes(resolved, &updated)?;
-        if !causes.is_empty() {
-            return Err(crate::api::object::invalid(&resolved.info, &url_name, causes));
+        match replace_current(backend, head, resolved, &current, object.clone(), wanted.is_none()).await? {
+            Some(bytes) => return Ok(with_warnings(respond(StatusCode::OK, "application/json", bytes))),
+            None => continue,
         }
-        let value = storage_value(&updated)?;
-        if value == storage_value(&stored)? {
-            return Ok(respond(StatusCode::OK, "application/json", current.json.clone()));
-        }
-        if head.params.dry_run_all {
-            let mut preview = updated.clone();
-            metadata_mut(&mut preview).insert("resourceVersion".into(), json!(current.mod_revision.0.to_string()));
-            let bytes = serde_json::to_vec(&preview).map_err(|e| ApiError::Internal(e.to_string()))?;
-            return Ok(respond(StatusCode::OK, "application/json", bytes.into()));
-        }
-        // An object being deleted whose last finalizer is removed goes away.
-        let finishing = metadata(&updated).contains_key("deletionTimestamp")
-            && metadata(&updated).get("finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
-        let operation = if finishing { Operation::Delete } else { Operation::Put(value) };
-        let proposal =
-            Proposal { key: key.encode(), precondition: Precondition::ModRevision(current.mod_revision), operation };
-        let Some(entry) = append_read_modify_write(backend, proposal, wanted.is_none(), resolved).await? else {
-            continue;
-        };
-        if finishing {
-            // The last finalizer is gone: the object was deleted; answer with
-            // its final state, as kube-apiserver does.
-            let bytes = serde_json::to_vec(&updated).map_err(|e| ApiError::Internal(e.to_string()))?;
-            return Ok(respond(StatusCode::OK, "application/json", bytes.into()));
-        }
-        let bytes = stored_after(backend, &key, entry.revision, &updated).await?;
-        return Ok(respond(StatusCode::OK, "application/json", bytes));
     }
     Err(modified(resolved))
+}
+
+/// Writes `object` (a whole new version whose name and namespace the caller
+/// checked) over `current`, keeping the server-owned fields, as PUT and PATCH
+/// do: validation, the no-op check, dry-run, removal of a deleted object's
+/// last finalizer, and the append conditional on `current`'s mod revision.
+/// `Ok(None)` when another writer got there first and `retry` allows the
+/// caller to read again; otherwise that is 409 Conflict.
+pub async fn replace_current(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    current: &crate::cache::CachedObject,
+    object: Object,
+    retry: bool,
+) -> Result<Option<bytes::Bytes>, ApiError> {
+    let url_name = resolved.name.clone().unwrap_or_default();
+    let key = resolved.key(&url_name);
+    let stored: Object = serde_json::from_slice(&current.json)
+        .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
+    let updated = merge_server_fields(object, &stored, resolved);
+    let updated = order_fields(updated);
+    let causes = super::create::metadata_causes(resolved, &updated)?;
+    if !causes.is_empty() {
+        return Err(crate::api::object::invalid(&resolved.info, &url_name, causes));
+    }
+    let value = storage_value(&updated)?;
+    if value == storage_value(&stored)? {
+        return Ok(Some(current.json.clone()));
+    }
+    if head.params.dry_run_all {
+        let mut preview = updated.clone();
+        metadata_mut(&mut preview).insert("resourceVersion".into(), json!(current.mod_revision.0.to_string()));
+        let bytes = serde_json::to_vec(&preview).map_err(|e| ApiError::Internal(e.to_string()))?;
+        return Ok(Some(bytes.into()));
+    }
+    // An object being deleted whose last finalizer is removed goes away.
+    let finishing = metadata(&updated).contains_key("deletionTimestamp")
+        && metadata(&updated).get("finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
+    let operation = if finishing { Operation::Delete } else { Operation::Put(value) };
+    let proposal =
+        Proposal { key: key.encode(), precondition: Precondition::ModRevision(current.mod_revision), operation };
+    let Some(entry) = append_read_modify_write(backend, proposal, retry, resolved).await? else {
+        return Ok(None);
+    };
+    if finishing {
+        // The last finalizer is gone: the object was deleted; answer with
+        // its final state, as kube-apiserver does.
+        let bytes = serde_json::to_vec(&updated).map_err(|e| ApiError::Internal(e.to_string()))?;
+        return Ok(Some(bytes.into()));
+    }
+    Ok(Some(stored_after(backend, &key, entry.revision, &updated).await?))
 }
 
 /// The object to store: the client's, with the server-owned fields of the

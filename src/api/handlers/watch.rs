@@ -76,6 +76,13 @@ pub async fn serve<B: Backend + 'static>(
         move |o: &CachedObject| selectors.matches(o) && name.as_ref().is_none_or(|n| o.meta.name == *n)
     };
     validate(head)?;
+    // as=Table: each event's object becomes a one-row Table (see table.rs).
+    let table = match crate::api::negotiate::for_objects(head.accept.as_deref(), true) {
+        Ok(crate::api::negotiate::Representation::Table { version }) => {
+            Some(Rc::new(super::table::TableRequest::new(&version, &head.params, &resolved.info)?))
+        }
+        _ => None,
+    };
     let requested = head.params.resource_version.as_deref().filter(|v| !v.is_empty());
     let send_initial = head.params.send_initial_events;
     let batch = backend.config().list_stream_batch_objects.max(1);
@@ -177,17 +184,41 @@ pub async fn serve<B: Backend + 'static>(
     // A watch from a given resourceVersion never gets a bookmark at or
     // before it (that one may not even be reached yet).
     let exact = requested.is_some_and(|v| v != "0") && first_round.is_none();
+    // Column definitions go in the first event's Table only; bookmarks are
+    // tabulated too, as kube-apiserver's watch encoder transforms them.
+    let tabulate: Rc<dyn Fn(Bytes) -> Bytes> = {
+        let clock = shared.clone();
+        let first = std::cell::Cell::new(true);
+        Rc::new(move |object: Bytes| match &table {
+            Some(table) => table.watch_event(&object, first.replace(false), clock.now()),
+            None => object,
+        })
+    };
     // The initial state at `after`, in rounds of `batch` per shard, while
     // the live events after `after` wait in the watcher's bounded queue.
     let initial = initial_rounds(
         shared.clone(),
-        InitialRounds { prefix, selectors, name, revision: after, batch, pending: first_round, cursor: None },
+        InitialRounds {
+            prefix,
+            selectors,
+            name,
+            revision: after,
+            batch,
+            pending: first_round,
+            cursor: None,
+            tabulate: tabulate.clone(),
+        },
     );
-    let initial_end = (send_initial == Some(true)).then(|| {
-        // A streaming list ends its initial events with this bookmark.
-        Ok(event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, after, true)).to_vec())
+    let to_table = tabulate.clone();
+    // A streaming list ends its initial events with this bookmark. Built
+    // lazily, after the initial events: only the first Table has columns.
+    let (end_kind, end_api_version) = (kind.clone(), api_version.clone());
+    let initial_end = futures_util::stream::iter((send_initial == Some(true)).then_some(())).map(move |()| {
+        Ok(event_frames(EventType::Bookmark, to_table(bookmark_object(&end_kind, &end_api_version, after, true)))
+            .to_vec())
     });
-    let initial = initial.chain(futures_util::stream::iter(initial_end));
+    let initial = initial.chain(initial_end);
+    let last_to_table = tabulate.clone();
     // The highest revision delivered so far: the final bookmark's.
     let delivered = Rc::new(std::cell::Cell::new(after));
     let seen = delivered.clone();
@@ -197,7 +228,7 @@ pub async fn serve<B: Backend + 'static>(
         if event.revision > seen.get() {
             seen.set(event.revision);
         }
-        Ok(event_frames(event.event_type, event.object).to_vec())
+        Ok(event_frames(event.event_type, tabulate(event.object)).to_vec())
     });
     // With bookmarks, the watch ends a little early with one last bookmark,
     // so the client resumes from there instead of relisting.
@@ -207,7 +238,8 @@ pub async fn serve<B: Backend + 'static>(
     let last_bookmark = futures_util::stream::iter(std::iter::once(())).filter_map(move |()| {
         let due = wants_bookmarks && (!exact || delivered.get() > after);
         let frames = due.then(|| {
-            Ok(event_frames(EventType::Bookmark, bookmark_object(&kind, &api_version, delivered.get(), false)).to_vec())
+            let bookmark = bookmark_object(&kind, &api_version, delivered.get(), false);
+            Ok(event_frames(EventType::Bookmark, last_to_table(bookmark)).to_vec())
         });
         std::future::ready(frames)
     });
@@ -235,6 +267,8 @@ struct InitialRounds {
     /// nothing pending means there is no initial state to send.
     pending: Option<Vec<Vec<Arc<CachedObject>>>>,
     cursor: Option<Bytes>,
+    /// `as=Table`: turns each object into a one-row Table (identity otherwise).
+    tabulate: Rc<dyn Fn(Bytes) -> Bytes>,
 }
 
 /// The initial state as ADDED events, one round of at most `batch` objects
@@ -282,7 +316,7 @@ fn initial_rounds<B: Backend + 'static>(
         let mut frames = Vec::with_capacity(round.len() * 3);
         let mut sent = 0u64;
         for object in round.iter().filter(|o| state.name.as_ref().is_none_or(|n| o.meta.name == *n)) {
-            frames.extend(event_frames(EventType::Added, object.json.clone()));
+            frames.extend(event_frames(EventType::Added, (state.tabulate)(object.json.clone())));
             sent += 1;
         }
         backend.count_initial_events(sent);

@@ -5,3 +5,4 @@
 pub mod builtin;
 pub mod openapi_documents;
 pub mod proto_schema;
+pub mod schema;

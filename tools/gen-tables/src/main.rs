@@ -10,7 +10,12 @@
 //!   field-selector fields and write behaviour from the hand-kept [`FACTS`]);
 //! - `openapi/<gv>.json.gz`: one OpenAPI v3 document per served group-version,
 //!   filtered to the served resources and the schemas they reference;
-//! - `openapi_documents.rs`: the index of those documents with content hashes.
+//! - `openapi_documents.rs`: the index of those documents with content hashes;
+//! - `schema.rs`: the schema facts of every definition those documents keep
+//!   (field -> shape, patch strategy and merge key, list type and map keys,
+//!   map type, required fields) and each kind's root definition, for strategic
+//!   merge patch, field validation and (later) server-side apply. Facts only:
+//!   no descriptions, defaults or enums.
 //!
 //! Invariant: the output is a pure function of the input files and the tables
 //! in this file (sorted JSON keys, fixed gzip header), so regenerating without
@@ -494,6 +499,7 @@ fn main() {
     );
 
     let mut facts_used = 0;
+    let mut all_schemas: BTreeMap<String, Value> = BTreeMap::new();
     for gv in SERVED {
         let file = input.join(format!("{}.json", gv.file_stem));
         let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
@@ -551,6 +557,33 @@ fn main() {
         }
 
         let filtered = filter_document(&doc, gv);
+        for (name, schema) in filtered["components"]["schemas"].as_object().expect("schemas") {
+            // Shared definitions (DeleteOptions, WatchEvent) list the kinds
+            // of each document's group-version: keep the union.
+            const GVK: &str = "x-kubernetes-group-version-kind";
+            match all_schemas.get_mut(name) {
+                None => {
+                    all_schemas.insert(name.clone(), schema.clone());
+                }
+                Some(prev) => {
+                    let (mut a, mut b) = (prev.clone(), schema.clone());
+                    let kinds_a = a.as_object_mut().and_then(|m| m.remove(GVK));
+                    let kinds_b = b.as_object_mut().and_then(|m| m.remove(GVK));
+                    assert_eq!(a, b, "{name} differs between documents");
+                    let mut kinds: Vec<Value> = Vec::new();
+                    for k in
+                        [kinds_a, kinds_b].into_iter().flatten().flat_map(|k| k.as_array().cloned().unwrap_or_default())
+                    {
+                        if !kinds.contains(&k) {
+                            kinds.push(k);
+                        }
+                    }
+                    if !kinds.is_empty() {
+                        prev[GVK] = Value::Array(kinds);
+                    }
+                }
+            }
+        }
         let json = serde_json::to_vec(&filtered).expect("serialize");
         let hash = content_hash(&json);
         let mut enc = GzEncoder::new(Vec::new(), Compression::best());
@@ -573,9 +606,10 @@ fn main() {
     assert_eq!(facts_used, FACTS.len(), "facts for a resource that is not served");
     table.push_str("];\n");
     documents.push_str("];\n");
-    let rust_files = [out_dir.join("builtin.rs"), out_dir.join("openapi_documents.rs")];
+    let rust_files = [out_dir.join("builtin.rs"), out_dir.join("openapi_documents.rs"), out_dir.join("schema.rs")];
     write_file(&rust_files[0], table.as_bytes());
     write_file(&rust_files[1], documents.as_bytes());
+    write_file(&rust_files[2], schema_table(&all_schemas).as_bytes());
     // The tables are read in review: format them as the rest of the code.
     let status = std::process::Command::new("rustfmt")
         .args(["--edition", "2021"])
@@ -583,4 +617,144 @@ fn main() {
         .status()
         .expect("run rustfmt (install it with `rustup component add rustfmt`)");
     assert!(status.success(), "rustfmt failed");
+}
+
+/// A definition whose instances are objects with named fields (the others
+/// are scalars or free-form values and are inlined as shapes).
+fn is_object_definition(schema: &Value) -> bool {
+    schema.get("properties").is_some_and(|p| p.as_object().is_some_and(|m| !m.is_empty()))
+}
+
+/// The name a schema refers to, directly or through `allOf: [{$ref}]`.
+fn referenced(schema: &Value) -> Option<&str> {
+    let r = schema.get("$ref").or_else(|| schema.get("allOf").and_then(|a| a.get(0)).and_then(|a| a.get("$ref")))?;
+    Some(r.as_str()?.trim_start_matches("#/components/schemas/"))
+}
+
+/// The Rust expression of a schema's shape (`Shape::...`).
+fn shape_expr(schema: &Value, defs: &BTreeMap<String, Value>, index: &BTreeMap<&str, usize>) -> String {
+    if schema.get("x-kubernetes-preserve-unknown-fields").and_then(Value::as_bool) == Some(true) {
+        return "Shape::PreserveUnknown".into();
+    }
+    if let Some(name) = referenced(schema) {
+        let def = defs.get(name).unwrap_or_else(|| panic!("missing definition {name}"));
+        if is_object_definition(def) {
+            return format!("Shape::Object({})", index[name]);
+        }
+        return shape_expr(def, defs, index);
+    }
+    if let Some(one_of) = schema.get("oneOf").and_then(Value::as_array) {
+        let types: Vec<&str> = one_of.iter().filter_map(|t| t.get("type").and_then(Value::as_str)).collect();
+        return match types.as_slice() {
+            ["integer", "string"] | ["string", "integer"] => "Shape::IntOrString".into(),
+            ["string", "number"] | ["number", "string"] => "Shape::Quantity".into(),
+            other => panic!("unexpected oneOf {other:?}"),
+        };
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") if schema.get("format").and_then(Value::as_str) == Some("int-or-string") => {
+            "Shape::IntOrString".into()
+        }
+        Some("string") => "Shape::String".into(),
+        Some("integer") => "Shape::Integer".into(),
+        Some("number") => "Shape::Number".into(),
+        Some("boolean") => "Shape::Boolean".into(),
+        Some("array") => {
+            let items = schema.get("items").expect("array without items");
+            format!("Shape::Array(&{})", shape_expr(items, defs, index))
+        }
+        Some("object") => match schema.get("additionalProperties") {
+            Some(Value::Bool(true)) => "Shape::Map(&Shape::Raw)".into(),
+            Some(Value::Bool(false)) | None => {
+                assert!(schema.get("properties").is_none(), "inline object schema");
+                "Shape::Raw".into()
+            }
+            Some(values) => format!("Shape::Map(&{})", shape_expr(values, defs, index)),
+        },
+        None if schema.as_object().is_some_and(|m| m.is_empty()) => "Shape::Raw".into(),
+        other => panic!("unexpected schema type {other:?}: {schema}"),
+    }
+}
+
+fn str_ext<'a>(schema: &'a Value, key: &str) -> &'a str {
+    schema.get(key).map(|v| v.as_str().unwrap_or_else(|| panic!("{key} is not a string"))).unwrap_or("")
+}
+
+fn str_list(schema: &Value, key: &str) -> Vec<String> {
+    schema
+        .get(key)
+        .map(|v| {
+            v.as_array()
+                .unwrap_or_else(|| panic!("{key} is not a list"))
+                .iter()
+                .map(|s| s.as_str().expect("string").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `generated/schema.rs`: every kept definition's fields and extensions, and
+/// each (group, version, kind)'s root definition.
+fn schema_table(defs: &BTreeMap<String, Value>) -> String {
+    let index: BTreeMap<&str, usize> = defs.keys().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let mut out = String::new();
+    out.push_str(
+        "//! Schema facts of every definition the served OpenAPI documents keep.\n\
+         //! GENERATED by `tools/gen-tables`; do not edit by hand (see docs/types.md).\n\n\
+         use crate::types::schema::{Definition, Field, Root, Shape};\n\n\
+         /// Every definition, sorted by name; `Shape::Object(i)` is `DEFINITIONS[i]`.\n\
+         pub static DEFINITIONS: &[Definition] = &[\n",
+    );
+    let mut roots: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    for (i, (name, def)) in defs.iter().enumerate() {
+        for gvk in def.get("x-kubernetes-group-version-kind").and_then(Value::as_array).into_iter().flatten() {
+            let key = (
+                gvk["group"].as_str().expect("group").to_string(),
+                gvk["version"].as_str().expect("version").to_string(),
+                gvk["kind"].as_str().expect("kind").to_string(),
+            );
+            if let Some(prev) = roots.insert(key.clone(), i) {
+                panic!("{key:?} is the kind of two definitions ({prev} and {i})");
+            }
+        }
+        writeln!(out, "    Definition {{").ok();
+        writeln!(out, "        name: {name:?},").ok();
+        writeln!(out, "        object: {},", is_object_definition(def)).ok();
+        writeln!(out, "        map_type: {:?},", str_ext(def, "x-kubernetes-map-type")).ok();
+        writeln!(out, "        required: {},", rust_str_list(&str_list(def, "required"))).ok();
+        writeln!(out, "        fields: &[").ok();
+        if let Some(props) = def.get("properties").and_then(Value::as_object) {
+            let mut names: Vec<&String> = props.keys().collect();
+            names.sort();
+            for field in names {
+                let p = &props[field];
+                let mut line = format!("Field {{ name: {field:?}, shape: &{}", shape_expr(p, defs, &index));
+                for (ext, rust) in [
+                    ("x-kubernetes-patch-strategy", "patch_strategy"),
+                    ("x-kubernetes-patch-merge-key", "patch_merge_key"),
+                    ("x-kubernetes-list-type", "list_type"),
+                    ("x-kubernetes-map-type", "map_type"),
+                ] {
+                    let v = str_ext(p, ext);
+                    if !v.is_empty() {
+                        write!(line, ", {rust}: {v:?}").ok();
+                    }
+                }
+                let keys = str_list(p, "x-kubernetes-list-map-keys");
+                if !keys.is_empty() {
+                    write!(line, ", list_map_keys: {}", rust_str_list(&keys)).ok();
+                }
+                line.push_str(", ..Field::PLAIN },");
+                writeln!(out, "            {line}").ok();
+            }
+        }
+        writeln!(out, "        ],").ok();
+        writeln!(out, "    }},").ok();
+    }
+    out.push_str("];\n\n/// Each (group, version, kind)'s definition, sorted.\npub static ROOTS: &[Root] = &[\n");
+    for ((g, v, k), i) in &roots {
+        writeln!(out, "    Root {{ group: {g:?}, version: {v:?}, kind: {k:?}, definition: {i} }},").ok();
+    }
+    out.push_str("];\n");
+    out
 }
