@@ -235,7 +235,8 @@ fn kubectl_auth_can_i_and_whoami_match_the_bindings() {
     assert_eq!(can_i(&["delete", "configmaps", "-n", "team"]).1, "no");
     assert_eq!(can_i(&["get", "/healthz"]).1, "yes");
     // The answers match what the server does.
-    assert_eq!(s.kubectl_as("alice", "alice-token", &["get", "configmaps", "-n", "team"]).status.success(), true);
+    let allowed = s.kubectl_as("alice", "alice-token", &["get", "configmaps", "-n", "team"]);
+    assert!(allowed.status.success(), "{}", allowed.stderr);
     let denied = s.kubectl_as("alice", "alice-token", &["get", "configmaps", "-n", "other"]);
     assert!(!denied.status.success());
     assert!(

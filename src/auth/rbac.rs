@@ -69,7 +69,7 @@ impl PolicyRule {
         if !resource_ok {
             return false;
         }
-        self.resource_names.is_empty() || (!a.name.is_empty() && self.resource_names.iter().any(|n| *n == a.name))
+        self.resource_names.is_empty() || (!a.name.is_empty() && self.resource_names.contains(&a.name))
     }
 }
 
