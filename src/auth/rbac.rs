@@ -9,9 +9,9 @@
 //! next request on every core). No I/O.
 //!
 //! Aggregated ClusterRoles (`aggregationRule`) are resolved in the index:
-//! a ClusterRole's effective rules are its own plus those of every
-//! ClusterRole its selectors match, recomputed whenever a ClusterRole
-//! changes. The stored object keeps the rules it was written with (kube's
+//! a ClusterRole's effective rules are its own plus the effective rules of
+//! every ClusterRole its selectors match (transitively), recomputed
+//! whenever a ClusterRole changes. The stored object keeps the rules it was written with (kube's
 //! controller writes the union back into the object; Shardline answers
 //! authorization and the review APIs from the index instead).
 
@@ -250,24 +250,37 @@ impl RbacIndex {
     }
 
     /// Recomputes every ClusterRole's effective rules (ClusterRoles change
-    /// rarely; there are tens to hundreds of them).
+    /// rarely; there are tens to hundreds of them). Aggregation is
+    /// transitive, as kube's controller makes it by writing unions back: a
+    /// role that aggregates an aggregating role gets its sources' rules too.
+    /// Rules only grow, so this reaches its fixed point in at most one round
+    /// per ClusterRole.
     fn aggregate(&mut self) {
-        let snapshot: Vec<(String, BTreeMap<String, String>, Vec<PolicyRule>)> =
-            self.cluster_roles.iter().map(|(n, r)| (n.clone(), r.labels.clone(), r.rules.clone())).collect();
-        for (name, role) in self.cluster_roles.iter_mut() {
-            let mut rules = role.rules.clone();
-            if let Some(selectors) = &role.aggregation {
+        for role in self.cluster_roles.values_mut() {
+            role.effective = Arc::new(role.rules.clone());
+        }
+        for _ in 0..self.cluster_roles.len() {
+            let snapshot: Vec<(String, BTreeMap<String, String>, Arc<Vec<PolicyRule>>)> =
+                self.cluster_roles.iter().map(|(n, r)| (n.clone(), r.labels.clone(), r.effective.clone())).collect();
+            let mut changed = false;
+            for (name, role) in self.cluster_roles.iter_mut() {
+                let Some(selectors) = &role.aggregation else { continue };
+                let mut rules = (*role.effective).clone();
                 for (other, labels, other_rules) in &snapshot {
                     if other != name && selectors.iter().any(|s| s.matches(labels)) {
-                        for rule in other_rules {
+                        for rule in other_rules.iter() {
                             if !rules.contains(rule) {
                                 rules.push(rule.clone());
+                                changed = true;
                             }
                         }
                     }
                 }
+                role.effective = Arc::new(rules);
             }
-            role.effective = Arc::new(rules);
+            if !changed {
+                break;
+            }
         }
     }
 
@@ -468,7 +481,110 @@ mod tests {
         );
         assert!(index.allows(&erin, &list_widgets));
         assert_eq!(index.rules_for(&erin, "x").len(), 1);
+        // Transitive: a role aggregating `view` (labelled) gets the widget rule too.
+        put(
+            &mut index,
+            "clusterroles",
+            "",
+            "view",
+            json!({"metadata": {"name": "view", "labels": {"aggregate-to-edit": "true"}},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"aggregate-to-view": "true"}}]}, "rules": []}),
+        );
+        put(
+            &mut index,
+            "clusterroles",
+            "",
+            "edit",
+            json!({"metadata": {"name": "edit"},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"aggregate-to-edit": "true"}}]}, "rules": []}),
+        );
+        put(
+            &mut index,
+            "clusterrolebindings",
+            "",
+            "editors",
+            json!({
+            "subjects": [{"kind": "User", "name": "fay"}], "roleRef": {"kind": "ClusterRole", "name": "edit"}}),
+        );
+        assert!(index.allows(&user("fay", &[]), &list_widgets));
         index.apply(&key("clusterroles", "", "widget-viewer"), None);
         assert!(!index.allows(&erin, &list_widgets));
+        assert!(!index.allows(&user("fay", &[]), &list_widgets));
+    }
+
+    /// One change to an RBAC object, from a small universe so changes
+    /// collide: a put of generated content, or a delete.
+    fn change() -> impl proptest::strategy::Strategy<Value = (String, String, String, Option<serde_json::Value>)> {
+        use proptest::prelude::*;
+        let resource = prop::sample::select(vec!["roles", "clusterroles", "rolebindings", "clusterrolebindings"]);
+        let name = prop::sample::select(vec!["a", "b", "c"]);
+        let namespace = prop::sample::select(vec!["n1", "n2"]);
+        let verbs = prop::sample::subsequence(vec!["get", "list", "watch", "delete"], 1..3);
+        let resources = prop::sample::subsequence(vec!["pods", "configmaps", "pods/log", "*"], 1..3);
+        let label = prop::sample::select(vec!["", "x", "y"]);
+        let aggregates = proptest::option::of(prop::sample::select(vec!["x", "y"]));
+        let subject = prop::sample::select(vec![("User", "u1"), ("User", "u2"), ("Group", "g1")]);
+        let role_ref = (prop::sample::select(vec!["Role", "ClusterRole"]), prop::sample::select(vec!["a", "b", "c"]));
+        let put = (verbs, resources, label, aggregates, subject, role_ref);
+        (resource, name, namespace, proptest::option::of(put)).prop_map(|(resource, name, namespace, put)| {
+            let namespace = if resource.starts_with("cluster") { "" } else { namespace };
+            let value = put.map(|(verbs, resources, label, aggregates, (kind, subject), (ref_kind, ref_name))| {
+                let mut labels = serde_json::Map::new();
+                if !label.is_empty() {
+                    labels.insert("agg".into(), json!(label));
+                }
+                let mut object = json!({"metadata": {"name": name, "labels": labels},
+                    "rules": [{"apiGroups": [""], "resources": resources, "verbs": verbs}],
+                    "subjects": [{"kind": kind, "name": subject}],
+                    "roleRef": {"kind": ref_kind, "name": ref_name}});
+                if let Some(selected) = aggregates {
+                    object["aggregationRule"] = json!({"clusterRoleSelectors": [{"matchLabels": {"agg": selected}}]});
+                }
+                object
+            });
+            (resource.to_string(), namespace.to_string(), name.to_string(), value)
+        })
+    }
+
+    proptest::proptest! {
+        /// The index after any sequence of changes answers every question
+        /// as an index built from the final objects alone, in another
+        /// order: it depends on the state, never on the history (aggregation
+        /// included). This is what makes every shard's index the same.
+        #[test]
+        fn the_index_depends_only_on_the_final_objects(changes in proptest::collection::vec(change(), 0..40)) {
+            let mut incremental = RbacIndex::default();
+            let mut live = std::collections::BTreeMap::new();
+            for (resource, namespace, name, value) in &changes {
+                let key = key(resource, namespace, name);
+                let bytes = value.as_ref().map(|v| serde_json::to_vec(v).unwrap());
+                incremental.apply(&key, bytes.as_deref());
+                match bytes {
+                    Some(b) => { live.insert(key, b); }
+                    None => { live.remove(&key); }
+                }
+            }
+            let mut fresh = RbacIndex::default();
+            for (key, value) in live.iter().rev() {
+                fresh.apply(key, Some(value));
+            }
+            let users = [user("u1", &[]), user("u2", &["g1"]), user("u3", &[])];
+            for u in &users {
+                for namespace in ["n1", "n2", ""] {
+                    for verb in ["get", "list", "watch", "delete"] {
+                        for (resource, sub) in [("pods", ""), ("pods", "log"), ("configmaps", ""), ("secrets", "")] {
+                            let mut a = request(verb, resource, namespace, "x");
+                            a.subresource = sub.into();
+                            proptest::prop_assert_eq!(incremental.allows(u, &a), fresh.allows(u, &a), "{:?} {:?}", u.name, a);
+                        }
+                    }
+                    let mut rules = incremental.rules_for(u, namespace);
+                    let mut expected = fresh.rules_for(u, namespace);
+                    rules.sort_by_key(|r| format!("{r:?}"));
+                    expected.sort_by_key(|r| format!("{r:?}"));
+                    proptest::prop_assert_eq!(rules, expected);
+                }
+            }
+        }
     }
 }
