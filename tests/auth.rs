@@ -455,3 +455,58 @@ fn a_client_certificate_identifies_its_user_and_groups() {
     let result = common::tls::request(s.addr, &foreign, "GET", configmaps, &json, b"");
     assert!(result.is_err() || matches!(result, Ok((0, _))), "{result:?}");
 }
+
+/// Roles and bindings are objects in the log: after a restart every shard
+/// rebuilds its index from the recovered state, and the bootstrap policy is
+/// not written over an operator's change to it.
+#[test]
+fn rbac_survives_a_restart_and_an_open_watch_outlives_its_revoked_permission() {
+    let (mut s, _dir) = rbac_server(&["--authorization-mode", "RBAC"]);
+    setup_namespaces(&s);
+    admin_create(
+        &s,
+        &format!("{RBAC}/namespaces/team/rolebindings"),
+        json!({"metadata": {"name": "alice-views"},
+               "subjects": [{"kind": "User", "name": "alice"}],
+               "roleRef": {"kind": "ClusterRole", "name": "view", "apiGroup": "rbac.authorization.k8s.io"}}),
+    );
+    // An operator narrows a bootstrap role: anonymous may no longer read /version.
+    let r = send_as(
+        &s,
+        "admin-token",
+        "PUT",
+        &format!("{RBAC}/clusterroles/system:public-info-viewer"),
+        &json!({"metadata": {"name": "system:public-info-viewer"},
+                "rules": [{"nonResourceURLs": ["/healthz", "/livez", "/readyz"], "verbs": ["get"]}]}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_status(&s.get("/version"), 403, "Forbidden");
+    s.terminate();
+    s.restart();
+    assert_eq!(get_as(&s, "alice-token", "/api/v1/namespaces/team/configmaps").status, 200);
+    assert_status(&get_as(&s, "alice-token", "/api/v1/namespaces/other/configmaps"), 403, "Forbidden");
+    assert_status(&s.get("/version"), 403, "Forbidden");
+    assert_eq!(s.get("/healthz").status, 200);
+
+    // A watch is authorized when it starts (as by kube-apiserver): revoking
+    // the permission refuses the next request but does not close it.
+    let (mut watch, status) =
+        open_stream(&s, "/api/v1/namespaces/team/configmaps?watch=1&timeoutSeconds=20", "alice-token");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let r = s.request(
+        "DELETE",
+        &format!("{RBAC}/namespaces/team/rolebindings/alice-views"),
+        &[("Authorization", "Bearer admin-token")],
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_status(&get_as(&s, "alice-token", "/api/v1/namespaces/team/configmaps"), 403, "Forbidden");
+    admin_create(&s, "/api/v1/namespaces/team/configmaps", configmap("after-revocation", &[]));
+    let mut seen = String::new();
+    let mut buffer = [0u8; 4096];
+    while !seen.contains("after-revocation") {
+        let n = std::io::Read::read(&mut watch, &mut buffer).expect("the open watch keeps streaming");
+        assert!(n > 0, "the watch ended before the new object: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+    }
+}
