@@ -50,7 +50,7 @@ apt_install() {
 }
 
 # --- Rust toolchain -----------------------------------------------------------
-command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust (rustup, toolchain >= 1.85) first"
+command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust (rustup, toolchain >= 1.88) first"
 
 # --- etcd (Debian etcd-server) ------------------------------------------------
 apt_install etcd-server

@@ -74,6 +74,11 @@ pub const TARGETS: &[Target] = &[
         run: patch,
         parses: "patch::apply (JSON, merge, strategic merge), types::schema::unknown_fields",
     },
+    Target {
+        name: "representations",
+        run: representations,
+        parses: "api::cbor::decode_object, api::yaml::decode_object, api::protobuf_encode::encode_object_json",
+    },
 ];
 
 fn text(data: &[u8]) -> String {
@@ -947,5 +952,39 @@ pub fn patch(data: &[u8]) {
             schema::unknown_fields(&mut patched, shape, true);
             assert!(schema::unknown_fields(&mut patched, shape, false).is_empty(), "pruning left unknown fields");
         }
+    }
+}
+
+// --- Representations ---------------------------------------------------------------
+
+/// The other formats: the input as a CBOR body and as a YAML body decodes
+/// or is a 400, never a panic; as JSON (when it is a JSON object), it round
+/// trips through CBOR exactly and through YAML exactly, and when the
+/// protobuf encoder takes it (as a ConfigMap, whatever its kind says) our
+/// decoder reads the envelope back without error.
+pub fn representations(data: &[u8]) {
+    use crate::api::{cbor, protobuf_encode, yaml};
+    for (name, result) in [("cbor", cbor::decode_object(data)), ("yaml", yaml::decode_object(data))] {
+        if let Err(e) = result {
+            assert_eq!(e.code(), 400, "{name}: {e:?}");
+        }
+    }
+    let Ok(mut object) = serde_json::from_slice::<Map<String, Value>>(data) else { return };
+    let value = Value::Object(object.clone());
+    let cbor_bytes = cbor::encode_value(&value);
+    assert_eq!(cbor::decode_object(&cbor_bytes).map(Value::Object).ok(), Some(value.clone()), "CBOR round trip");
+    if let Ok(text) = yaml::encode_value(&value) {
+        assert_eq!(
+            yaml::decode_object(text.as_bytes()).map(Value::Object).ok(),
+            Some(value.clone()),
+            "YAML round trip of {text}"
+        );
+    }
+    object.insert("kind".into(), json!("ConfigMap"));
+    object.insert("apiVersion".into(), json!("v1"));
+    let json = serde_json::to_vec(&object).expect("a JSON object serializes");
+    if let Ok(envelope) = protobuf_encode::encode_object_json(&json) {
+        let decoded = protobuf::decode_object(&envelope, "ConfigMap");
+        assert!(decoded.is_ok(), "our own envelope does not decode: {decoded:?}");
     }
 }

@@ -275,6 +275,11 @@ fn encode_stored() {
 }
 
 #[test]
+fn representations() {
+    smoke("representations");
+}
+
+#[test]
 fn continue_token() {
     smoke("continue_token");
 }

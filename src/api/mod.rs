@@ -13,6 +13,10 @@ pub mod object;
 pub mod params;
 pub mod pipeline;
 pub mod protobuf;
+pub mod protobuf_encode;
+pub mod cbor;
+pub mod encode;
+pub mod yaml;
 pub mod route;
 pub mod status;
 pub mod testing;
@@ -98,6 +102,8 @@ pub struct RequestHead {
     pub query: Option<String>,
     /// Who sent the request (the authentication stage's result).
     pub user: crate::auth::UserInfo,
+    /// `Accept-Encoding` (gzip of large get and list responses).
+    pub accept_encoding: Option<String>,
 }
 
 /// Serves one request. The backend is shared (`Rc`) because a streamed list
@@ -144,6 +150,7 @@ where
         content_length: header_text(header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
         query: parts.uri.query().map(str::to_string),
         user,
+        accept_encoding: header_text(header::ACCEPT_ENCODING),
     };
     let limit = backend.config().request_body_bytes_max;
     if head.content_length.is_some_and(|n| n > limit as u64) {

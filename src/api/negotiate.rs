@@ -21,6 +21,12 @@ pub enum Representation {
     AggregatedDiscovery {
         version: String,
     },
+    /// `application/vnd.kubernetes.protobuf` (built-in kinds).
+    Protobuf,
+    /// `application/cbor`, `application/cbor-seq` for a watch.
+    Cbor,
+    /// `application/yaml`.
+    Yaml,
 }
 
 /// One media range of an Accept header.
@@ -68,29 +74,95 @@ fn is_json(media_type: &str) -> bool {
     matches!(media_type, "application/json" | "application/*" | "*/*")
 }
 
-/// Chooses the representation for an object or list response.
+/// The media types kube-apiserver names in a 406 or 415 for a built-in kind.
+pub const BUILTIN_MEDIA_TYPES: &str =
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor";
+/// The same for a custom resource (no protobuf).
+pub const CUSTOM_MEDIA_TYPES: &str = "application/json, application/yaml, application/cbor";
+
+/// What a route can produce besides JSON.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Offer {
+    /// `as=Table` (gets and lists).
+    pub table: bool,
+    /// `application/vnd.kubernetes.protobuf` (built-in kinds only).
+    pub protobuf: bool,
+    /// `application/cbor` (`application/cbor-seq` for a watch).
+    pub cbor: bool,
+    /// `application/yaml` (gets and lists, not watches).
+    pub yaml: bool,
+    /// A watch: `;stream=watch` media types are accepted too.
+    pub watch: bool,
+}
+
+impl Offer {
+    /// The representations of a get or list of a resource.
+    pub fn objects(builtin: bool) -> Offer {
+        Offer { table: true, protobuf: builtin, cbor: true, yaml: true, watch: false }
+    }
+
+    /// The representations of a watch of a resource (`kubectl get -w` asks
+    /// for Tables: each event then carries a one-row Table).
+    pub fn watch(builtin: bool) -> Offer {
+        Offer { table: true, protobuf: builtin, cbor: true, yaml: false, watch: true }
+    }
+
+    fn accepted(&self) -> &'static str {
+        if self.protobuf {
+            BUILTIN_MEDIA_TYPES
+        } else {
+            CUSTOM_MEDIA_TYPES
+        }
+    }
+}
+
+/// Chooses the representation for an object or list response: JSON or a
+/// Table only (the representations every route has).
 pub fn for_objects(accept: Option<&str>, table_allowed: bool) -> Result<Representation, ApiError> {
+    choose(accept, Offer { table: table_allowed, ..Offer::default() })
+}
+
+/// Chooses the first representation in the Accept header's order of
+/// preference that `offer` can produce; 406 NotAcceptable naming what the
+/// server can produce when there is none.
+pub fn choose(accept: Option<&str>, offer: Offer) -> Result<Representation, ApiError> {
     let Some(header) = accept.filter(|h| !h.trim().is_empty()) else {
         return Ok(Representation::Json);
     };
     let ranges = parse_accept(header);
     for range in &ranges {
-        if !is_json(&range.media_type) {
+        let stream = range.param("stream");
+        if stream.is_some() && (!offer.watch || stream != Some("watch")) {
             continue;
         }
-        match range.param("as") {
-            None => return Ok(Representation::Json),
-            Some("Table") if table_allowed => {
-                let group_ok = range.param("g").is_none_or(|g| g == "meta.k8s.io");
-                let version = range.param("v").unwrap_or("v1");
-                if group_ok && (version == "v1" || version == "v1beta1") {
-                    return Ok(Representation::Table { version: version.to_string() });
+        let media = range.media_type.as_str();
+        if is_json(media) {
+            match range.param("as") {
+                None => return Ok(Representation::Json),
+                Some("Table") if offer.table => {
+                    let group_ok = range.param("g").is_none_or(|g| g == "meta.k8s.io");
+                    let version = range.param("v").unwrap_or("v1");
+                    if group_ok && (version == "v1" || version == "v1beta1") {
+                        return Ok(Representation::Table { version: version.to_string() });
+                    }
                 }
+                Some(_) => {}
             }
-            Some(_) => {}
+            continue;
+        }
+        if range.param("as").is_some() {
+            // Tables and other `as=` kinds are served as JSON only.
+            continue;
+        }
+        match media {
+            "application/vnd.kubernetes.protobuf" if offer.protobuf => return Ok(Representation::Protobuf),
+            "application/cbor" if offer.cbor => return Ok(Representation::Cbor),
+            "application/cbor-seq" if offer.cbor && offer.watch => return Ok(Representation::Cbor),
+            "application/yaml" if offer.yaml => return Ok(Representation::Yaml),
+            _ => {}
         }
     }
-    Err(ApiError::NotAcceptable(header.to_string()))
+    Err(ApiError::NotAcceptable(offer.accepted().to_string()))
 }
 
 /// Chooses the representation for `/api` and `/apis`.
@@ -114,7 +186,7 @@ pub fn for_discovery(accept: Option<&str>) -> Result<Representation, ApiError> {
             Some(_) => {}
         }
     }
-    Err(ApiError::NotAcceptable(header.to_string()))
+    Err(ApiError::NotAcceptable("application/json".to_string()))
 }
 
 #[cfg(test)]
@@ -135,6 +207,32 @@ mod tests {
         assert_eq!(for_objects(Some("application/json, */*"), true).unwrap(), Representation::Json);
         assert_eq!(for_objects(Some("text/html"), true).unwrap_err().code(), 406);
         assert_eq!(for_objects(Some("application/json;q=0"), true).unwrap_err().code(), 406);
+    }
+
+    #[test]
+    fn formats_in_order_of_preference() {
+        let builtin = Offer::objects(true);
+        let custom = Offer::objects(false);
+        let pb = "application/vnd.kubernetes.protobuf, application/json";
+        assert_eq!(choose(Some(pb), builtin).unwrap(), Representation::Protobuf);
+        assert_eq!(choose(Some(pb), custom).unwrap(), Representation::Json, "custom resources fall back to JSON");
+        assert_eq!(choose(Some("application/yaml"), builtin).unwrap(), Representation::Yaml);
+        assert_eq!(choose(Some("application/cbor"), custom).unwrap(), Representation::Cbor);
+        assert_eq!(choose(Some("application/json;q=0.5, application/cbor"), builtin).unwrap(), Representation::Cbor);
+        // kubectl's protobuf Table request falls to its JSON Table.
+        let table = "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+        assert_eq!(choose(Some(table), builtin).unwrap(), Representation::Table { version: "v1".into() });
+        let error = choose(Some("application/vnd.kubernetes.protobuf"), custom).unwrap_err();
+        assert_eq!(error.code(), 406);
+        assert!(matches!(error, ApiError::NotAcceptable(ref t) if t == CUSTOM_MEDIA_TYPES));
+        // Watches: stream=watch variants, cbor-seq; no YAML.
+        let watch = Offer::watch(true);
+        let pb_watch = "application/vnd.kubernetes.protobuf;stream=watch";
+        assert_eq!(choose(Some(pb_watch), watch).unwrap(), Representation::Protobuf);
+        assert_eq!(choose(Some("application/json;stream=watch"), watch).unwrap(), Representation::Json);
+        assert_eq!(choose(Some("application/cbor-seq"), watch).unwrap(), Representation::Cbor);
+        assert_eq!(choose(Some("application/yaml"), watch).unwrap_err().code(), 406);
+        assert_eq!(choose(Some(pb_watch), builtin).unwrap_err().code(), 406, "stream=watch is for watches");
     }
 
     #[test]

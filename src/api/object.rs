@@ -25,7 +25,17 @@ pub fn decode_body(content_type: Option<&str>, body: &[u8], kind: &str) -> Resul
     match media.as_str() {
         "application/json" | "" => {}
         "application/vnd.kubernetes.protobuf" => return super::protobuf::decode_object(body, kind),
-        other => return Err(ApiError::UnsupportedMediaType(other.to_string())),
+        "application/yaml" => return super::yaml::decode_object(body),
+        "application/cbor" => return super::cbor::decode_object(body),
+        _ => {
+            let builtin = crate::types::proto_schema::message_of_kind("", kind).is_some();
+            let accepted = if builtin {
+                super::negotiate::BUILTIN_MEDIA_TYPES
+            } else {
+                super::negotiate::CUSTOM_MEDIA_TYPES
+            };
+            return Err(ApiError::UnsupportedMediaType(accepted.to_string()));
+        }
     }
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}")))?;

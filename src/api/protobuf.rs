@@ -133,10 +133,8 @@ pub fn decode_envelope(body: &[u8]) -> Result<Envelope<'_>, ApiError> {
             }
             (2, Wire::Bytes(raw)) => envelope.raw = raw,
             (3, Wire::Bytes(encoding)) if !encoding.is_empty() => {
-                return Err(ApiError::UnsupportedMediaType(format!(
-                    "application/vnd.kubernetes.protobuf with contentEncoding {}",
-                    text(encoding)?
-                )))
+                // An encoded raw is a media type the server does not take.
+                return Err(ApiError::UnsupportedMediaType(super::negotiate::BUILTIN_MEDIA_TYPES.to_string()));
             }
             _ => {}
         }
@@ -150,9 +148,8 @@ pub fn decode_object(body: &[u8], expected_kind: &str) -> Result<Map<String, Val
     let envelope = decode_envelope(body)?;
     let kind = if envelope.kind.is_empty() { expected_kind } else { envelope.kind.as_str() };
     let message = proto_schema::message_of_kind(&envelope.api_version, kind).ok_or_else(|| {
-        ApiError::UnsupportedMediaType(format!(
-            "application/vnd.kubernetes.protobuf (no protobuf schema for {kind}; send it as JSON)"
-        ))
+        // A custom resource: kube-apiserver lists what it accepts instead.
+        ApiError::UnsupportedMediaType(super::negotiate::CUSTOM_MEDIA_TYPES.to_string())
     })?;
     let mut object = Map::new();
     object.insert("kind".into(), json!(kind));

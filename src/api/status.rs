@@ -187,12 +187,11 @@ impl ApiError {
             ApiError::MethodNotAllowed { method, target } => {
                 format!("{} is not supported on resources of kind \"{}\"", method, target.group_resource())
             }
-            ApiError::UnsupportedMediaType(t) => {
-                format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {t:?})")
+            // Both carry the media types the server accepts, as kube-apiserver lists them.
+            ApiError::UnsupportedMediaType(accepted) => {
+                format!("the body of the request was in an unknown format - accepted media types include: {accepted}")
             }
-            ApiError::NotAcceptable(_) => {
-                "only the following media types are accepted: application/json, application/yaml".into()
-            }
+            ApiError::NotAcceptable(accepted) => format!("only the following media types are accepted: {accepted}"),
             ApiError::RequestEntityTooLarge { limit_bytes } => {
                 format!("the request body is larger than the server's limit of {limit_bytes} bytes")
             }

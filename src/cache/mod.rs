@@ -7,8 +7,16 @@
 //! revision, and the result serialized once into `Bytes`. The parsed metadata
 //! needed for filtering (labels, selectable fields) is kept beside the bytes.
 //!
+//! The rarer representations (protobuf, CBOR, YAML) are built from `json`
+//! lazily, at most once per object version, and kept beside it
+//! (`encodings.rs`).
+//!
 //! Invariants: no I/O; `json` is immutable once built and is the exact body a
 //! GET returns; `meta.resource_version == mod_revision`.
+
+pub mod encodings;
+
+pub use encodings::{encodings_built, Encodings, Format};
 
 use crate::log::Revision;
 use bytes::Bytes;
@@ -53,6 +61,9 @@ pub struct CachedObject {
     /// The object as JSON, exactly as served.
     pub json: Bytes,
     pub meta: ObjectMeta,
+    /// The other representations, each built from `json` at most once, on
+    /// first use, and shared by every request and watcher after that.
+    pub encodings: Encodings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,7 +93,7 @@ pub fn encode_stored(
     selectable_fields: &[String],
 ) -> Result<Arc<CachedObject>, CacheError> {
     if let Some((json, meta)) = fast::encode(value, mod_revision, selectable_fields) {
-        return Ok(Arc::new(CachedObject { key, mod_revision, create_revision, json: Bytes::from(json), meta }));
+        return Ok(Arc::new(CachedObject { key, mod_revision, create_revision, json: Bytes::from(json), meta, encodings: Encodings::default() }));
     }
     encode_stored_slow(key, value, mod_revision, create_revision, selectable_fields)
 }
@@ -104,7 +115,7 @@ pub fn encode_stored_slow(
     set_resource_version(metadata, mod_revision);
     let meta = parse_meta(&object, mod_revision, selectable_fields);
     let json = serde_json::to_vec(&object).map_err(|e| CacheError::NotJson(e.to_string()))?;
-    Ok(Arc::new(CachedObject { key, mod_revision, create_revision, json: Bytes::from(json), meta }))
+    Ok(Arc::new(CachedObject { key, mod_revision, create_revision, json: Bytes::from(json), meta, encodings: Encodings::default() }))
 }
 
 /// Sets `metadata.resourceVersion`, keeping kube-apiserver's field order

@@ -71,6 +71,9 @@ pub struct WatchEvent {
     pub event_type: EventType,
     pub revision: Revision,
     pub object: Bytes,
+    /// The cached object `object` is the JSON of (`None` for bookmarks):
+    /// its other encodings are built once and shared by every watcher.
+    pub source: Option<Arc<CachedObject>>,
 }
 
 /// Where a watcher's events go. `offer` must not wait: `false` means the
@@ -348,7 +351,7 @@ impl WatchHub {
                 continue;
             }
             let object = bookmark_object(&spec.kind, &spec.api_version, watcher.after, false);
-            let event = WatchEvent { event_type: EventType::Bookmark, revision: watcher.after, object };
+            let event = WatchEvent { event_type: EventType::Bookmark, revision: watcher.after, object, source: None };
             if watcher.sink.offer(event) {
                 watcher.bookmarked_at_ms = now_ms;
                 watcher.bookmarked = watcher.after;
@@ -495,8 +498,9 @@ impl<'a> EncodedEntry<'a> {
             (true, false, _) => EventType::Deleted,
             (false, false, _) => return None,
         };
-        let object = self.current.as_ref()?.json.clone();
-        Some(WatchEvent { event_type, revision: self.entry.revision, object })
+        let current = self.current.as_ref()?;
+        let object = current.json.clone();
+        Some(WatchEvent { event_type, revision: self.entry.revision, object, source: Some(current.clone()) })
     }
 }
 

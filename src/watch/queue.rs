@@ -141,6 +141,7 @@ mod tests {
             event_type: EventType::Modified,
             revision: Revision(revision),
             object: Bytes::from(vec![b'x'; object_bytes]),
+            source: None,
         }
     }
 

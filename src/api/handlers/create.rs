@@ -23,6 +23,17 @@ pub async fn serve(
     resolved: &Resolved,
     body: &[u8],
 ) -> Result<Response<ResponseBody>, ApiError> {
+    // The response in the negotiated representation (JSON unless asked otherwise).
+    let representation = crate::api::encode::for_write(head, &resolved.info)?;
+    crate::api::encode::reencode(serve_json(backend, head, resolved, body).await?, &representation).await
+}
+
+async fn serve_json(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    body: &[u8],
+) -> Result<Response<ResponseBody>, ApiError> {
     let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
     check_type_meta(&mut object, &resolved.info)?;
     let warnings = crate::api::field_validation::check_body(head, &resolved.info, "CreateOptions", &mut object, body)?;

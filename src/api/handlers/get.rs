@@ -3,6 +3,7 @@
 
 use super::table;
 use super::{read_current, Resolved};
+use crate::api::encode;
 use crate::api::negotiate::{self, Representation};
 use crate::api::status::ApiError;
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
@@ -13,7 +14,8 @@ pub async fn serve(
     head: &RequestHead,
     resolved: &Resolved,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let representation = negotiate::for_objects(head.accept.as_deref(), true)?;
+    let builtin = crate::api::protobuf_encode::has_schema(&resolved.info.api_version(), &resolved.info.kind);
+    let representation = negotiate::choose(head.accept.as_deref(), negotiate::Offer::objects(builtin))?;
     let table = match &representation {
         Representation::Table { version } => Some(table::TableRequest::new(version, &head.params, &resolved.info)?),
         _ => None,
@@ -38,6 +40,10 @@ pub async fn serve(
     let object = read_current(backend, &key, at).await?.ok_or_else(|| ApiError::NotFound(resolved.target()))?;
     match table {
         Some(table) => Ok(respond(StatusCode::OK, "application/json", table.object(&object, backend.now()))),
-        None => Ok(respond(StatusCode::OK, "application/json", object.json.clone())),
+        None => {
+            let bytes = encode::object(&object, &representation)?;
+            let gzip_ok = encode::accepts_gzip(head.accept_encoding.as_deref());
+            Ok(encode::respond_frames(vec![bytes], encode::content_type(&representation), gzip_ok))
+        }
     }
 }

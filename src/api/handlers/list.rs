@@ -153,7 +153,9 @@ pub async fn serve<B: Backend + 'static>(
     resolved: &Resolved,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let backend: &B = shared;
-    let representation = negotiate::for_objects(head.accept.as_deref(), true)?;
+    let builtin = crate::api::protobuf_encode::has_schema(&resolved.info.api_version(), &resolved.info.kind);
+    let representation = negotiate::choose(head.accept.as_deref(), negotiate::Offer::objects(builtin))?;
+    let gzip_ok = crate::api::encode::accepts_gzip(head.accept_encoding.as_deref());
     let selectors = Arc::new(Selectors::parse(head, resolved)?);
     let options = ListOptions {
         resource_version: head.params.resource_version.as_deref(),
@@ -213,8 +215,27 @@ pub async fn serve<B: Backend + 'static>(
             }
         }
     };
+    let other_format = !matches!(representation, Representation::Json | Representation::Table { .. });
     let Some(limit) = limit else {
-        return stream_list(shared.clone(), resolved, prefix, revision, selectors, expired).await;
+        if other_format {
+            // Protobuf needs the whole length up front: read every round (handles, not copies), then assemble.
+            let objects = read_all(backend, &prefix, revision, &selectors).await?.map_err(expired)?;
+            let frames = crate::api::encode::list_frames(
+                &representation,
+                &resolved.info.list_kind,
+                &resolved.info.api_version(),
+                revision.0,
+                None,
+                None,
+                &objects,
+            )?;
+            return Ok(crate::api::encode::respond_frames(
+                frames,
+                crate::api::encode::content_type(&representation),
+                gzip_ok,
+            ));
+        }
+        return stream_list(shared.clone(), resolved, prefix, revision, selectors, expired, gzip_ok).await;
     };
     // One page: each shard's first limit+1 matches decide whether more remain.
     let runs = fetch(backend, &prefix, revision, start_after.clone(), limit.saturating_add(1), &selectors)
@@ -234,6 +255,22 @@ pub async fn serve<B: Backend + 'static>(
     };
     let body = match table {
         Some(table) => table.list(&page, revision, continue_token.as_deref(), remaining, backend.now()),
+        None if other_format => {
+            let frames = crate::api::encode::list_frames(
+                &representation,
+                &resolved.info.list_kind,
+                &resolved.info.api_version(),
+                revision.0,
+                continue_token.as_deref(),
+                remaining,
+                &page,
+            )?;
+            return Ok(crate::api::encode::respond_frames(
+                frames,
+                crate::api::encode::content_type(&representation),
+                gzip_ok,
+            ));
+        }
         None => {
             let frames = page_frames(
                 &resolved.info.list_kind,
@@ -243,10 +280,36 @@ pub async fn serve<B: Backend + 'static>(
                 remaining,
                 &page,
             );
-            return Ok(frames_response(frames));
+            return Ok(crate::api::encode::respond_frames(frames, "application/json", gzip_ok));
         }
     };
     Ok(respond(StatusCode::OK, "application/json", body))
+}
+
+/// Every matching object at `revision`, read in rounds of
+/// `list_stream_batch_objects` per shard (handles to cached objects).
+async fn read_all<B: Backend>(
+    backend: &B,
+    prefix: &Arc<str>,
+    revision: Revision,
+    selectors: &Arc<Selectors>,
+) -> Result<Result<Vec<Arc<CachedObject>>, Revision>, ApiError> {
+    let batch = backend.config().list_stream_batch_objects.max(1);
+    let mut objects = Vec::new();
+    let mut cursor: Option<Bytes> = None;
+    loop {
+        let runs = match fetch(backend, prefix, revision, cursor.clone(), batch, selectors).await? {
+            Ok(runs) => runs,
+            Err(compacted) => return Ok(Err(compacted)),
+        };
+        let round = lists::merge(runs, batch);
+        let done = round.len() < batch;
+        cursor = round.last().map(|o| o.key.clone());
+        objects.extend(round);
+        if done {
+            return Ok(Ok(objects));
+        }
+    }
 }
 
 /// A whole collection without `limit`: the first round is read before the
@@ -259,9 +322,15 @@ async fn stream_list<B: Backend + 'static>(
     revision: Revision,
     selectors: Arc<Selectors>,
     expired: impl Fn(Revision) -> ApiError,
+    gzip_ok: bool,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let batch = shared.config().list_stream_batch_objects.max(1);
     let first = fetch(&*shared, &prefix, revision, None, batch, &selectors).await?.map_err(expired)?;
+    // A list that ends within its first round and is small is not worth compressing
+    // (kube-apiserver's threshold); anything else is compressed as it streams.
+    let ends_in_first_round = first.iter().all(|run| run.len() < batch);
+    let first_bytes: usize = first.iter().flatten().map(|o| o.json.len()).sum();
+    let gzip_ok = gzip_ok && !(ends_in_first_round && first_bytes <= crate::api::encode::GZIP_THRESHOLD_BYTES);
     let head = list_head(&resolved.info.list_kind, &resolved.info.api_version(), revision.0, None, None);
     struct Round<B> {
         backend: Rc<B>,
@@ -346,16 +415,17 @@ async fn stream_list<B: Backend + 'static>(
         };
         futures_util::stream::iter(frames)
     });
-    let body = ResponseBody::new(http_body_util::StreamBody::new(frames));
-    let mut response = Response::new(body);
+    let mut response = if gzip_ok {
+        // Compressed as it streams: the server still holds one round at a time.
+        let body = ResponseBody::new(http_body_util::StreamBody::new(crate::api::encode::gzip_stream(frames)));
+        let mut response = Response::new(body);
+        response.headers_mut().insert(http::header::CONTENT_ENCODING, http::HeaderValue::from_static("gzip"));
+        response
+    } else {
+        Response::new(ResponseBody::new(http_body_util::StreamBody::new(frames)))
+    };
     response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
     Ok(response)
-}
-
-fn frames_response(frames: Vec<Bytes>) -> Response<ResponseBody> {
-    let mut response = Response::new(stream_body(frames));
-    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-    response
 }
 
 /// A body sent as it is produced (HTTP/1.1 chunked encoding), one frame per

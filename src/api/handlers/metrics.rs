@@ -66,6 +66,15 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
     gauge("shardline_shard_applied_revision", "Last revision each shard applied.", &applied);
     gauge("shardline_shard_objects", "Live objects each shard owns.", &live);
     gauge("shardline_shard_retained_versions", "Versions each shard keeps (current and history window).", &retained);
+    let built: Vec<(String, u64)> = crate::cache::Format::all()
+        .iter()
+        .map(|f| (format!("{{format=\"{}\"}}", f.name()), crate::cache::encodings_built(*f)))
+        .collect();
+    gauge(
+        "shardline_encodings_built",
+        "Object encodings built besides JSON, by format (at most one per object version and format).",
+        &built,
+    );
     let watch = backend.watch_stats();
     let per_shard = |value: fn(&crate::watch::HubStats) -> u64| -> Vec<(String, u64)> {
         watch.iter().enumerate().map(|(shard, s)| (format!("{{shard=\"{shard}\"}}"), value(s))).collect()

@@ -34,6 +34,17 @@ pub async fn serve(
     resolved: &Resolved,
     body: &[u8],
 ) -> Result<Response<ResponseBody>, ApiError> {
+    // The response in the negotiated representation (JSON unless asked otherwise).
+    let representation = crate::api::encode::for_write(head, &resolved.info)?;
+    crate::api::encode::reencode(serve_json(backend, head, resolved, body).await?, &representation).await
+}
+
+async fn serve_json(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    body: &[u8],
+) -> Result<Response<ResponseBody>, ApiError> {
     if resolved.subresource.is_some() && resolved.subresource.as_deref() != Some("status") {
         return Err(ApiError::MethodNotAllowed { method: "PUT".into(), target: resolved.target() });
     }

@@ -38,6 +38,7 @@
 
 use super::list::{fetch, Selectors};
 use super::Resolved;
+use crate::api::negotiate::{self, Representation};
 use crate::api::status::ApiError;
 use crate::api::status::{Cause, Target};
 use crate::api::{Backend, BodyError, RequestHead, ResponseBody};
@@ -60,6 +61,35 @@ fn event_frames(event_type: EventType, object: Bytes) -> [Bytes; 3] {
     [Bytes::from_static(event_type.frame_prefix()), object, Bytes::from_static(FRAME_SUFFIX)]
 }
 
+fn type_name(event_type: EventType) -> &'static str {
+    match event_type {
+        EventType::Added => "ADDED",
+        EventType::Modified => "MODIFIED",
+        EventType::Deleted => "DELETED",
+        EventType::Bookmark => "BOOKMARK",
+    }
+}
+
+/// An event's frames in the negotiated representation; a non-JSON object
+/// comes from its cached encoding (`source`), built once for all watchers.
+fn frames_in(
+    representation: &Representation,
+    event_type: &str,
+    source: Option<&CachedObject>,
+    json: Bytes,
+) -> Vec<Bytes> {
+    if matches!(representation, Representation::Json | Representation::Table { .. }) {
+        let prefix = format!("{{\"type\":\"{event_type}\",\"object\":");
+        return vec![Bytes::from(prefix), json, Bytes::from_static(FRAME_SUFFIX)];
+    }
+    // An object that cannot be encoded (stored data its schema refuses) is left out of the stream.
+    crate::api::encode::watch_event(representation, event_type, source, &json).unwrap_or_default()
+}
+
+/// Renders one event (object, bookmark) for a watcher: JSON, a one-row
+/// Table, or the cached protobuf/CBOR encoding.
+type Render = Rc<dyn Fn(EventType, Option<&CachedObject>, Bytes) -> Vec<Bytes>>;
+
 pub async fn serve<B: Backend + 'static>(
     shared: &Rc<B>,
     head: &RequestHead,
@@ -76,10 +106,13 @@ pub async fn serve<B: Backend + 'static>(
         move |o: &CachedObject| selectors.matches(o) && name.as_ref().is_none_or(|n| o.meta.name == *n)
     };
     validate(head)?;
+    let builtin = crate::api::protobuf_encode::has_schema(&resolved.info.api_version(), &resolved.info.kind);
+    let representation = negotiate::choose(head.accept.as_deref(), negotiate::Offer::watch(builtin))?;
+    let content_type = crate::api::encode::watch_content_type(&representation);
     // as=Table: each event's object becomes a one-row Table (see table.rs).
-    let table = match crate::api::negotiate::for_objects(head.accept.as_deref(), true) {
-        Ok(crate::api::negotiate::Representation::Table { version }) => {
-            Some(Rc::new(super::table::TableRequest::new(&version, &head.params, &resolved.info)?))
+    let table = match &representation {
+        Representation::Table { version } => {
+            Some(Rc::new(super::table::TableRequest::new(version, &head.params, &resolved.info)?))
         }
         _ => None,
     };
@@ -107,7 +140,7 @@ pub async fn serve<B: Backend + 'static>(
                 // the watch is an ERROR event (504 "Too large resource
                 // version"), once the request itself was valid.
                 if let Err(e) = super::list::wait_for(backend, wanted).await {
-                    return Ok(error_event(&e));
+                    return Ok(error_event(&representation, content_type, &e));
                 }
             }
             // Get state and start at the most recent revision. The first
@@ -174,10 +207,14 @@ pub async fn serve<B: Backend + 'static>(
     let stream = match backend.start_watch(filter, after).await {
         Ok(stream) => stream,
         Err(StartError::TooOld { requested, oldest }) => {
-            return Ok(error_event(&ApiError::Expired {
-                message: format!("too old resource version: {requested} ({oldest})"),
-                continue_token: None,
-            }));
+            return Ok(error_event(
+                &representation,
+                content_type,
+                &ApiError::Expired {
+                    message: format!("too old resource version: {requested} ({oldest})"),
+                    continue_token: None,
+                },
+            ));
         }
     };
     let guard = stream.guard;
@@ -186,12 +223,16 @@ pub async fn serve<B: Backend + 'static>(
     let exact = requested.is_some_and(|v| v != "0") && first_round.is_none();
     // Column definitions go in the first event's Table only; bookmarks are
     // tabulated too, as kube-apiserver's watch encoder transforms them.
-    let tabulate: Rc<dyn Fn(Bytes) -> Bytes> = {
+    let render: Render = {
         let clock = shared.clone();
         let first = std::cell::Cell::new(true);
-        Rc::new(move |object: Bytes| match &table {
-            Some(table) => table.watch_event(&object, first.replace(false), clock.now()),
-            None => object,
+        let representation = representation.clone();
+        Rc::new(move |event_type: EventType, source: Option<&CachedObject>, object: Bytes| match &table {
+            Some(table) => {
+                event_frames(event_type, table.watch_event(&object, first.replace(false), clock.now())).to_vec()
+            }
+            None if representation == Representation::Json => event_frames(event_type, object).to_vec(),
+            None => frames_in(&representation, type_name(event_type), source, object),
         })
     };
     // The initial state at `after`, in rounds of `batch` per shard, while
@@ -206,19 +247,18 @@ pub async fn serve<B: Backend + 'static>(
             batch,
             pending: first_round,
             cursor: None,
-            tabulate: tabulate.clone(),
+            render: render.clone(),
         },
     );
-    let to_table = tabulate.clone();
+    let to_table = render.clone();
     // A streaming list ends its initial events with this bookmark. Built
     // lazily, after the initial events: only the first Table has columns.
     let (end_kind, end_api_version) = (kind.clone(), api_version.clone());
     let initial_end = futures_util::stream::iter((send_initial == Some(true)).then_some(())).map(move |()| {
-        Ok(event_frames(EventType::Bookmark, to_table(bookmark_object(&end_kind, &end_api_version, after, true)))
-            .to_vec())
+        Ok(to_table(EventType::Bookmark, None, bookmark_object(&end_kind, &end_api_version, after, true)))
     });
     let initial = initial.chain(initial_end);
-    let last_to_table = tabulate.clone();
+    let last_to_table = render.clone();
     // The highest revision delivered so far: the final bookmark's.
     let delivered = Rc::new(std::cell::Cell::new(after));
     let seen = delivered.clone();
@@ -228,7 +268,7 @@ pub async fn serve<B: Backend + 'static>(
         if event.revision > seen.get() {
             seen.set(event.revision);
         }
-        Ok(event_frames(event.event_type, tabulate(event.object)).to_vec())
+        Ok(render(event.event_type, event.source.as_deref(), event.object))
     });
     // With bookmarks, the watch ends a little early with one last bookmark,
     // so the client resumes from there instead of relisting.
@@ -239,7 +279,7 @@ pub async fn serve<B: Backend + 'static>(
         let due = wants_bookmarks && (!exact || delivered.get() > after);
         let frames = due.then(|| {
             let bookmark = bookmark_object(&kind, &api_version, delivered.get(), false);
-            Ok(event_frames(EventType::Bookmark, last_to_table(bookmark)).to_vec())
+            Ok(last_to_table(EventType::Bookmark, None, bookmark))
         });
         std::future::ready(frames)
     });
@@ -252,7 +292,7 @@ pub async fn serve<B: Backend + 'static>(
             futures_util::stream::iter(frames)
         },
     );
-    Ok(watch_response(ResponseBody::new(http_body_util::StreamBody::new(frames))))
+    Ok(watch_response(ResponseBody::new(http_body_util::StreamBody::new(frames)), content_type))
 }
 
 /// Where the initial state's stream is.
@@ -267,8 +307,8 @@ struct InitialRounds {
     /// nothing pending means there is no initial state to send.
     pending: Option<Vec<Vec<Arc<CachedObject>>>>,
     cursor: Option<Bytes>,
-    /// `as=Table`: turns each object into a one-row Table (identity otherwise).
-    tabulate: Rc<dyn Fn(Bytes) -> Bytes>,
+    /// Renders each object in the watch's representation.
+    render: Render,
 }
 
 /// The initial state as ADDED events, one round of at most `batch` objects
@@ -316,7 +356,7 @@ fn initial_rounds<B: Backend + 'static>(
         let mut frames = Vec::with_capacity(round.len() * 3);
         let mut sent = 0u64;
         for object in round.iter().filter(|o| state.name.as_ref().is_none_or(|n| o.meta.name == *n)) {
-            frames.extend(event_frames(EventType::Added, (state.tabulate)(object.json.clone())));
+            frames.extend((state.render)(EventType::Added, Some(object), object.json.clone()));
             sent += 1;
         }
         backend.count_initial_events(sent);
@@ -365,17 +405,17 @@ fn validate(head: &RequestHead) -> Result<(), ApiError> {
 
 /// A watch that ends at once with one ERROR event carrying the Status, as
 /// kube-apiserver answers a valid watch it cannot serve.
-fn error_event(error: &ApiError) -> Response<ResponseBody> {
-    let frames = vec![
-        Bytes::from_static(b"{\"type\":\"ERROR\",\"object\":"),
-        error.to_status_json(),
-        Bytes::from_static(FRAME_SUFFIX),
-    ];
-    watch_response(super::list::stream_body(frames))
+fn error_event(
+    representation: &Representation,
+    content_type: &'static str,
+    error: &ApiError,
+) -> Response<ResponseBody> {
+    let frames = frames_in(representation, "ERROR", None, error.to_status_json());
+    watch_response(super::list::stream_body(frames), content_type)
 }
 
-fn watch_response(body: ResponseBody) -> Response<ResponseBody> {
+fn watch_response(body: ResponseBody, content_type: &'static str) -> Response<ResponseBody> {
     let mut response = Response::new(body);
-    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
     response
 }
