@@ -1,9 +1,346 @@
-//! `loadgen`: drives a Kubernetes API server with list/watch/write scenarios.
-//!
-//! The first vertical slice only reserves the crate; scenarios, measurements and
-//! reports arrive with the loadgen issue.
+//! The `loadgen` command line: `loadgen run SCENARIO` against Kubernetes targets (`--kube URL`),
+//! etcd targets (`--etcd URL`) or servers it starts itself (`--spawn shardline --spawn etcd`),
+//! and `loadgen validate SCENARIO...`. The client runtime (tokio, multi-threaded) is pinned to
+//! `--cpus`, by default the CPUs the spawned servers are not pinned to.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use loadgen::http::{ClientOptions, Endpoint};
+use loadgen::report::{self, Machine, Report, TargetRun};
+use loadgen::scenario;
+use loadgen::spawn::{self, Spawned};
+use loadgen::target::{Flavor, Target};
+
+#[derive(Parser)]
+#[command(name = "loadgen", version, about = "Load generator for Kubernetes API servers and etcd")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario against one or more targets, one after the other.
+    Run(Box<RunArgs>),
+    /// Parse and validate scenario files (and their smoke variants).
+    Validate { files: Vec<PathBuf> },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SpawnKind {
+    Shardline,
+    Etcd,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Scenario files (TOML), e.g. loadgen/scenarios/kubelets.toml; run one after the other.
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    /// Run the scenario's tiny [smoke] variant.
+    #[arg(long)]
+    smoke: bool,
+    /// Override a scenario parameter, e.g. --set kubelets.watchers=1000 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// A Kubernetes API server: URL or NAME=URL (repeatable).
+    #[arg(long = "kube", value_name = "[NAME=]URL")]
+    kube: Vec<String>,
+    /// An etcd (its JSON gRPC gateway): URL or NAME=URL (repeatable).
+    #[arg(long = "etcd", value_name = "[NAME=]URL")]
+    etcd: Vec<String>,
+    /// Start this server locally on loopback and run against it (repeatable; order is kept).
+    #[arg(long, value_enum)]
+    spawn: Vec<SpawnKind>,
+    /// Bearer token for Kubernetes targets.
+    #[arg(long)]
+    token: Option<String>,
+    /// File holding the bearer token.
+    #[arg(long, conflicts_with = "token")]
+    token_file: Option<PathBuf>,
+    /// CA certificate (PEM) to verify https targets.
+    #[arg(long)]
+    ca: Option<String>,
+    /// Client certificate (PEM) for https targets.
+    #[arg(long, requires = "client_key")]
+    client_cert: Option<String>,
+    /// Client private key (PEM).
+    #[arg(long, requires = "client_cert")]
+    client_key: Option<String>,
+    /// Do not verify https targets' certificates.
+    #[arg(long)]
+    insecure_skip_tls_verify: bool,
+    /// Use HTTP/1.1 for Kubernetes targets (overrides the scenario's connection.http2).
+    #[arg(long)]
+    http1: bool,
+    /// CPUs loadgen's threads run on, e.g. 2-3 (default: those not given to spawned servers).
+    #[arg(long)]
+    cpus: Option<String>,
+    /// CPUs spawned servers are pinned to (default: the first half of the allowed CPUs).
+    #[arg(long)]
+    server_cpus: Option<String>,
+    /// The shardline binary for --spawn (default: $SHARDLINE_BIN, beside loadgen, or PATH).
+    #[arg(long)]
+    shardline_bin: Option<PathBuf>,
+    /// The etcd binary for --spawn (default: $ETCD, or PATH).
+    #[arg(long)]
+    etcd_bin: Option<PathBuf>,
+    /// Where result.json, summary.md and plot.svg go (default: loadgen-results/NAME-DATE;
+    /// with several scenarios, DIR/NAME).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
 
 fn main() {
-    eprintln!("loadgen: no scenarios yet (see docs/architecture.md)");
-    std::process::exit(2);
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Cmd::Validate { files } => validate(&files),
+        Cmd::Run(args) => run(*args),
+    };
+    if let Err(e) = code {
+        eprintln!("loadgen: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn validate(files: &[PathBuf]) -> Result<()> {
+    if files.is_empty() {
+        bail!("name at least one scenario file");
+    }
+    for f in files {
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        for smoke in [false, true] {
+            let s = scenario::parse(&text, smoke, &[])
+                .with_context(|| format!("{}{}", f.display(), if smoke { " [smoke]" } else { "" }))?;
+            println!(
+                "{}{}: ok ({}, {} watchers, {} s)",
+                f.display(),
+                if smoke { " [smoke]" } else { "" },
+                s.name,
+                s.watchers(),
+                s.duration_s
+            );
+        }
+    }
+    Ok(())
+}
+
+fn named(spec: &str, default_name: &str) -> (String, String) {
+    match spec.split_once('=') {
+        Some((n, u)) if !n.contains("://") => (n.to_string(), u.to_string()),
+        _ => (default_name.to_string(), spec.to_string()),
+    }
+}
+
+/// Where a target comes from: a URL, or a server to start just before its run.
+enum Source {
+    Url(String),
+    Spawn(SpawnKind),
+}
+
+fn run(args: RunArgs) -> Result<()> {
+    let mut scenarios = Vec::new();
+    for path in &args.scenarios {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut scenario =
+            scenario::parse(&text, args.smoke, &args.sets).with_context(|| path.display().to_string())?;
+        if args.http1 {
+            scenario.connection.http2 = false;
+        }
+        scenarios.push(scenario);
+    }
+    let mut targets: Vec<(String, Flavor, Source)> = Vec::new();
+    for k in &args.kube {
+        let (n, u) = named(k, "kube");
+        targets.push((n, Flavor::Kube, Source::Url(u)));
+    }
+    for e in &args.etcd {
+        let (n, u) = named(e, "etcd");
+        targets.push((n, Flavor::Etcd, Source::Url(u)));
+    }
+    for s in &args.spawn {
+        match s {
+            SpawnKind::Shardline => targets.push(("shardline".into(), Flavor::Kube, Source::Spawn(*s))),
+            SpawnKind::Etcd => targets.push(("etcd".into(), Flavor::Etcd, Source::Spawn(*s))),
+        }
+    }
+    if targets.is_empty() {
+        bail!("no target: give --kube URL, --etcd URL or --spawn shardline|etcd");
+    }
+
+    // CPU placement.
+    let allowed = spawn::allowed_cpus();
+    let (default_servers, default_loadgen) = spawn::split_cpus(&allowed);
+    let server_cpus = match &args.server_cpus {
+        Some(s) => spawn::parse_cpu_list(s)?,
+        None => default_servers,
+    };
+    let loadgen_cpus = match &args.cpus {
+        Some(s) => spawn::parse_cpu_list(s)?,
+        None if args.spawn.is_empty() => allowed.clone(),
+        None => default_loadgen,
+    };
+    if !args.spawn.is_empty() && server_cpus.iter().any(|c| loadgen_cpus.contains(c)) {
+        eprintln!("loadgen: note: loadgen (CPUs {loadgen_cpus:?}) shares CPUs with the servers ({server_cpus:?})");
+    }
+    spawn::pin_current(&loadgen_cpus).context("pinning loadgen to --cpus")?;
+    raise_open_files_limit();
+    let pin = loadgen_cpus.clone();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(loadgen_cpus.len().max(1))
+        .enable_all()
+        .on_thread_start(move || {
+            let _ = spawn::pin_current(&pin);
+        })
+        .build()?;
+
+    let token = match (&args.token, &args.token_file) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(f)) => {
+            Some(std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?.trim().to_string())
+        }
+        _ => None,
+    };
+    let several = scenarios.len() > 1;
+    for scenario in &scenarios {
+        run_scenario(&args, &rt, scenario, &targets, token.clone(), &loadgen_cpus, &server_cpus, several)?;
+    }
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_scenario(
+    args: &RunArgs,
+    rt: &tokio::runtime::Runtime,
+    scenario: &scenario::Scenario,
+    targets: &[(String, Flavor, Source)],
+    token: Option<String>,
+    loadgen_cpus: &[usize],
+    server_cpus: &[usize],
+    several: bool,
+) -> Result<()> {
+    let opts = ClientOptions {
+        token,
+        ca_file: args.ca.clone(),
+        client_cert_file: args.client_cert.clone(),
+        client_key_file: args.client_key.clone(),
+        insecure_skip_tls_verify: args.insecure_skip_tls_verify,
+        http2: scenario.connection.http2,
+    };
+    // The etcd gateway speaks HTTP/1.1 only (see docs/benchmarks.md).
+    let etcd_opts = ClientOptions { http2: false, ..opts.clone() };
+
+    let mut runs = Vec::new();
+    for (name, flavor, source) in targets {
+        let (name, flavor) = (name.clone(), *flavor);
+        let mut server: Option<Spawned> = None;
+        let url = match source {
+            Source::Url(u) => u.clone(),
+            Source::Spawn(kind) => {
+                let s = match kind {
+                    SpawnKind::Shardline => {
+                        let bin = spawn::find_binary(args.shardline_bin.as_deref(), "SHARDLINE_BIN", "shardline")?;
+                        Spawned::shardline(&bin, server_cpus)?
+                    }
+                    SpawnKind::Etcd => {
+                        let bin = spawn::find_binary(args.etcd_bin.as_deref(), "ETCD", "etcd")?;
+                        Spawned::etcd(&bin, server_cpus)?
+                    }
+                };
+                eprintln!("loadgen: started {} (pid {}) at {} on CPUs {server_cpus:?}", s.name, s.pid(), s.url);
+                let url = s.url.clone();
+                server = Some(s);
+                url
+            }
+        };
+        let endpoint = Endpoint::new(&url, if flavor == Flavor::Etcd { &etcd_opts } else { &opts })?;
+        let target = Target { name, flavor, endpoint };
+        let cpu_before = process_cpu_s();
+        let result = rt.block_on(loadgen::run::run(target, scenario));
+        let loadgen_cpu_s = process_cpu_s() - cpu_before;
+        let result = match result {
+            Ok(r) => r,
+            Err(e) => {
+                if let Some(s) = &server {
+                    eprintln!("--- {} stderr ---\n{}", s.name, tail(&s.stderr(), 4000));
+                }
+                return Err(e);
+            }
+        };
+        runs.push(TargetRun {
+            server_cpu_s: server.as_ref().and_then(|s| s.cpu_seconds()),
+            server_peak_rss_bytes: server.as_ref().and_then(|s| s.peak_rss_bytes()),
+            server_run_queue_wait_s: server.as_ref().and_then(|s| s.run_queue_wait_s()),
+            loadgen_cpu_s,
+            result,
+        });
+        drop(server);
+    }
+
+    let date = time::OffsetDateTime::now_utc();
+    let report = Report {
+        loadgen_version: env!("CARGO_PKG_VERSION").into(),
+        date_utc: date.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+        command: std::env::args().collect(),
+        smoke: args.smoke,
+        machine: Machine::here(
+            loadgen_cpus.to_vec(),
+            if args.spawn.is_empty() { None } else { Some(server_cpus.to_vec()) },
+        ),
+        scenario: scenario.clone(),
+        runs,
+    };
+    let out = match &args.out {
+        Some(dir) if several => dir.join(&scenario.name),
+        Some(dir) => dir.clone(),
+        None => {
+            let stamp = date
+                .format(time::macros::format_description!("[year][month][day]T[hour][minute][second]"))
+                .unwrap_or_default();
+            Path::new("loadgen-results").join(format!(
+                "{}{}-{stamp}",
+                scenario.name,
+                if args.smoke { "-smoke" } else { "" }
+            ))
+        }
+    };
+    report::write_all(&report, &out)?;
+    println!("{}", report::table(&report));
+    println!("results: {}/result.json, summary.md, plot.svg", out.display());
+    Ok(())
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    let mut start = s.len().saturating_sub(n);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+/// This process's CPU time so far (user + system), in seconds.
+fn process_cpu_s() -> f64 {
+    // SAFETY: getrusage fills a struct we own.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(u.ru_utime) + tv(u.ru_stime)
+    }
+}
+
+/// Raises the soft open-files limit to the hard limit (one descriptor per HTTP/1.1 watch).
+fn raise_open_files_limit() {
+    // SAFETY: getrlimit/setrlimit on a struct we own.
+    unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
 }

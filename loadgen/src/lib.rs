@@ -1,0 +1,18 @@
+//! `loadgen`: drives a Kubernetes API server (Shardline, kube-apiserver, ...) or etcd with
+//! versioned scenarios (kubelets, informers, list storm, writes, mixed) and measures what
+//! operators measure: write-to-watch latency, delivered events and bytes, list and write
+//! latency and throughput, errors, watchers closed by the server.
+//!
+//! Modules: `scenario` (files, validation), `rate` (rate control, coordinated omission),
+//! `metrics` (HdrHistogram, counters), `http` (connections), `target` (Kubernetes and etcd
+//! operations), `run` (one scenario against one target), `spawn` (local servers, CPU
+//! placement), `report` (JSON, Markdown, SVG).
+
+pub mod http;
+pub mod metrics;
+pub mod rate;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod spawn;
+pub mod target;

@@ -1,0 +1,476 @@
+//! The end of a run: the JSON result file, the Markdown summary (one column per target, with the
+//! ratio when there are two) and an SVG plot (latency percentile curves and throughput over
+//! time), written by hand (no plotting dependency).
+//! Invariant: the Markdown and the SVG are computed only from the `Report` that goes into the
+//! JSON file, so the three always agree.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::run::RunResult;
+use crate::scenario::Scenario;
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub loadgen_version: String,
+    pub date_utc: String,
+    pub command: Vec<String>,
+    pub smoke: bool,
+    pub machine: Machine,
+    pub scenario: Scenario,
+    pub runs: Vec<TargetRun>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Machine {
+    pub cpus: usize,
+    pub kernel: String,
+    pub memory_bytes: u64,
+    /// `/proc/loadavg` when the report was written: other work on the machine skews results.
+    pub load_average: String,
+    pub loadgen_cpus: Vec<usize>,
+    pub server_cpus: Option<Vec<usize>>,
+    pub note: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TargetRun {
+    #[serde(flatten)]
+    pub result: RunResult,
+    pub server_cpu_s: Option<f64>,
+    pub server_peak_rss_bytes: Option<u64>,
+    /// Time the server's threads waited for a CPU while runnable (see `Spawned::run_queue_wait_s`).
+    pub server_run_queue_wait_s: Option<f64>,
+    /// loadgen's own CPU time during the run: near `measured_s` x its CPUs means loadgen, not
+    /// the server, was the bottleneck.
+    pub loadgen_cpu_s: f64,
+}
+
+impl Machine {
+    pub fn here(loadgen_cpus: Vec<usize>, server_cpus: Option<Vec<usize>>) -> Machine {
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
+        let memory_bytes = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                m.lines()
+                    .find(|l| l.starts_with("MemTotal:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            })
+            .map_or(0, |kib| kib * 1024);
+        let shared = server_cpus.as_ref().is_some_and(|s| s.iter().any(|c| loadgen_cpus.contains(c)));
+        let note = match (&server_cpus, shared) {
+            (None, _) => "servers not started by loadgen; their placement is unknown".into(),
+            (Some(_), true) => "loadgen and the servers share CPUs: numbers include their interference".into(),
+            (Some(_), false) => "loadgen and the servers run on separate CPUs".into(),
+        };
+        // SAFETY: sysconf has no preconditions. (Not the affinity mask: loadgen is pinned by now.)
+        let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+        let load_average = std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ");
+        Machine { cpus, kernel, memory_bytes, load_average, loadgen_cpus, server_cpus, note }
+    }
+}
+
+/// Writes `result.json`, `summary.md` and `plot.svg` into `dir`.
+pub fn write_all(report: &Report, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("result.json"), serde_json::to_vec_pretty(report)?)?;
+    std::fs::write(dir.join("summary.md"), markdown(report))?;
+    std::fs::write(dir.join("plot.svg"), svg(report))?;
+    Ok(())
+}
+
+fn lat(r: &RunResult, kind: &str, f: impl Fn(&crate::metrics::LatencySummary) -> f64) -> Option<f64> {
+    r.latencies_ms.get(kind).map(f)
+}
+
+/// The rows of the side-by-side table: (label, one value per run, lower is better).
+fn rows(report: &Report) -> Vec<(String, Vec<Option<f64>>, bool)> {
+    let runs = &report.runs;
+    let col = |f: &dyn Fn(&TargetRun) -> Option<f64>| runs.iter().map(f).collect::<Vec<_>>();
+    let mut out: Vec<(String, Vec<Option<f64>>, bool)> = Vec::new();
+    let s = &report.scenario;
+    if s.watchers() > 0 {
+        out.push(("watchers connected".into(), col(&|r| Some(r.result.watchers_connected as f64)), false));
+        out.push((
+            "watchers closed by the server".into(),
+            col(&|r| Some(r.result.watchers_closed_by_server as f64)),
+            true,
+        ));
+        out.push(("watcher connect time (s)".into(), col(&|r| Some(r.result.connect_s)), true));
+        out.push(("watch events delivered /s".into(), col(&|r| Some(r.result.watch_events_per_s)), false));
+        out.push(("watch MB/s received".into(), col(&|r| Some(r.result.watch_bytes_per_s / 1e6)), false));
+        for (name, q) in [("p50", 0), ("p99", 1), ("p99.9", 2), ("max", 3)] {
+            out.push((
+                format!("write-to-watch latency {name} (ms)"),
+                col(&|r| lat(&r.result, "write_to_watch", |l| [l.p50_ms, l.p99_ms, l.p999_ms, l.max_ms][q])),
+                true,
+            ));
+        }
+    }
+    if s.writes.is_some() {
+        out.push(("writes /s".into(), col(&|r| Some(r.result.writes_per_s)), false));
+        out.push((
+            "write latency p50 (ms, from intended start)".into(),
+            col(&|r| lat(&r.result, "write", |l| l.p50_ms)),
+            true,
+        ));
+        out.push((
+            "write latency p99 (ms, from intended start)".into(),
+            col(&|r| lat(&r.result, "write", |l| l.p99_ms)),
+            true,
+        ));
+        out.push(("write service time p99 (ms)".into(), col(&|r| lat(&r.result, "write_service", |l| l.p99_ms)), true));
+    }
+    if s.list.is_some() {
+        out.push(("list pages /s".into(), col(&|r| Some(r.result.list_pages_per_s)), false));
+        out.push(("whole lists /s".into(), col(&|r| Some(r.result.lists_per_s)), false));
+        out.push((
+            "list MB/s".into(),
+            col(&|r| Some(r.result.totals.list_bytes as f64 / r.result.measured_s / 1e6)),
+            false,
+        ));
+        out.push(("list page latency p99 (ms)".into(), col(&|r| lat(&r.result, "list_page", |l| l.p99_ms)), true));
+        out.push(("whole list latency p99 (ms)".into(), col(&|r| lat(&r.result, "list_whole", |l| l.p99_ms)), true));
+    }
+    out.push(("errors".into(), col(&|r| Some(r.result.totals.errors as f64)), true));
+    out.push(("server CPU time (s)".into(), col(&|r| r.server_cpu_s), true));
+    out.push(("server waiting for a CPU (s)".into(), col(&|r| r.server_run_queue_wait_s), true));
+    out.push((
+        "server peak RSS (MiB)".into(),
+        col(&|r| r.server_peak_rss_bytes.map(|b| b as f64 / (1 << 20) as f64)),
+        true,
+    ));
+    out.push((
+        "loadgen CPU busy (% of its CPUs)".into(),
+        col(&|r| Some(100.0 * r.loadgen_cpu_s / (r.result.whole_s * report.machine.loadgen_cpus.len().max(1) as f64))),
+        true,
+    ));
+    out
+}
+
+fn fmt(v: Option<f64>) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if v == v.trunc() && v.abs() < 1e12 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 1.0 => format!("{v:.2}"),
+        Some(v) => format!("{v:.3}"),
+    }
+}
+
+/// The side-by-side table (also printed on stdout at the end of a run).
+pub fn table(report: &Report) -> String {
+    let runs = &report.runs;
+    let mut t = String::new();
+    let two = runs.len() == 2;
+    let _ = write!(t, "| {} |", report.scenario.name);
+    for r in runs {
+        let _ = write!(t, " {} |", r.result.target);
+    }
+    if two {
+        let _ = write!(t, " {} / {} |", runs[0].result.target, runs[1].result.target);
+    }
+    t.push('\n');
+    t.push_str(&"| --- ".repeat(1 + runs.len() + two as usize));
+    t.push_str("|\n");
+    for (label, values, _) in rows(report) {
+        let _ = write!(t, "| {label} |");
+        for v in &values {
+            let _ = write!(t, " {} |", fmt(*v));
+        }
+        if two {
+            let ratio = match (values[0], values[1]) {
+                (Some(a), Some(b)) if b != 0.0 => format!("{:.2}×", a / b),
+                _ => "–".into(),
+            };
+            let _ = write!(t, " {ratio} |");
+        }
+        t.push('\n');
+    }
+    t
+}
+
+pub fn markdown(report: &Report) -> String {
+    let mut md = String::new();
+    let s = &report.scenario;
+    let _ = writeln!(md, "# loadgen: {}{}\n", s.name, if report.smoke { " (smoke)" } else { "" });
+    let _ = writeln!(md, "- date (UTC): {}", report.date_utc);
+    let _ = writeln!(md, "- command: `{}`", report.command.join(" "));
+    let m = &report.machine;
+    let _ = writeln!(
+        md,
+        "- machine: {} CPUs, {:.1} GiB, Linux {}, load average {} at the end; loadgen on CPUs {:?}, servers on {} ({})",
+        m.cpus,
+        m.memory_bytes as f64 / (1u64 << 30) as f64,
+        m.kernel,
+        m.load_average,
+        m.loadgen_cpus,
+        m.server_cpus.as_ref().map_or("unknown CPUs".to_string(), |c| format!("CPUs {c:?}")),
+        m.note
+    );
+    let _ = writeln!(
+        md,
+        "- scenario: seed {}, {} s measured, {} pods preloaded ({} B each) in {} namespaces on {} nodes, {} watchers",
+        s.seed,
+        s.duration_s,
+        s.objects.pods,
+        s.objects.pod_bytes,
+        s.objects.namespaces,
+        s.objects.nodes,
+        s.watchers()
+    );
+    md.push('\n');
+    md.push_str(&table(report));
+    md.push('\n');
+    for r in &report.runs {
+        if !r.result.errors.is_empty() {
+            let _ = writeln!(md, "Errors at {}: {:?}\n", r.result.target, r.result.errors);
+        }
+    }
+    md.push_str("Latencies are HdrHistogram percentiles; write latency is measured from each write's intended start (coordinated omission corrected), service time from its actual send.\n");
+    md
+}
+
+const COLORS: &[&str] = &["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
+
+/// Two panels: latency percentile curves (log-log: nines on x, ms on y) and throughput over time.
+pub fn svg(report: &Report) -> String {
+    let (w, h) = (1000.0, 420.0);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
+    );
+    let _ = write!(s, r#"<text x="10" y="20" font-size="15">loadgen: {}</text>"#, xml(&report.scenario.name));
+
+    // Left: percentile curves.
+    let (x0, y0, pw, ph) = (70.0, 50.0, 400.0, 310.0);
+    let mut curves = Vec::new();
+    for (i, r) in report.runs.iter().enumerate() {
+        for (kind, dash) in [("write_to_watch", ""), ("write", "6,3"), ("list_page", "2,2")] {
+            if let Some(l) = r.result.latencies_ms.get(kind) {
+                curves.push((i, format!("{} {kind}", r.result.target), dash, l.curve.clone()));
+            }
+        }
+    }
+    let nines = |p: f64| (-(1.0 - (p / 100.0).min(0.99999)).log10()).clamp(0.0, 5.0);
+    let max_ms = curves.iter().flat_map(|c| c.3.iter().map(|p| p.1)).fold(1.0f64, f64::max);
+    let min_ms =
+        curves.iter().flat_map(|c| c.3.iter().map(|p| p.1)).filter(|&v| v > 0.0).fold(max_ms, f64::min).max(0.001);
+    let (ly0, ly1) = (min_ms.log10().floor(), max_ms.log10().ceil().max(min_ms.log10().floor() + 1.0));
+    let px = |p: f64| x0 + nines(p) / 5.0 * pw;
+    let py = |ms: f64| y0 + ph - (ms.max(min_ms).log10() - ly0) / (ly1 - ly0) * ph;
+    axes(&mut s, x0, y0, pw, ph, "latency by percentile", "percentile", "ms");
+    for (k, label) in ["0", "90", "99", "99.9", "99.99", "99.999"].iter().enumerate() {
+        let x = x0 + k as f64 / 5.0 * pw;
+        let _ = write!(s, r#"<text x="{x}" y="{}" text-anchor="middle">{label}</text>"#, y0 + ph + 15.0);
+    }
+    let mut e = ly0;
+    while e <= ly1 {
+        let y = y0 + ph - (e - ly0) / (ly1 - ly0) * ph;
+        let _ = write!(
+            s,
+            r##"<line x1="{x0}" x2="{}" y1="{y}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            x0 + pw,
+            x0 - 4.0,
+            y + 4.0,
+            fmt(Some(10f64.powf(e)))
+        );
+        e += 1.0;
+    }
+    for (n, (i, label, dash, curve)) in curves.iter().enumerate() {
+        let pts: Vec<String> = curve.iter().map(|&(p, ms)| format!("{:.1},{:.1}", px(p), py(ms))).collect();
+        let c = COLORS[i % COLORS.len()];
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}" points="{}"/>"#,
+            pts.join(" ")
+        );
+        legend(&mut s, x0 + 10.0, y0 + 15.0 + n as f64 * 15.0, c, dash, label);
+    }
+
+    // Right: throughput over time.
+    let (x0, pw) = (570.0, 400.0);
+    axes(&mut s, x0, y0, pw, ph, "throughput over time", "seconds", "per second");
+    let mut lines = Vec::new();
+    for (i, r) in report.runs.iter().enumerate() {
+        let series = &r.result.series;
+        if report.scenario.watchers() > 0 {
+            lines.push((
+                i,
+                format!("{} watch events/s", r.result.target),
+                "",
+                series.iter().map(|p| (p.t_s, p.watch_events_per_s)).collect::<Vec<_>>(),
+            ));
+        }
+        if report.scenario.writes.is_some() {
+            lines.push((
+                i,
+                format!("{} writes/s", r.result.target),
+                "6,3",
+                series.iter().map(|p| (p.t_s, p.writes_per_s)).collect(),
+            ));
+        }
+        if report.scenario.list.is_some() {
+            lines.push((
+                i,
+                format!("{} list pages/s", r.result.target),
+                "2,2",
+                series.iter().map(|p| (p.t_s, p.list_pages_per_s)).collect(),
+            ));
+        }
+    }
+    let tmax = lines.iter().flat_map(|l| l.3.iter().map(|p| p.0)).fold(1.0f64, f64::max);
+    let vmax = lines.iter().flat_map(|l| l.3.iter().map(|p| p.1)).fold(1.0f64, f64::max) * 1.1;
+    for k in 0..=4 {
+        let v = vmax * k as f64 / 4.0;
+        let y = y0 + ph - ph * k as f64 / 4.0;
+        let _ = write!(
+            s,
+            r##"<line x1="{x0}" x2="{}" y1="{y}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            x0 + pw,
+            x0 - 4.0,
+            y + 4.0,
+            fmt(Some(v.round()))
+        );
+        let t = tmax * k as f64 / 4.0;
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">{t:.0}</text>"#,
+            x0 + pw * k as f64 / 4.0,
+            y0 + ph + 15.0
+        );
+    }
+    for (n, (i, label, dash, pts)) in lines.iter().enumerate() {
+        let c = COLORS[*i % COLORS.len()];
+        let p: Vec<String> =
+            pts.iter().map(|&(t, v)| format!("{:.1},{:.1}", x0 + t / tmax * pw, y0 + ph - v / vmax * ph)).collect();
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}" points="{}"/>"#,
+            p.join(" ")
+        );
+        legend(&mut s, x0 + 10.0, y0 + 15.0 + n as f64 * 15.0, c, dash, label);
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
+fn axes(s: &mut String, x0: f64, y0: f64, pw: f64, ph: f64, title: &str, xl: &str, yl: &str) {
+    let _ = write!(
+        s,
+        r#"<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" stroke="black"/><text x="{}" y="{}" text-anchor="middle" font-size="13">{title}</text><text x="{}" y="{}" text-anchor="middle">{xl}</text><text x="{}" y="{}" text-anchor="middle" transform="rotate(-90 {} {})">{yl}</text>"#,
+        x0 + pw / 2.0,
+        y0 - 8.0,
+        x0 + pw / 2.0,
+        y0 + ph + 32.0,
+        x0 - 50.0,
+        y0 + ph / 2.0,
+        x0 - 50.0,
+        y0 + ph / 2.0
+    );
+}
+
+fn legend(s: &mut String, x: f64, y: f64, color: &str, dash: &str, label: &str) {
+    let _ = write!(
+        s,
+        r#"<line x1="{x}" x2="{}" y1="{y}" y2="{y}" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/><text x="{}" y="{}">{}</text>"#,
+        x + 20.0,
+        x + 25.0,
+        y + 4.0,
+        xml(label)
+    );
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Latency, Sample};
+
+    fn run(name: &str, scale: f64) -> TargetRun {
+        let mut h = Latency::default();
+        for i in 1..=100u64 {
+            h.record(std::time::Duration::from_micros((i as f64 * 100.0 * scale) as u64));
+        }
+        let series = (1..=3)
+            .map(|t| Sample {
+                t_s: t as f64,
+                watch_events_per_s: 100.0 * scale,
+                watch_bytes_per_s: 0.0,
+                writes_per_s: 10.0,
+                list_pages_per_s: 0.0,
+                errors_per_s: 0.0,
+                write_to_watch_p99_ms: 1.0,
+                write_p99_ms: 1.0,
+            })
+            .collect();
+        TargetRun {
+            result: RunResult {
+                target: name.into(),
+                flavor: "kube".into(),
+                url: "http://x".into(),
+                preload_pods: 0,
+                preload_s: 0.0,
+                watchers_requested: 2,
+                watchers_connected: 2,
+                watchers_closed_by_server: 0,
+                connect_s: 0.1,
+                measured_s: 3.0,
+                whole_s: 4.0,
+                totals: Default::default(),
+                watch_events_per_s: 100.0 * scale,
+                watch_bytes_per_s: 0.0,
+                writes_per_s: 10.0,
+                list_pages_per_s: 0.0,
+                lists_per_s: 0.0,
+                latencies_ms: [("write_to_watch".to_string(), h.summary())].into_iter().collect(),
+                errors: Default::default(),
+                series,
+            },
+            server_cpu_s: Some(1.5),
+            server_peak_rss_bytes: None,
+            server_run_queue_wait_s: None,
+            loadgen_cpu_s: 1.0,
+        }
+    }
+
+    #[test]
+    fn table_has_a_ratio_column_and_the_svg_both_panels() {
+        let text = "version = 1\nname = \"k\"\nduration_s = 3\n[objects]\nnodes = 2\n[kubelets]\nwatchers = 2\n[writes]\nrate_per_s = 10\n";
+        let report = Report {
+            loadgen_version: "0".into(),
+            date_utc: "now".into(),
+            command: vec!["loadgen".into()],
+            smoke: true,
+            machine: Machine::here(vec![1], Some(vec![0])),
+            scenario: crate::scenario::parse(text, false, &[]).unwrap(),
+            runs: vec![run("shardline", 1.0), run("etcd", 2.0)],
+        };
+        let t = table(&report);
+        assert!(t.lines().next().unwrap().contains("shardline / etcd"), "{t}");
+        let row = t.lines().find(|l| l.starts_with("| watch events delivered")).unwrap();
+        assert!(row.ends_with("| 100 | 200 | 0.50× |"), "{row}");
+        let svg = svg(&report);
+        assert_eq!(svg.matches("<polyline").count(), 2 + 4, "two latency curves, two lines per target");
+        assert!(svg.contains("shardline write_to_watch") && svg.contains("etcd writes/s"));
+        let dir = tempfile::tempdir().unwrap();
+        write_all(&report, dir.path()).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
+        assert_eq!(json["runs"][1]["target"], "etcd");
+        assert!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap().contains("0.50×"));
+    }
+}

@@ -1,0 +1,553 @@
+//! Runs one scenario against one target: preload, connect every watcher, then writers, list
+//! clients and watchers together for `duration_s`, with a progress line on stderr every second.
+//!
+//! Invariant: nothing recorded before the measurement starts (preload, connecting) is in the
+//! results: metrics are reset at the start, and watchers count latency only for objects stamped
+//! after it. Every task stops when the run's cancellation token fires.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use bytes::BytesMut;
+use http_body_util::BodyExt;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::http::{read_body, Conn};
+use crate::metrics::{CounterSnapshot, Kind, Latency, LatencySummary, Metrics, Sample};
+use crate::rate::{timing, Schedule};
+use crate::scenario::Scenario;
+use crate::target::{node_name, unix_ns, Flavor, PodRef, Target, WriteOp};
+
+/// How often tasks merge their local histograms into the run's.
+const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
+/// How long the run waits for every watcher to connect, besides 1 s per 200 watchers.
+const CONNECT_GRACE: Duration = Duration::from_secs(30);
+/// How long tasks get to stop after the measurement ends.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// What one run measured (the JSON result file's per-target part).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub target: String,
+    pub flavor: String,
+    pub url: String,
+    pub preload_pods: u64,
+    pub preload_s: f64,
+    pub watchers_requested: u64,
+    pub watchers_connected: u64,
+    pub watchers_closed_by_server: u64,
+    pub connect_s: f64,
+    pub measured_s: f64,
+    /// The whole run: preload, connecting, measuring, stopping.
+    pub whole_s: f64,
+    pub totals: CounterSnapshot,
+    pub watch_events_per_s: f64,
+    pub watch_bytes_per_s: f64,
+    pub writes_per_s: f64,
+    pub list_pages_per_s: f64,
+    pub lists_per_s: f64,
+    pub latencies_ms: std::collections::BTreeMap<String, LatencySummary>,
+    pub errors: std::collections::BTreeMap<String, u64>,
+    pub series: Vec<Sample>,
+}
+
+struct Shared {
+    target: Target,
+    scenario: Scenario,
+    metrics: Metrics,
+    cancel: CancellationToken,
+    /// Objects stamped before this (Unix ns) are not measured.
+    measure_from_unix_ns: std::sync::atomic::AtomicU64,
+}
+
+pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
+    let shared = Arc::new(Shared {
+        target: target.clone(),
+        scenario: scenario.clone(),
+        metrics: Metrics::default(),
+        cancel: CancellationToken::new(),
+        measure_from_unix_ns: u64::MAX.into(),
+    });
+    let tag = format!("[{}]", target.name);
+    let whole = Instant::now();
+    let mut conn =
+        target.endpoint.connect().await.with_context(|| format!("{tag} connecting to {}", target.endpoint.base))?;
+    target.ensure_namespaces(&mut conn, scenario.objects.namespaces).await?;
+
+    let t = Instant::now();
+    preload(&shared).await?;
+    let preload_s = t.elapsed().as_secs_f64();
+    if scenario.objects.pods > 0 {
+        eprintln!("{tag} preloaded {} pods in {preload_s:.1} s", scenario.objects.pods);
+    }
+    let revision = target.revision(&mut conn).await?;
+
+    // Watchers.
+    let t = Instant::now();
+    let mut tasks: Vec<JoinHandle<()>> = Vec::new();
+    let mut specs: Vec<Option<String>> = Vec::new();
+    if let Some(k) = &scenario.kubelets {
+        specs.extend((0..k.watchers).map(|i| Some(node_name(i))));
+    }
+    if let Some(i) = &scenario.informers {
+        specs.extend((0..i.watchers).map(|_| None));
+    }
+    let multiplex = target.flavor == Flavor::Kube && scenario.connection.http2;
+    let per_conn = scenario.connection.streams_per_connection as usize;
+    let mut group: Option<Conn> = None;
+    for (i, node) in specs.iter().enumerate() {
+        let conn = if multiplex {
+            if i % per_conn == 0 || group.as_ref().is_none_or(|c| c.is_closed()) {
+                group = Some(target.endpoint.connect().await?);
+            }
+            group.as_ref().and_then(|c| c.try_clone())
+        } else {
+            None
+        };
+        tasks.push(tokio::spawn(watcher(shared.clone(), conn, node.clone(), revision)));
+    }
+    drop(group);
+    let want = specs.len() as u64;
+    let deadline = Instant::now() + CONNECT_GRACE + Duration::from_secs(want / 200);
+    let mut last_print = Instant::now();
+    loop {
+        let connected = shared.metrics.counters.watchers_connected.load(Ordering::Relaxed);
+        if connected >= want {
+            break;
+        }
+        if Instant::now() > deadline {
+            eprintln!("{tag} only {connected} of {want} watchers connected; measuring anyway");
+            break;
+        }
+        if last_print.elapsed() >= Duration::from_secs(1) {
+            eprintln!("{tag} watchers connected: {connected}/{want}");
+            last_print = Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let connect_s = t.elapsed().as_secs_f64();
+    if want > 0 {
+        eprintln!("{tag} {want} watchers connected in {connect_s:.1} s");
+    }
+
+    // Measurement.
+    shared.metrics.reset();
+    shared.measure_from_unix_ns.store(unix_ns(), Ordering::Relaxed);
+    let t0 = Instant::now();
+    let duration = Duration::from_secs_f64(scenario.duration_s);
+    if let Some(w) = &scenario.writes {
+        let schedule = Arc::new(Schedule::new(w.rate_per_s));
+        for k in 0..w.concurrency {
+            tasks.push(tokio::spawn(writer(shared.clone(), k, schedule.clone(), t0, t0 + duration)));
+        }
+    }
+    if let Some(l) = &scenario.list {
+        for _ in 0..l.clients {
+            tasks.push(tokio::spawn(lister(shared.clone())));
+        }
+    }
+    let series = Arc::new(Mutex::new(Vec::new()));
+    let progress = tokio::spawn(progress(shared.clone(), series.clone(), tag.clone(), t0));
+    tokio::time::sleep(duration).await;
+    let measured_s = t0.elapsed().as_secs_f64();
+    shared.cancel.cancel();
+    let _ = progress.await;
+    let stop_by = tokio::time::Instant::now() + STOP_GRACE;
+    for task in tasks {
+        let abort = task.abort_handle();
+        if tokio::time::timeout_at(stop_by, task).await.is_err() {
+            abort.abort();
+        }
+    }
+
+    // After every task stopped: a write in flight at the end is counted with its latency.
+    let totals = shared.metrics.snapshot();
+    let series = std::mem::take(&mut *series.lock().unwrap());
+    let m = &shared.metrics;
+    let c = &m.counters;
+    let per_s = |n: u64| n as f64 / measured_s;
+    Ok(RunResult {
+        target: target.name.clone(),
+        flavor: target.flavor.name().into(),
+        url: target.endpoint.base.clone(),
+        preload_pods: scenario.objects.pods,
+        preload_s,
+        watchers_requested: want,
+        watchers_connected: c.watchers_connected.load(Ordering::Relaxed),
+        watchers_closed_by_server: c.watchers_closed_by_server.load(Ordering::Relaxed),
+        connect_s,
+        measured_s,
+        whole_s: whole.elapsed().as_secs_f64(),
+        totals,
+        watch_events_per_s: per_s(totals.watch_events),
+        watch_bytes_per_s: per_s(totals.watch_bytes),
+        writes_per_s: per_s(totals.writes),
+        list_pages_per_s: per_s(totals.list_pages),
+        lists_per_s: per_s(totals.lists),
+        latencies_ms: Kind::ALL
+            .iter()
+            .map(|&k| (k.name().to_string(), m.latency(k)))
+            .filter(|(_, h)| !h.is_empty())
+            .map(|(k, h)| (k, h.summary()))
+            .collect(),
+        errors: m.errors(),
+        series,
+    })
+}
+
+/// Creates `objects.pods` pods, `preload_concurrency` at a time.
+async fn preload(shared: &Arc<Shared>) -> Result<()> {
+    let o = &shared.scenario.objects;
+    let conc = o.preload_concurrency.min(o.pods.max(1));
+    let mut tasks = Vec::new();
+    for k in 0..conc {
+        let shared = shared.clone();
+        tasks.push(tokio::spawn(async move {
+            let o = &shared.scenario.objects;
+            let mut conn = shared.target.endpoint.connect().await?;
+            let mut i = k;
+            while i < o.pods {
+                let pod = PodRef::new(i, o.namespaces, o.nodes);
+                if let Err(e) = shared.target.write(&mut conn, WriteOp::Create, &pod, o.pod_bytes).await {
+                    // An earlier run on the same server left the pod: fine.
+                    if e != "409" {
+                        bail!("preloading {}/{}: {e}", pod.namespace, pod.name);
+                    }
+                }
+                i += conc;
+            }
+            Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    Ok(())
+}
+
+async fn connect_retrying(shared: &Shared) -> Option<Conn> {
+    loop {
+        match shared.target.endpoint.connect().await {
+            Ok(c) => return Some(c),
+            Err(_) => {
+                shared.metrics.error("connect");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = shared.cancel.cancelled() => return None,
+                }
+            }
+        }
+    }
+}
+
+async fn watcher(shared: Arc<Shared>, mut conn: Option<Conn>, node: Option<String>, mut revision: u64) {
+    let m = &shared.metrics;
+    let mut connected = false;
+    let mut local = Latency::default();
+    let mut last_flush = Instant::now();
+    'outer: while !shared.cancel.is_cancelled() {
+        if conn.as_ref().is_none_or(|c| c.is_closed()) {
+            conn = connect_retrying(&shared).await;
+        }
+        let Some(c) = conn.as_mut() else { break };
+        let req = shared.target.watch_request(node.as_deref(), revision);
+        let resp = tokio::select! {
+            r = c.send(req) => r,
+            _ = shared.cancel.cancelled() => break,
+        };
+        let resp = match resp {
+            Ok(r) if r.status().is_success() => r,
+            Ok(r) => {
+                m.error(format!("watch {}", r.status().as_u16()));
+                let _ = read_body(r).await;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            Err(_) => {
+                m.error("watch connection");
+                conn = None;
+                continue;
+            }
+        };
+        if !connected {
+            connected = true;
+            m.counters.watchers_connected.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut body = resp.into_body();
+        let mut buf = BytesMut::new();
+        let mut refresh_revision = false;
+        loop {
+            let frame = tokio::select! {
+                f = body.frame() => f,
+                _ = shared.cancel.cancelled() => break 'outer,
+            };
+            let data = match frame {
+                None => {
+                    m.counters.watchers_closed_by_server.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
+                Some(Err(_)) => {
+                    m.counters.watchers_closed_by_server.fetch_add(1, Ordering::Relaxed);
+                    conn = None;
+                    break;
+                }
+                Some(Ok(f)) => match f.into_data() {
+                    Ok(d) => d,
+                    Err(_) => continue,
+                },
+            };
+            m.counters.watch_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+            buf.extend_from_slice(&data);
+            let measure_from = shared.measure_from_unix_ns.load(Ordering::Relaxed);
+            while let Some(pos) = buf.iter().position(|&b| b == b'\n') {
+                let line = buf.split_to(pos + 1);
+                let line = &line[..pos];
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let seen = match shared.target.parse_watch_line(line, node.as_deref()) {
+                    Ok(s) => s,
+                    Err(_) => {
+                        m.error("watch decode");
+                        continue;
+                    }
+                };
+                let now = unix_ns();
+                for s in seen {
+                    if let Some(r) = s.revision {
+                        revision = revision.max(r);
+                    }
+                    if let Some(e) = s.error {
+                        m.error(format!("watch {e}"));
+                        refresh_revision = true;
+                        continue;
+                    }
+                    if s.mine {
+                        m.counters.watch_events.fetch_add(1, Ordering::Relaxed);
+                        if let Some(stamp) = s.stamp_ns.filter(|&st| st >= measure_from) {
+                            local.record(Duration::from_nanos(now.saturating_sub(stamp)));
+                        }
+                    }
+                }
+            }
+            if refresh_revision {
+                break;
+            }
+            if last_flush.elapsed() >= FLUSH_INTERVAL {
+                m.merge(Kind::WriteToWatch, &local);
+                local.reset();
+                last_flush = Instant::now();
+            }
+        }
+        if refresh_revision {
+            // 410 Expired or a compacted etcd watch: start again from now.
+            m.counters.watchers_closed_by_server.fetch_add(1, Ordering::Relaxed);
+            let mut fresh = connect_retrying(&shared).await;
+            if let Some(f) = fresh.as_mut() {
+                if let Ok(r) = shared.target.revision(f).await {
+                    revision = r;
+                }
+            }
+            conn = fresh;
+        }
+    }
+    m.merge(Kind::WriteToWatch, &local);
+}
+
+async fn writer(shared: Arc<Shared>, k: u64, schedule: Arc<Schedule>, t0: Instant, end: Instant) {
+    let s = &shared.scenario;
+    let w = s.writes.as_ref().expect("writer without [writes]");
+    let o = &s.objects;
+    let m = &shared.metrics;
+    let mut rng = StdRng::seed_from_u64(s.seed ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut live: Vec<u64> = (k..o.pods).step_by(w.concurrency as usize).collect();
+    // New pods take indices past the preloaded ones, each writer its own residue class.
+    let mut next_new = o.pods.div_ceil(w.concurrency) * w.concurrency + k;
+    let weights = w.create_weight + w.update_weight + w.delete_weight;
+    let (mut lat, mut svc) = (Latency::default(), Latency::default());
+    let mut last_flush = Instant::now();
+    let mut conn: Option<Conn> = None;
+    while !shared.cancel.is_cancelled() {
+        let (_, intended) = schedule.claim();
+        if let Some(at) = intended {
+            let at = t0 + at;
+            if at >= end {
+                break;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(at.into()) => {}
+                _ = shared.cancel.cancelled() => break,
+            }
+        }
+        if conn.as_ref().is_none_or(|c| c.is_closed()) {
+            conn = connect_retrying(&shared).await;
+        }
+        let Some(c) = conn.as_mut() else { break };
+        let r = rng.random_range(0..weights);
+        let (op, index) = if r < w.create_weight || live.is_empty() {
+            let i = next_new;
+            next_new += w.concurrency;
+            (WriteOp::Create, i)
+        } else if r < w.create_weight + w.update_weight {
+            (WriteOp::Update, live[rng.random_range(0..live.len())])
+        } else {
+            (WriteOp::Delete, live.swap_remove(rng.random_range(0..live.len())))
+        };
+        let pod = PodRef::new(index, o.namespaces, o.nodes);
+        let sent = t0.elapsed();
+        let res = shared.target.write(c, op, &pod, o.pod_bytes).await;
+        let done = t0.elapsed();
+        match res {
+            Ok(()) => {
+                m.counters.writes.fetch_add(1, Ordering::Relaxed);
+                let t = timing(intended, sent, done);
+                lat.record(t.latency);
+                svc.record(t.service);
+                if op == WriteOp::Create {
+                    live.push(index);
+                }
+            }
+            Err(e) => {
+                if e == "connection" || e == "body" {
+                    conn = None;
+                }
+                m.error(format!("write {e}"));
+            }
+        }
+        if last_flush.elapsed() >= FLUSH_INTERVAL {
+            m.merge(Kind::Write, &lat);
+            m.merge(Kind::WriteService, &svc);
+            lat.reset();
+            svc.reset();
+            last_flush = Instant::now();
+        }
+    }
+    m.merge(Kind::Write, &lat);
+    m.merge(Kind::WriteService, &svc);
+}
+
+async fn lister(shared: Arc<Shared>) {
+    let l = shared.scenario.list.as_ref().expect("lister without [list]");
+    let m = &shared.metrics;
+    let mut conn: Option<Conn> = None;
+    'lists: while !shared.cancel.is_cancelled() {
+        if conn.as_ref().is_none_or(|c| c.is_closed()) {
+            conn = connect_retrying(&shared).await;
+        }
+        let Some(c) = conn.as_mut() else { break };
+        let whole = Instant::now();
+        let mut cont: Option<String> = None;
+        loop {
+            let page = Instant::now();
+            let req = shared.target.list_request(l.limit, &l.accept, cont.as_deref());
+            let resp = tokio::select! {
+                r = c.send(req) => r,
+                _ = shared.cancel.cancelled() => break 'lists,
+            };
+            let resp = match resp {
+                Ok(r) => r,
+                Err(_) => {
+                    m.error("list connection");
+                    conn = None;
+                    continue 'lists;
+                }
+            };
+            let status = resp.status();
+            if !status.is_success() {
+                m.error(format!("list {}", status.as_u16()));
+                let _ = read_body(resp).await;
+                continue 'lists;
+            }
+            let next = if l.limit == 0 || shared.target.flavor == Flavor::Kube && !l.accept.contains("json") {
+                // One whole response (or a body not parsed here): count bytes as they stream.
+                let mut body = resp.into_body();
+                let mut bytes = 0u64;
+                loop {
+                    let f = tokio::select! {
+                        f = body.frame() => f,
+                        _ = shared.cancel.cancelled() => break 'lists,
+                    };
+                    match f {
+                        None => break,
+                        Some(Err(_)) => {
+                            m.error("list body");
+                            conn = None;
+                            continue 'lists;
+                        }
+                        Some(Ok(f)) => bytes += f.data_ref().map_or(0, |d| d.len() as u64),
+                    }
+                }
+                m.counters.list_bytes.fetch_add(bytes, Ordering::Relaxed);
+                None
+            } else {
+                let body = tokio::select! {
+                    b = read_body(resp) => b,
+                    _ = shared.cancel.cancelled() => break 'lists,
+                };
+                let Ok(body) = body else {
+                    m.error("list body");
+                    conn = None;
+                    continue 'lists;
+                };
+                m.counters.list_bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
+                match shared.target.parse_list_page(&body, &l.accept) {
+                    Ok((items, next)) => {
+                        m.counters.list_items.fetch_add(items, Ordering::Relaxed);
+                        next
+                    }
+                    Err(_) => {
+                        m.error("list decode");
+                        continue 'lists;
+                    }
+                }
+            };
+            m.counters.list_pages.fetch_add(1, Ordering::Relaxed);
+            m.record(Kind::ListPage, page.elapsed());
+            match next {
+                Some(n) => cont = Some(n),
+                None => break,
+            }
+        }
+        m.counters.lists.fetch_add(1, Ordering::Relaxed);
+        m.record(Kind::ListWhole, whole.elapsed());
+    }
+}
+
+async fn progress(shared: Arc<Shared>, series: Arc<Mutex<Vec<Sample>>>, tag: String, t0: Instant) {
+    let m = &shared.metrics;
+    let mut prev = m.snapshot();
+    let mut prev_t = 0.0;
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_secs(1), Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = shared.cancel.cancelled() => return,
+        }
+        let t = t0.elapsed().as_secs_f64();
+        let now = m.snapshot();
+        let recent = m.take_recent();
+        let s = Sample::between(t, t - prev_t, &prev, &now, &recent);
+        eprintln!(
+            "{tag} t={t:>5.1}s watchers={}/{} events/s={:.0} MB/s={:.2} writes/s={:.0} write p99={:.1}ms watch p99={:.1}ms pages/s={:.1} errors={}",
+            m.counters.watchers_connected.load(Ordering::Relaxed),
+            shared.scenario.watchers(),
+            s.watch_events_per_s,
+            s.watch_bytes_per_s / 1e6,
+            s.writes_per_s,
+            s.write_p99_ms,
+            s.write_to_watch_p99_ms,
+            s.list_pages_per_s,
+            now.errors,
+        );
+        series.lock().unwrap().push(s);
+        prev = now;
+        prev_t = t;
+    }
+}

@@ -1,0 +1,137 @@
+//! Smoke run of every shipped scenario: the real `loadgen` binary runs each scenario's `[smoke]`
+//! variant with `--spawn` against a local Shardline (the workspace's `shardline` binary) and etcd
+//! (when `ETCD` or `etcd` on PATH exists; scripts/test.sh installs it), then the result file is
+//! checked: every watcher connected, events delivered and measured, writes and lists done, no
+//! errors. Each run is bounded by the scenario's seconds; the servers are stopped by PID by loadgen.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("loadgen/ is inside the workspace").to_path_buf()
+}
+
+/// The shardline binary: $SHARDLINE_BIN, else built (a no-op when fresh) into the directory
+/// cargo put loadgen in.
+fn shardline_bin() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(build_shardline).clone()
+}
+
+fn build_shardline() -> PathBuf {
+    if let Some(p) = std::env::var_os("SHARDLINE_BIN").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let loadgen = PathBuf::from(env!("CARGO_BIN_EXE_loadgen"));
+    let dir = loadgen.parent().expect("binary directory");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "-q", "-p", "shardline", "--bin", "shardline"])
+        .current_dir(workspace_root())
+        .status()
+        .expect("run cargo build for the shardline binary");
+    assert!(status.success(), "cargo build --bin shardline failed");
+    let bin = dir.join("shardline");
+    assert!(bin.is_file(), "{} was not built", bin.display());
+    bin
+}
+
+fn etcd_bin() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("ETCD").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("etcd")).find(|p| p.is_file())
+}
+
+fn smoke(name: &str) -> Value {
+    let out = tempfile::tempdir().expect("temporary directory");
+    let scenario = workspace_root().join("loadgen/scenarios").join(format!("{name}.toml"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadgen"));
+    cmd.arg("run").arg(&scenario).arg("--smoke").arg("--spawn").arg("shardline");
+    cmd.arg("--shardline-bin").arg(shardline_bin());
+    match etcd_bin() {
+        Some(etcd) => {
+            cmd.arg("--spawn").arg("etcd").arg("--etcd-bin").arg(etcd);
+        }
+        None => eprintln!("etcd not found (set ETCD or install etcd-server): Shardline only"),
+    }
+    cmd.arg("--out").arg(out.path());
+    let output = cmd.output().expect("run loadgen");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "loadgen {name} --smoke failed: {}\n{stderr}", output.status);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(&format!("| {name} | shardline |")), "side-by-side table on stdout:\n{stdout}");
+    for f in ["summary.md", "plot.svg"] {
+        let text = std::fs::read_to_string(out.path().join(f)).expect(f);
+        assert!(text.contains("shardline"), "{f} names the target");
+    }
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result.json")).expect("JSON");
+    assert_eq!(result["smoke"], true);
+    let runs = result["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), if etcd_bin().is_some() { 2 } else { 1 });
+    for run in runs {
+        let target = run["target"].as_str().unwrap();
+        let ctx = format!("{name} on {target}: {run:#}\n{stderr}");
+        assert_eq!(run["errors"], serde_json::json!({}), "{ctx}");
+        assert_eq!(run["watchers_connected"], run["watchers_requested"], "{ctx}");
+        let totals = &run["totals"];
+        let scenario = &result["scenario"];
+        if !scenario["writes"].is_null() {
+            assert!(totals["writes"].as_u64().unwrap() > 0, "{ctx}");
+            let write = &run["latencies_ms"]["write"];
+            assert_eq!(write["count"], totals["writes"], "every acknowledged write has a latency: {ctx}");
+        }
+        if run["watchers_requested"].as_u64().unwrap() > 0 {
+            assert!(totals["watch_events"].as_u64().unwrap() > 0, "{ctx}");
+            assert!(run["latencies_ms"]["write_to_watch"]["count"].as_u64().unwrap() > 0, "{ctx}");
+        }
+        if !scenario["list"].is_null() {
+            assert!(totals["list_pages"].as_u64().unwrap() > 0, "{ctx}");
+            assert!(totals["list_bytes"].as_u64().unwrap() > 0, "{ctx}");
+        }
+    }
+    result
+}
+
+#[test]
+fn kubelets_smoke() {
+    smoke("kubelets");
+}
+
+#[test]
+fn informers_smoke() {
+    let r = smoke("informers");
+    // Every informer sees every write: at least as many events as watchers.
+    let run = &r["runs"][0];
+    assert!(run["totals"]["watch_events"].as_u64().unwrap() >= run["watchers_requested"].as_u64().unwrap());
+}
+
+#[test]
+fn list_storm_smoke() {
+    smoke("list-storm");
+}
+
+#[test]
+fn writes_smoke() {
+    smoke("writes");
+}
+
+#[test]
+fn mixed_smoke() {
+    smoke("mixed");
+}
+
+#[test]
+fn refuses_a_bad_scenario_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "version = 1\nname = \"x\"\nduration_s = 1\n[kubelets]\nwatchers = 5\n[objects]\nnodes = 2\n")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_loadgen")).arg("validate").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("kubelets.watchers"), "{err}");
+}
