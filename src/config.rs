@@ -118,6 +118,30 @@ pub struct Config {
     pub log_appends_in_flight_max: usize,
     /// How often the log checks whether a snapshot is due.
     pub log_snapshot_check_interval: Duration,
+
+    /// Who a request is from: `--token-auth-file`, `--client-ca-file`,
+    /// `--anonymous-auth` (files are read by `main` at start-up).
+    pub authentication: crate::auth::authn::AuthenticationConfig,
+    /// `--authorization-mode`: AlwaysAllow (the default) or RBAC.
+    pub authorization_mode: crate::auth::authz::AuthorizationMode,
+    /// Read-only requests (get, list, discovery, ...) served at once across
+    /// all shards; past it a request gets 429 with Retry-After instead of
+    /// queuing without bound. kube-apiserver's `--max-requests-inflight`
+    /// default. Watches are counted apart (`watches_per_user_max`).
+    pub max_requests_inflight: usize,
+    /// Mutating requests (create, update, patch, delete) served at once
+    /// across all shards; past it 429 with Retry-After. kube-apiserver's
+    /// `--max-mutating-requests-inflight` default.
+    pub max_mutating_requests_inflight: usize,
+    /// Open watches one user may hold on one shard (a shard counts the
+    /// watches on the connections it serves; cores share no map); past it
+    /// 429. Each
+    /// watch costs a queue (`watch_queue_events_max`/`_bytes_max`), so one
+    /// client cannot pin the server's memory by opening watches.
+    pub watches_per_user_max: usize,
+    /// Seconds a 429 asks the client to wait (`Retry-After`); kube-apiserver
+    /// answers 1.
+    pub overload_retry_after_seconds: u32,
     /// Attempts of a PATCH without a resourceVersion precondition: each
     /// failed attempt means another writer changed the object between the
     /// read and the conditional append, and the patch is applied again to the
@@ -176,6 +200,12 @@ impl Config {
             http2_max_concurrent_streams: 1000,
             log_appends_in_flight_max: 4096,
             log_snapshot_check_interval: Duration::from_secs(1),
+            authentication: crate::auth::authn::AuthenticationConfig::default(),
+            authorization_mode: crate::auth::authz::AuthorizationMode::AlwaysAllow,
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
+            watches_per_user_max: 10_000,
+            overload_retry_after_seconds: 1,
             patch_conflict_attempts_max: 64,
             namespace_finalize_retry_max: Duration::from_secs(5),
             allow_unsafe_malformed_object_deletion: false,

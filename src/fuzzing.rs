@@ -65,6 +65,11 @@ pub const TARGETS: &[Target] = &[
         parses: "list::continue_token::ContinueToken::decode, list::plan",
     },
     Target {
+        name: "credentials",
+        run: credentials,
+        parses: "auth::authn::{TokenFile::parse, bearer_token, certificate_user}",
+    },
+    Target {
         name: "patch",
         run: patch,
         parses: "patch::apply (JSON, merge, strategic merge), types::schema::unknown_fields",
@@ -849,6 +854,63 @@ pub fn continue_token(data: &[u8]) {
     match plan(&options) {
         Ok(_) | Err(PlanError::BadRequest(_)) => {}
         Err(PlanError::Invalid { field, .. }) => assert_eq!(field, "resourceVersionMatch"),
+    }
+}
+
+// --- Credentials: the token file and client certificates --------------------------
+
+/// Quotes a CSV field as Go's encoding/csv reads it back.
+fn csv_field(field: &str) -> String {
+    format!("\"{}\"", field.replace('"', "\"\""))
+}
+
+/// Byte 0 even: the rest is a `--token-auth-file`. It parses or is refused
+/// with a record number; a parsed file has no empty token; written back as
+/// CSV (every field quoted) it parses to the same file; every token
+/// authenticates as its user (plus `system:authenticated`) and a token not
+/// in the file is refused, never anonymous. The input's first line is also
+/// tried as an `Authorization` header: `bearer_token` gives a non-empty,
+/// trimmed token or nothing. Byte 0 odd: the rest is a DER client
+/// certificate: `certificate_user` never panics, and a user it names has a
+/// non-empty name and no empty group.
+pub fn credentials(data: &[u8]) {
+    use crate::auth::authn::{bearer_token, certificate_user, AuthenticationConfig, AuthnError, TokenFile};
+    let Some((&mode, rest)) = data.split_first() else { return };
+    if mode % 2 == 1 {
+        if let Ok(user) = certificate_user(rest) {
+            assert!(!user.name.is_empty(), "a certificate user with an empty name");
+        }
+        return;
+    }
+    let text = text(rest);
+    if let Some(token) = text.lines().next().and_then(bearer_token) {
+        assert!(!token.is_empty() && token == token.trim(), "bearer token {token:?}");
+    }
+    let Ok(file) = TokenFile::parse(&text) else { return };
+    let mut written = String::new();
+    for (token, user) in file.iter() {
+        assert!(!token.is_empty(), "an empty token was kept");
+        let groups = user.groups.join(",");
+        written
+            .push_str(&[csv_field(token), csv_field(&user.name), csv_field(&user.uid), csv_field(&groups)].join(","));
+        written.push('\n');
+    }
+    let again = TokenFile::parse(&written).unwrap_or_else(|e| panic!("written back {written:?}: {e}"));
+    assert_eq!(again, file, "written back as {written:?}");
+    let config =
+        AuthenticationConfig { tokens: Some(std::sync::Arc::new(file.clone())), anonymous: true, ..Default::default() };
+    for (token, user) in file.iter() {
+        // A token with surrounding blanks or inner spaces is not sendable as one header value.
+        if token.trim() != token || token.contains(char::is_whitespace) || token.contains(['\r', '\n']) {
+            continue;
+        }
+        let found = config.authenticate(Some(&format!("Bearer {token}")), None).expect("a listed token");
+        assert_eq!(found.name, user.name);
+        assert!(found.in_group(crate::auth::AUTHENTICATED_GROUP));
+        let unknown = format!("{token}-not-listed");
+        if file.lookup(&unknown).is_none() {
+            assert_eq!(config.authenticate(Some(&format!("Bearer {unknown}")), None), Err(AuthnError::InvalidToken));
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 //! (one checking function per parser), shared with `tests/fuzz_smoke.rs`.
 
 pub mod api;
+pub mod auth;
 pub mod cache;
 pub mod config;
 pub mod fieldmanager;

@@ -70,6 +70,28 @@ struct ServeArgs {
     /// Bytes queued for one watcher before it is closed as too slow.
     #[arg(long)]
     watch_queue_bytes_max: Option<usize>,
+    /// Static bearer tokens, kube-apiserver's CSV: token,user,uid,"group1,group2".
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
+    /// PEM CA bundle that client certificates are verified against (needs TLS);
+    /// a certificate's CN is the user and each O a group.
+    #[arg(long)]
+    client_ca_file: Option<PathBuf>,
+    /// Serve requests without credentials as system:anonymous (false: 401).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    anonymous_auth: bool,
+    /// AlwaysAllow or RBAC (Roles and bindings stored in Shardline itself).
+    #[arg(long, default_value = "AlwaysAllow")]
+    authorization_mode: shardline::auth::authz::AuthorizationMode,
+    /// Read-only requests in flight before 429 (watches are counted apart).
+    #[arg(long)]
+    max_requests_inflight: Option<usize>,
+    /// Mutating requests in flight before 429.
+    #[arg(long)]
+    max_mutating_requests_inflight: Option<usize>,
+    /// Open watches per user (on each shard) before 429.
+    #[arg(long)]
+    watches_per_user_max: Option<usize>,
     /// Attempts of a PATCH without a resourceVersion before 409 Conflict.
     #[arg(long)]
     patch_conflict_attempts_max: Option<usize>,
@@ -154,7 +176,25 @@ fn config_from(args: ServeArgs) -> Config {
     if let Some(v) = args.watch_queue_bytes_max {
         config.watch_queue_bytes_max = v.max(1);
     }
+    config.authentication.client_ca_file = args.client_ca_file;
+    config.authentication.anonymous = args.anonymous_auth;
+    config.authorization_mode = args.authorization_mode;
+    if let Some(v) = args.max_requests_inflight {
+        config.max_requests_inflight = v.max(1);
+    }
+    if let Some(v) = args.max_mutating_requests_inflight {
+        config.max_mutating_requests_inflight = v.max(1);
+    }
+    if let Some(v) = args.watches_per_user_max {
+        config.watches_per_user_max = v.max(1);
+    }
     config
+}
+
+/// Reads and parses `--token-auth-file` (start-up I/O stays here).
+fn read_token_file(path: &std::path::Path) -> Result<shardline::auth::authn::TokenFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    shardline::auth::authn::TokenFile::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn main() -> ExitCode {
@@ -163,7 +203,17 @@ fn main() -> ExitCode {
         Command::Serve(args) => {
             let feature_gates = args.feature_gates.clone();
             let runtime_config = args.runtime_config.clone();
+            let token_file = args.token_auth_file.clone();
             let mut config = config_from(args);
+            if let Some(path) = token_file {
+                match read_token_file(&path) {
+                    Ok(tokens) => config.authentication.tokens = Some(std::sync::Arc::new(tokens)),
+                    Err(e) => {
+                        eprintln!("shardline: --token-auth-file: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
             if let Some(gates) = feature_gates {
                 match parse_feature_gates(&gates) {
                     Ok(unsafe_delete) => config.allow_unsafe_malformed_object_deletion = unsafe_delete,

@@ -333,3 +333,8 @@ fn fuzz_crate_matches_targets() {
         assert!(TARGETS.iter().any(|t| t.name == stem), "fuzz/fuzz_targets/{stem}.rs is not in fuzzing::TARGETS");
     }
 }
+
+#[test]
+fn credentials() {
+    smoke("credentials");
+}

@@ -260,6 +260,31 @@ fn streaming_lists_bookmarks_and_watch_option_validation() {
     }
 }
 
+/// `sendInitialEvents=false` with resourceVersion "0" ("Start at Any") or
+/// unset ("Start at Most Recent"): no initial state and no history, only the
+/// changes after the watch started, as kube-apiserver's watch cache answers.
+#[test]
+fn send_initial_events_false_starts_at_the_most_recent_revision_without_state() {
+    let s = Server::start();
+    for name in ["old1", "old2"] {
+        assert_eq!(s.post_json(CM, &configmap(name, &[])).status, 201);
+    }
+    for rv in ["&resourceVersion=0", "", "&resourceVersion="] {
+        let mut w = Watch::open(
+            &s,
+            &format!("{CM}?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan{rv}&timeoutSeconds=5"),
+        );
+        let name = format!("new{}", rv.len());
+        let created = s.post_json(CM, &configmap(&name, &[])).json();
+        // The first event is the change made after the watch started: not
+        // old1/old2 as initial state, nor their creation from the history.
+        let e = w.expect("ADDED", &name);
+        assert_eq!(resource_version(&e["object"]), resource_version(&created), "{rv}");
+        assert_eq!(s.delete(&format!("{CM}/{name}")).status, 200);
+        w.expect("DELETED", &name);
+    }
+}
+
 /// A watch with bookmarks ends (shortly before its timeout) with a bookmark at
 /// the highest revision it delivered; one without bookmarks just ends.
 #[test]

@@ -92,4 +92,20 @@ pub trait Backend {
     /// Runs `task` in the background on this shard; it may outlive the
     /// request that started it (a Terminating namespace's cleanup).
     fn spawn(&self, task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>);
+    /// This shard's RBAC index once this shard has applied the log's commit
+    /// point (a role change acknowledged before the call is seen). Never
+    /// asks another core. The default is an empty index (grants nothing).
+    async fn rbac_index(&self) -> std::rc::Rc<crate::auth::rbac::RbacIndex> {
+        std::rc::Rc::default()
+    }
+    /// The server's in-flight counters, shared by every shard; `None` (the
+    /// default) applies no in-flight limits.
+    fn in_flight(&self) -> Option<&std::sync::Arc<crate::api::pipeline::InFlight>> {
+        None
+    }
+    /// Counts one more open watch of `user` on this shard, released when
+    /// the returned guard drops; `None` when the user already holds `limit`.
+    fn open_user_watch(&self, _user: &str, _limit: usize) -> Option<Box<dyn std::any::Any>> {
+        Some(Box::new(()))
+    }
 }

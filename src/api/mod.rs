@@ -11,6 +11,7 @@ pub mod handlers;
 pub mod negotiate;
 pub mod object;
 pub mod params;
+pub mod pipeline;
 pub mod protobuf;
 pub mod protobuf_encode;
 pub mod cbor;
@@ -100,6 +101,8 @@ pub struct RequestHead {
     pub content_length: Option<u64>,
     /// The raw query string.
     pub query: Option<String>,
+    /// Who sent the request (the authentication stage's result).
+    pub user: crate::auth::UserInfo,
     /// `Accept-Encoding` (gzip of large get and list responses).
     pub accept_encoding: Option<String>,
     /// `User-Agent`: names the field manager of a write without `fieldManager`.
@@ -130,23 +133,38 @@ where
     let (parts, body) = request.into_parts();
     let header_text =
         |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    // The pipeline: authentication, authorization, overload protection;
+    // then the handler (admission and validation are the handlers').
+    let user = pipeline::authenticate(
+        backend,
+        header_text(header::AUTHORIZATION).as_deref(),
+        parts.extensions.get::<pipeline::ClientCertificateUser>(),
+    )?;
+    let params = Params::parse(parts.uri.query())?;
+    let route = route::parse(parts.uri.path());
+    let attributes = pipeline::attributes(&parts.method, parts.uri.path(), &route, &params);
+    pipeline::authorize(backend, &user, &attributes).await?;
+    let in_flight = pipeline::admit(backend, pipeline::RequestClass::of(&attributes, &route), &user)?;
     let head = RequestHead {
         method: parts.method.clone(),
-        params: Params::parse(parts.uri.query())?,
+        params,
         accept: header_text(header::ACCEPT),
         content_type: header_text(header::CONTENT_TYPE),
         content_length: header_text(header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
         query: parts.uri.query().map(str::to_string),
+        user,
         accept_encoding: header_text(header::ACCEPT_ENCODING),
         user_agent: header_text(header::USER_AGENT),
     };
-    let route = route::parse(parts.uri.path());
     let limit = backend.config().request_body_bytes_max;
     if head.content_length.is_some_and(|n| n > limit as u64) {
         return Err(ApiError::RequestEntityTooLarge { limit_bytes: limit });
     }
     let body = read_body(body, limit).await?;
-    match route {
+    let response = match route {
+        Route::Resource(path) if handlers::review::serves(&path) => {
+            handlers::review::serve(shared, &head, &path, &body).await
+        }
         Route::Resource(path) => handlers::resource(shared, &head, &path, body).await,
         Route::Health { kind, check } => Ok(handlers::health::serve(backend, &head, &kind, check.as_deref())),
         Route::Metrics => handlers::metrics::serve(backend).await,
@@ -157,6 +175,37 @@ where
             backend.await_applied(backend.committed_revision()).await;
             handlers::discovery::serve(backend, &head, &other)
         }
+    }?;
+    // The in-flight slot is held until the body ends (a streamed list, a watch).
+    Ok(match in_flight {
+        Some(guard) => response.map(|body| ResponseBody::new(Guarded { body, _guard: guard })),
+        None => response,
+    })
+}
+
+/// A response body that holds its request's in-flight slot until it ends.
+struct Guarded {
+    body: ResponseBody,
+    _guard: pipeline::InFlightGuard,
+}
+
+impl Body for Guarded {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BodyError>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
 

@@ -83,6 +83,14 @@ pub enum ApiError {
     /// continuation.
     #[error("expired: {message}")]
     Expired { message: String, continue_token: Option<String> },
+    /// 401: credentials present but wrong, or none while anonymous requests
+    /// are off (kube-apiserver's bare "Unauthorized").
+    #[error("unauthorized")]
+    Unauthorized,
+    /// 429: over an in-flight or open-watch limit; the client retries after
+    /// `retry_after_seconds`.
+    #[error("too many requests")]
+    TooManyRequests { retry_after_seconds: u32 },
     /// A PATCH with a `Content-Type` that is not a patch type the resource
     /// accepts (415; the message lists the accepted ones, as kube-apiserver's).
     #[error("unsupported patch type {got}")]
@@ -117,6 +125,8 @@ impl ApiError {
             ApiError::ServiceUnavailable(_) => 503,
             ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => 504,
             ApiError::Expired { .. } => 410,
+            ApiError::Unauthorized => 401,
+            ApiError::TooManyRequests { .. } => 429,
             ApiError::UnsupportedPatchType { .. } => 415,
             ApiError::PatchDoesNotApply(_) => 422,
             ApiError::TooManyPatchOperations(_) => 413,
@@ -140,6 +150,8 @@ impl ApiError {
             ApiError::ServiceUnavailable(_) => "ServiceUnavailable",
             ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => "Timeout",
             ApiError::Expired { .. } => "Expired",
+            ApiError::Unauthorized => "Unauthorized",
+            ApiError::TooManyRequests { .. } => "TooManyRequests",
             ApiError::UnsupportedPatchType { .. } => "UnsupportedMediaType",
             ApiError::PatchDoesNotApply(_) => "Invalid",
             ApiError::TooManyPatchOperations(_) => "RequestEntityTooLarge",
@@ -153,6 +165,7 @@ impl ApiError {
             ApiError::Timeout { retry_after_seconds, .. } => Some(*retry_after_seconds),
             ApiError::TooLargeResourceVersion { .. } => Some(1),
             ApiError::ServiceUnavailable(_) => Some(1),
+            ApiError::TooManyRequests { retry_after_seconds } => Some(*retry_after_seconds),
             _ => None,
         }
     }
@@ -162,6 +175,12 @@ impl ApiError {
             ApiError::BadRequest(m) => m.clone(),
             ApiError::NotFound(t) => format!("{} \"{}\" not found", t.group_resource(), t.name),
             ApiError::PathNotFound => "the server could not find the requested resource".into(),
+            // kube's NewForbidden: `pods "x" is forbidden: ...`, `pods is
+            // forbidden: ...` without a name, `forbidden: ...` for a path.
+            ApiError::Forbidden { target, message } if target.resource.is_empty() => format!("forbidden: {message}"),
+            ApiError::Forbidden { target, message } if target.name.is_empty() => {
+                format!("{} is forbidden: {}", target.group_resource(), message)
+            }
             ApiError::Forbidden { target, message } => {
                 format!("{} \"{}\" is forbidden: {}", target.group_resource(), target.name, message)
             }
@@ -200,6 +219,8 @@ impl ApiError {
                 format!("Timeout: Too large resource version: {requested}, current: {current}")
             }
             ApiError::Expired { message, .. } => message.clone(),
+            ApiError::Unauthorized => "Unauthorized".into(),
+            ApiError::TooManyRequests { .. } => "Too many requests, please try again later.".into(),
             ApiError::UnsupportedPatchType { accepted, .. } => format!(
                 "the body of the request was in an unknown format - accepted media types include: {}",
                 accepted.join(", ")
@@ -239,7 +260,9 @@ impl ApiError {
                 d.insert("causes".into(), Value::Array(causes));
                 Some(Value::Object(d))
             }
-            ApiError::Timeout { retry_after_seconds, .. } => Some(json!({"retryAfterSeconds": retry_after_seconds})),
+            ApiError::Timeout { retry_after_seconds, .. } | ApiError::TooManyRequests { retry_after_seconds } => {
+                Some(json!({"retryAfterSeconds": retry_after_seconds}))
+            }
             ApiError::TooLargeResourceVersion { .. } => Some(json!({
                 "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                 "retryAfterSeconds": 1,

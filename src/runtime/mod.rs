@@ -92,6 +92,8 @@ struct Shared {
     /// Each shard's watch counters, published after every change to its hub
     /// so any shard can serve /metrics.
     watch_stats: Vec<WatchCounters>,
+    /// Requests in flight across every shard (overload protection).
+    in_flight: Arc<api::pipeline::InFlight>,
 }
 
 /// A shard's [`crate::watch::HubStats`] as atomics.
@@ -168,6 +170,11 @@ struct Local {
     shutdown: LocalSignal,
     connections: Cell<usize>,
     started: Instant,
+    /// This shard's RBAC index, maintained from the entries it applies;
+    /// replaced copy-on-write so a check holds a consistent one.
+    rbac: RefCell<Rc<crate::auth::rbac::RbacIndex>>,
+    /// Open watches per user on this shard.
+    user_watches: RefCell<std::collections::HashMap<String, usize>>,
 }
 
 impl Local {
@@ -196,6 +203,25 @@ impl Local {
 
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
+    }
+}
+
+/// One open watch of a user on this shard, counted until dropped.
+struct UserWatchGuard {
+    local: Rc<Local>,
+    user: String,
+}
+
+impl Drop for UserWatchGuard {
+    fn drop(&mut self) {
+        if let Ok(mut watches) = self.local.user_watches.try_borrow_mut() {
+            if let Some(open) = watches.get_mut(&self.user) {
+                *open = open.saturating_sub(1);
+                if *open == 0 {
+                    watches.remove(&self.user);
+                }
+            }
+        }
     }
 }
 
@@ -329,6 +355,37 @@ impl Backend for ShardBackend {
         glommio::spawn_local(task).detach();
     }
 
+    async fn rbac_index(&self) -> Rc<crate::auth::rbac::RbacIndex> {
+        // Read-your-writes for permissions: wait (on this core only) until
+        // this shard has applied everything acknowledged so far.
+        let committed = self.committed_revision();
+        if self.local.store.borrow().applied() < committed {
+            let (reply, applied) = oneshot::channel::<()>();
+            self.local.run_or_defer(
+                committed,
+                Box::new(move |_| {
+                    let _ = reply.send(());
+                }),
+            );
+            let _ = applied.await;
+        }
+        self.local.rbac.borrow().clone()
+    }
+
+    fn in_flight(&self) -> Option<&Arc<api::pipeline::InFlight>> {
+        Some(&self.shared.in_flight)
+    }
+
+    fn open_user_watch(&self, user: &str, limit: usize) -> Option<Box<dyn std::any::Any>> {
+        let mut watches = self.local.user_watches.borrow_mut();
+        let open = watches.entry(user.to_string()).or_insert(0);
+        if *open >= limit {
+            return None;
+        }
+        *open += 1;
+        Some(Box::new(UserWatchGuard { local: self.local.clone(), user: user.to_string() }))
+    }
+
     fn process_limits(&self) -> api::backend::ProcessLimits {
         let l = self.shared.limits;
         api::backend::ProcessLimits {
@@ -402,7 +459,7 @@ pub fn default_shard_count() -> u16 {
 pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
     let limits = limits::read_and_raise();
     eprintln!("shardline: process limits: {limits}");
-    let tls = tls::server_config(&config.tls)?;
+    let tls = tls::server_config_with_client_ca(&config.tls, config.authentication.client_ca_file.as_deref())?;
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| RuntimeError::Log(format!("creating {}: {e}", config.data_dir.display())))?;
     // glommio opens directories by absolute path only.
@@ -461,6 +518,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         drained_shards: AtomicUsize::new(0),
         log_closed: AtomicBool::new(false),
         watch_stats: (0..shard_count).map(|_| WatchCounters::default()).collect(),
+        in_flight: Arc::default(),
     });
 
     spawn_signal_thread(shared.clone())?;
@@ -566,6 +624,8 @@ async fn shard_main(
         shutdown: LocalSignal::default(),
         connections: Cell::new(0),
         started: Instant::now(),
+        rbac: RefCell::default(),
+        user_watches: RefCell::default(),
     });
 
     let log = match inbox.log_rx {
@@ -593,6 +653,13 @@ async fn shard_main(
     }
     let registry = local.registry.borrow().clone();
     local.store.borrow_mut().load(initial.revision, &initial.live, &*registry);
+    {
+        let mut index = crate::auth::rbac::RbacIndex::default();
+        for kv in initial.live.iter().filter(|kv| crate::auth::rbac::is_rbac_key(&kv.key)) {
+            index.apply(&kv.key, Some(&kv.value));
+        }
+        *local.rbac.borrow_mut() = Rc::new(index);
+    }
     // Watches start at or after the loaded state: history before it is unknown.
     *local.hub.borrow_mut() = crate::watch::WatchHub::new(
         initial.revision,
@@ -770,7 +837,37 @@ async fn bootstrap_namespaces(backend: &ShardBackend) {
             }
         }
     }
+    if backend.shared.config.authorization_mode == crate::auth::authz::AuthorizationMode::Rbac
+        && !bootstrap_rbac(backend).await
+    {
+        return;
+    }
     backend.shared.bootstrapped.store(true, Ordering::Release);
+}
+
+/// Writes kube-apiserver's bootstrap RBAC policy where absent (RBAC mode);
+/// false when the log refused a write.
+async fn bootstrap_rbac(backend: &ShardBackend) -> bool {
+    for (key, mut object) in crate::auth::bootstrap::policy() {
+        if let Some(metadata) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            metadata.insert("uid".into(), serde_json::json!(api::object::new_uid(rand::random())));
+            metadata.insert(
+                "creationTimestamp".into(),
+                serde_json::json!(api::object::timestamp(SystemTime::now())),
+            );
+        }
+        let value = bytes::Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
+        let proposal =
+            Proposal { key: key.encode(), precondition: Precondition::Absent, operation: Operation::Put(value) };
+        match backend.append(proposal).await {
+            Ok(_) | Err(AppendError::Conflict { .. }) => {}
+            Err(e) => {
+                eprintln!("shardline: creating the bootstrap RBAC policy ({}): {e}", key.name);
+                return false;
+            }
+        }
+    }
+    true
 }
 
 async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Receiver<Arc<Vec<Entry>>>) {
@@ -789,12 +886,30 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
         }
         let registry = local.registry.borrow().clone();
         local.store.borrow_mut().apply(&batch, now_ms, &*registry);
+        apply_rbac(&local, &batch);
         {
             let mut hub = local.hub.borrow_mut();
             hub.dispatch(&batch, now_ms, &*registry);
             shared.publish_watch_stats(local.id, &hub);
         }
         local.run_ready_jobs();
+    }
+}
+
+/// Applies a batch's RBAC changes to this shard's index (copy-on-write:
+/// checks in progress keep the index they read).
+fn apply_rbac(local: &Local, batch: &[Entry]) {
+    let mut changes = batch.iter().filter(|e| crate::auth::rbac::is_rbac_key(&e.key)).peekable();
+    if changes.peek().is_none() {
+        return;
+    }
+    let mut rbac = local.rbac.borrow_mut();
+    let index = Rc::make_mut(&mut rbac);
+    for entry in changes {
+        match &entry.operation {
+            Operation::Put(value) => index.apply(&entry.key, Some(value)),
+            Operation::Delete => index.apply(&entry.key, None),
+        }
     }
 }
 
@@ -851,10 +966,18 @@ async fn accept_loop(
             match acceptor {
                 Some(acceptor) => {
                     if let Ok(stream) = acceptor.accept(stream).await {
-                        serve_connection(HyperIo::new(stream), backend, &local).await;
+                        // A verified client certificate names the connection's user.
+                        let certificate = stream
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|chain| chain.first())
+                            .and_then(|leaf| crate::auth::authn::certificate_user(leaf).ok())
+                            .map(api::pipeline::ClientCertificateUser);
+                        serve_connection(HyperIo::new(stream), backend, &local, certificate).await;
                     }
                 }
-                None => serve_connection(hyper_glue::TcpIo::new(stream), backend, &local).await,
+                None => serve_connection(hyper_glue::TcpIo::new(stream), backend, &local, None).await,
             }
             local.connections.set(local.connections.get() - 1);
             drop(permit);
@@ -863,16 +986,23 @@ async fn accept_loop(
     }
 }
 
-async fn serve_connection<T>(io: T, backend: Rc<ShardBackend>, local: &Rc<Local>)
-where
+async fn serve_connection<T>(
+    io: T,
+    backend: Rc<ShardBackend>,
+    local: &Rc<Local>,
+    certificate: Option<api::pipeline::ClientCertificateUser>,
+) where
     T: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
 {
     let config = &backend.shared.config;
     let mut builder = hyper_util::server::conn::auto::Builder::new(LocalExecutor);
     builder.http1().timer(LocalTimer).header_read_timeout(config.header_read_timeout).keep_alive(true);
     builder.http2().timer(LocalTimer).max_concurrent_streams(config.http2_max_concurrent_streams);
-    let service = hyper::service::service_fn(move |request| {
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
         let backend = backend.clone();
+        if let Some(certificate) = &certificate {
+            request.extensions_mut().insert(certificate.clone());
+        }
         async move { Ok::<_, Infallible>(api::handle(&backend, request).await) }
     });
     let connection = builder.serve_connection(io, service);

@@ -1,6 +1,12 @@
 //! TLS for the listener: rustls with ALPN `h2` and `http/1.1`, from PEM files
 //! or a certificate generated at start-up (`--tls-self-signed`).
 //!
+//! With `--client-ca-file`, clients may present a certificate: rustls
+//! verifies it against that CA bundle (client authentication is optional,
+//! so token and anonymous requests still connect; a certificate that does
+//! not verify fails the handshake), and the runtime reads its subject into
+//! the user (`auth::authn::certificate_user`).
+//!
 //! Invariant: the server configuration is built once, before any executor
 //! starts, and shared read-only by every shard.
 
@@ -21,22 +27,46 @@ pub enum TlsError {
     Generate(String),
     #[error("TLS configuration: {0}")]
     Config(String),
+    #[error("--client-ca-file needs TLS (--tls-cert/--tls-key or --tls-self-signed)")]
+    ClientCaWithoutTls,
 }
 
 /// The rustls server configuration for `tls`, or `None` for plain HTTP.
 pub fn server_config(tls: &TlsConfig) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
+    server_config_with_client_ca(tls, None)
+}
+
+/// As [`server_config`], verifying optional client certificates against
+/// the PEM CA bundle at `client_ca`.
+pub fn server_config_with_client_ca(
+    tls: &TlsConfig,
+    client_ca: Option<&std::path::Path>,
+) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
     let (certs, key) = match tls {
+        TlsConfig::None if client_ca.is_some() => return Err(TlsError::ClientCaWithoutTls),
         TlsConfig::None => return Ok(None),
         TlsConfig::Files { cert, key } => (read_certs(cert)?, read_key(key)?),
         TlsConfig::SelfSigned => self_signed()?,
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| TlsError::Config(e.to_string()))?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
         .map_err(|e| TlsError::Config(e.to_string()))?;
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(path) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for ca in read_certs(path)? {
+                roots.add(ca).map_err(|e| TlsError::Config(format!("{}: {e}", path.display())))?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .allow_unauthenticated()
+                .build()
+                .map_err(|e| TlsError::Config(e.to_string()))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder.with_single_cert(certs, key).map_err(|e| TlsError::Config(e.to_string()))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Some(Arc::new(config)))
 }

@@ -18,6 +18,7 @@
 #![allow(dead_code)] // Each test binary uses a different part of the harness.
 
 pub mod http;
+pub mod tls;
 
 use std::fs::{self, File};
 use std::io;
@@ -68,6 +69,12 @@ pub struct Launch {
     /// Appended to the `serve` command line after the harness's own flags,
     /// for example `["--history-window", "1s"]`.
     pub extra_args: Vec<String>,
+    /// A bearer token the readiness probe sends (servers started with
+    /// `--anonymous-auth=false` answer anonymous probes with 401).
+    pub readyz_token: Option<String>,
+    /// The server serves TLS: the readiness probe and `kubeconfig_with_token`
+    /// use this client configuration and CA file (`tls::TestPki`).
+    pub tls_client: Option<(std::sync::Arc<rustls::ClientConfig>, PathBuf)>,
 }
 
 /// A running `shardline serve` child process and its temporary directory.
@@ -268,7 +275,16 @@ impl Server {
     /// True when `GET /readyz` answers 200 right now.
     pub fn readyz_ok(&self) -> bool {
         match Conn::connect(self.addr) {
-            Ok(mut conn) => matches!(conn.request("GET", "/readyz", &[], None), Ok(r) if r.status == 200),
+            Ok(mut conn) => {
+                let bearer = self.launch.readyz_token.as_ref().map(|t| format!("Bearer {t}"));
+                let headers: Vec<(&str, &str)> = bearer.iter().map(|b| ("Authorization", b.as_str())).collect();
+                match &self.launch.tls_client {
+                    Some((config, _)) => {
+                        matches!(tls::request(self.addr, config, "GET", "/readyz", &headers, b""), Ok((200, _)))
+                    }
+                    None => matches!(conn.request("GET", "/readyz", &headers, None), Ok(r) if r.status == 200),
+                }
+            }
             Err(_) => false,
         }
     }
@@ -384,10 +400,43 @@ impl Server {
         path
     }
 
+    /// Writes a kubeconfig for this server whose user sends `token` as a
+    /// bearer token (`--token-auth-file` users) and returns its path.
+    pub fn kubeconfig_with_token(&self, user: &str, token: &str) -> PathBuf {
+        let path = self.dir.path().join(format!("kubeconfig-{user}"));
+        // kubectl sends tokens only over TLS.
+        let cluster = match &self.launch.tls_client {
+            Some((_, ca)) => format!("server: https://{}\n    certificate-authority: {}", self.addr, ca.display()),
+            None => format!("server: http://{}", self.addr),
+        };
+        let text = format!(
+            "apiVersion: v1\n\
+             kind: Config\n\
+             clusters:\n\
+             - name: shardline\n  cluster:\n    {cluster}\n\
+             users:\n\
+             - name: {user}\n  user:\n    token: {token}\n\
+             contexts:\n\
+             - name: shardline\n  context:\n    cluster: shardline\n    user: {user}\n\
+             current-context: shardline\n"
+        );
+        fs::write(&path, text).expect("write kubeconfig");
+        path
+    }
+
+    /// Runs kubectl as the token file's `user` (bounded by `KUBECTL_TIMEOUT`).
+    pub fn kubectl_as(&self, user: &str, token: &str, args: &[&str]) -> KubectlOutput {
+        self.kubectl_with(self.kubeconfig_with_token(user, token), args)
+    }
+
     /// Runs kubectl against this server (bounded by `KUBECTL_TIMEOUT`).
     pub fn kubectl(&self, args: &[&str]) -> KubectlOutput {
+        self.kubectl_with(self.kubeconfig(), args)
+    }
+
+    /// Runs kubectl with the given kubeconfig (bounded by `KUBECTL_TIMEOUT`).
+    pub fn kubectl_with(&self, kubeconfig: PathBuf, args: &[&str]) -> KubectlOutput {
         let kubectl = kubectl_path();
-        let kubeconfig = self.kubeconfig();
         let home = self.dir.path().join("home");
         let cache = self.dir.path().join("kube-cache");
         fs::create_dir_all(&home).expect("create kubectl home");

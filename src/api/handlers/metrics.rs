@@ -102,5 +102,41 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
         "ADDED events of watches' initial state.",
         &per_shard(|s| s.initial_events_sent),
     );
+    if let Some(in_flight) = backend.in_flight() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let classes = |read: u64, mutating: u64, watch: u64| -> Vec<(String, u64)> {
+            vec![
+                ("{class=\"readonly\"}".into(), read),
+                ("{class=\"mutating\"}".into(), mutating),
+                ("{class=\"watch\"}".into(), watch),
+            ]
+        };
+        let _ = writeln!(out, "# HELP shardline_requests_in_flight Requests being served, by class (all shards).");
+        let _ = writeln!(out, "# TYPE shardline_requests_in_flight gauge");
+        for (labels, value) in
+            classes(in_flight.reads.load(Relaxed), in_flight.mutations.load(Relaxed), in_flight.watches.load(Relaxed))
+        {
+            let _ = writeln!(out, "shardline_requests_in_flight{labels} {value}");
+        }
+        let _ =
+            writeln!(out, "# HELP shardline_requests_in_flight_max In-flight limits (watches: per user per shard).");
+        let _ = writeln!(out, "# TYPE shardline_requests_in_flight_max gauge");
+        for (labels, value) in classes(
+            config.max_requests_inflight as u64,
+            config.max_mutating_requests_inflight as u64,
+            config.watches_per_user_max as u64,
+        ) {
+            let _ = writeln!(out, "shardline_requests_in_flight_max{labels} {value}");
+        }
+        let _ = writeln!(out, "# HELP shardline_requests_rejected_total Requests refused with 429, by class.");
+        let _ = writeln!(out, "# TYPE shardline_requests_rejected_total counter");
+        for (labels, value) in classes(
+            in_flight.rejected_reads.load(Relaxed),
+            in_flight.rejected_mutations.load(Relaxed),
+            in_flight.rejected_watches.load(Relaxed),
+        ) {
+            let _ = writeln!(out, "shardline_requests_rejected_total{labels} {value}");
+        }
+    }
     Ok(respond(StatusCode::OK, "text/plain; version=0.0.4", Bytes::from(out)))
 }

@@ -16,6 +16,7 @@ pub mod health;
 pub mod list;
 pub mod metrics;
 pub mod namespace;
+pub mod review;
 pub mod patch;
 pub mod scale;
 pub mod table;

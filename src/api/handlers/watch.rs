@@ -4,7 +4,9 @@
 //! watchers, sent as its own frame.
 //!
 //! resourceVersion: unset or "0" sends the current state as ADDED events (a
-//! list at the commit point) and then every change after it; a value starts
+//! list at the commit point) and then every change after it, unless
+//! `sendInitialEvents=false` (then it starts at the most recent revision
+//! without the state, as kube-apiserver does for both); a value starts
 //! exactly after it, from the shard's history; a value older than the
 //! history is an ERROR event carrying a 410 Expired Status, as
 //! kube-apiserver's watch cache answers. A watch ends after `timeoutSeconds`,
@@ -122,9 +124,11 @@ pub async fn serve<B: Backend + 'static>(
         continue_token: None,
     };
     let (after, first_round) = match (requested, send_initial) {
-        // sendInitialEvents=false: start at the requested revision (or the
-        // most recent), without the current state.
-        (None, Some(false)) => (backend.committed_revision(), None),
+        // sendInitialEvents=false without a resourceVersion: "Start at Most
+        // Recent"; with resourceVersion "0": "Start at Any", which is the
+        // most recent here too (kube-apiserver's watch cache starts at its
+        // own current revision). Neither sends the current state.
+        (None, Some(false)) | (Some("0"), Some(false)) => (backend.committed_revision(), None),
         (None, _) | (Some("0"), None) | (Some(_), Some(true)) => {
             // Not older than a given revision: wait for the log to reach it.
             if let Some(text) = requested.filter(|t| *t != "0") {
@@ -216,7 +220,7 @@ pub async fn serve<B: Backend + 'static>(
     let guard = stream.guard;
     // A watch from a given resourceVersion never gets a bookmark at or
     // before it (that one may not even be reached yet).
-    let exact = requested.is_some() && first_round.is_none();
+    let exact = requested.is_some_and(|v| v != "0") && first_round.is_none();
     // Column definitions go in the first event's Table only; bookmarks are
     // tabulated too, as kube-apiserver's watch encoder transforms them.
     let render: Render = {

@@ -1,0 +1,282 @@
+//! The request pipeline's stages before a handler, in kube-apiserver's
+//! order: authentication (who: [`authenticate`]), authorization (may they:
+//! [`authorize`] on the request's [`attributes`]), then overload protection
+//! ([`admit`]: in-flight limits for reads and mutations, watches per user).
+//! Admission and validation stay in the handlers, which receive the user
+//! in `RequestHead::user`.
+//!
+//! Invariant: a refused request is an `ApiError` (401 Unauthorized, 403
+//! Forbidden with kube-apiserver's message, 429 TooManyRequests with
+//! Retry-After) before any handler or shard is asked anything; with no
+//! authentication or authorization flags every request passes as
+//! `system:anonymous` under AlwaysAllow, as before the pipeline existed.
+//! The authorization check reads only this core's RBAC index.
+
+use super::params::Params;
+use super::route::{ResourcePath, Route};
+use super::status::{ApiError, Target};
+use super::Backend;
+use crate::auth::authz::{self, AuthorizationMode};
+use crate::auth::{Attributes, UserInfo};
+use http::Method;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The identity of a connection's verified TLS client certificate, put in
+/// each request's extensions by the runtime.
+#[derive(Clone, Debug)]
+pub struct ClientCertificateUser(pub UserInfo);
+
+/// Authentication: the `Authorization` header and the connection's client
+/// certificate to a user; 401 when credentials are present but wrong, or
+/// absent while anonymous requests are off.
+pub fn authenticate(
+    backend: &impl Backend,
+    authorization: Option<&str>,
+    certificate: Option<&ClientCertificateUser>,
+) -> Result<UserInfo, ApiError> {
+    backend
+        .config()
+        .authentication
+        .authenticate(authorization, certificate.map(|c| &c.0))
+        .map_err(|_| ApiError::Unauthorized)
+}
+
+/// kube-apiserver's request info: what a request asks, from its method,
+/// path and query (a list or watch with `fieldSelector=metadata.name=X`
+/// names X, so `resourceNames` rules apply to single-object watches).
+pub fn attributes(method: &Method, path: &str, route: &Route, params: &Params) -> Attributes {
+    let Route::Resource(resource) = route else {
+        return Attributes {
+            verb: method.as_str().to_ascii_lowercase(),
+            resource_request: false,
+            path: path.to_string(),
+            ..Attributes::default()
+        };
+    };
+    let ResourcePath { group, version, resource: plural, namespace, name, subresource, legacy_watch } = resource;
+    let collection = name.is_none();
+    let verb = match *method {
+        Method::GET | Method::HEAD if params.watch || *legacy_watch => "watch",
+        Method::GET | Method::HEAD if collection => "list",
+        Method::GET | Method::HEAD => "get",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE if collection => "deletecollection",
+        Method::DELETE => "delete",
+        _ => "",
+    };
+    let mut name = name.clone().unwrap_or_default();
+    if name.is_empty() && (verb == "list" || verb == "watch") {
+        if let Some(selector) =
+            params.field_selector.as_deref().and_then(|s| crate::types::selector::parse_field_selector(s).ok())
+        {
+            if let Some(r) = selector
+                .requirements
+                .iter()
+                .find(|r| r.key == "metadata.name" && r.operator == crate::types::selector::Operator::Equals)
+            {
+                name = r.value.clone();
+            }
+        }
+    }
+    // A namespace is its own namespace (kube: /api/v1/namespaces/NAME).
+    let namespace = match namespace {
+        Some(ns) => ns.clone(),
+        None if group.is_empty() && plural == "namespaces" => name.clone(),
+        None => String::new(),
+    };
+    Attributes {
+        verb: verb.to_string(),
+        resource_request: true,
+        api_group: group.clone(),
+        api_version: version.clone(),
+        resource: plural.clone(),
+        subresource: subresource.clone().unwrap_or_default(),
+        namespace,
+        name,
+        path: path.to_string(),
+    }
+}
+
+/// Authorization: 403 with kube-apiserver's message unless allowed. In RBAC
+/// mode this reads this core's index once it has applied the commit point.
+pub async fn authorize(backend: &impl Backend, user: &UserInfo, attributes: &Attributes) -> Result<(), ApiError> {
+    let mode = backend.config().authorization_mode;
+    if mode == AuthorizationMode::AlwaysAllow || user.in_group(crate::auth::MASTERS_GROUP) {
+        return Ok(());
+    }
+    let index = backend.rbac_index().await;
+    if authz::allows(mode, &index, user, attributes) {
+        return Ok(());
+    }
+    Err(forbidden(user, attributes))
+}
+
+/// The 403 for a refused request.
+pub fn forbidden(user: &UserInfo, attributes: &Attributes) -> ApiError {
+    let target = if attributes.resource_request {
+        Target::new(&attributes.api_group, &attributes.resource, &attributes.name)
+    } else {
+        Target::default()
+    };
+    ApiError::Forbidden { target, message: attributes.forbidden_message(user) }
+}
+
+/// What kind of request an in-flight slot is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestClass {
+    ReadOnly,
+    Mutating,
+    /// Long-running: counted apart, limited per user.
+    Watch,
+    /// Health checks and /metrics: never refused, so probes answer under load.
+    Exempt,
+}
+
+impl RequestClass {
+    pub fn of(attributes: &Attributes, route: &Route) -> RequestClass {
+        match route {
+            Route::Health { .. } | Route::Metrics => return RequestClass::Exempt,
+            _ => {}
+        }
+        match attributes.verb.as_str() {
+            "watch" => RequestClass::Watch,
+            "create" | "update" | "patch" | "delete" | "deletecollection" | "post" | "put" => RequestClass::Mutating,
+            _ => RequestClass::ReadOnly,
+        }
+    }
+}
+
+/// Requests in flight across every shard, and how many were refused.
+/// Shared by every core (atomics only).
+#[derive(Debug, Default)]
+pub struct InFlight {
+    pub reads: AtomicU64,
+    pub mutations: AtomicU64,
+    pub watches: AtomicU64,
+    pub rejected_reads: AtomicU64,
+    pub rejected_mutations: AtomicU64,
+    pub rejected_watches: AtomicU64,
+}
+
+/// Holds one in-flight slot until dropped (when the response body ends).
+pub struct InFlightGuard {
+    counters: Arc<InFlight>,
+    class: RequestClass,
+    /// A watch's per-user count on this shard, released with it.
+    _user_watch: Option<Box<dyn std::any::Any>>,
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        if let Some(counter) = self.counters.counter(self.class) {
+            counter.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+impl InFlight {
+    fn counter(&self, class: RequestClass) -> Option<&AtomicU64> {
+        match class {
+            RequestClass::ReadOnly => Some(&self.reads),
+            RequestClass::Mutating => Some(&self.mutations),
+            RequestClass::Watch => Some(&self.watches),
+            RequestClass::Exempt => None,
+        }
+    }
+
+    /// Takes a slot of `class` if fewer than `limit` are taken (`None`: no limit).
+    fn try_acquire(self: &Arc<Self>, class: RequestClass, limit: Option<usize>) -> Result<InFlightGuard, ()> {
+        if let (Some(counter), Some(limit)) = (self.counter(class), limit) {
+            let taken = counter.fetch_add(1, Ordering::AcqRel);
+            if taken >= limit as u64 {
+                counter.fetch_sub(1, Ordering::AcqRel);
+                let rejected = match class {
+                    RequestClass::ReadOnly => &self.rejected_reads,
+                    RequestClass::Mutating => &self.rejected_mutations,
+                    _ => &self.rejected_watches,
+                };
+                rejected.fetch_add(1, Ordering::Relaxed);
+                return Err(());
+            }
+        } else if let Some(counter) = self.counter(class) {
+            counter.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(InFlightGuard { counters: self.clone(), class, _user_watch: None })
+    }
+}
+
+/// Overload protection: a slot for the request, or 429 with Retry-After.
+/// Reads and mutations have their own limits across the server; a watch
+/// is limited per user (on this shard) instead, since it is long-running.
+pub fn admit(backend: &impl Backend, class: RequestClass, user: &UserInfo) -> Result<Option<InFlightGuard>, ApiError> {
+    let config = backend.config();
+    let too_many = || ApiError::TooManyRequests { retry_after_seconds: config.overload_retry_after_seconds };
+    let Some(counters) = backend.in_flight() else { return Ok(None) };
+    let limit = match class {
+        RequestClass::ReadOnly => Some(config.max_requests_inflight),
+        RequestClass::Mutating => Some(config.max_mutating_requests_inflight),
+        RequestClass::Watch | RequestClass::Exempt => None,
+    };
+    let mut guard = counters.try_acquire(class, limit).map_err(|()| too_many())?;
+    if class == RequestClass::Watch {
+        match backend.open_user_watch(&user.name, config.watches_per_user_max) {
+            Some(user_watch) => guard._user_watch = Some(user_watch),
+            None => {
+                counters.rejected_watches.fetch_add(1, Ordering::Relaxed);
+                return Err(too_many());
+            }
+        }
+    }
+    Ok(Some(guard))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(method: Method, path: &str) -> Attributes {
+        let uri: http::Uri = path.parse().unwrap();
+        let params = Params::parse(uri.query()).unwrap();
+        attributes(&method, uri.path(), &super::super::route::parse(uri.path()), &params)
+    }
+
+    #[test]
+    fn request_info_as_kube_apiserver_derives_it() {
+        let a = attrs(Method::GET, "/api/v1/namespaces/team/pods");
+        assert_eq!((a.verb.as_str(), a.namespace.as_str(), a.resource.as_str()), ("list", "team", "pods"));
+        assert!(a.resource_request);
+        let a = attrs(Method::GET, "/api/v1/namespaces/team/configmaps?watch=1&fieldSelector=metadata.name%3Donly");
+        assert_eq!((a.verb.as_str(), a.name.as_str()), ("watch", "only"));
+        let a = attrs(Method::GET, "/api/v1/watch/namespaces/team/configmaps/only");
+        assert_eq!((a.verb.as_str(), a.name.as_str()), ("watch", "only"));
+        let a = attrs(Method::DELETE, "/apis/apps/v1/namespaces/team/deployments");
+        assert_eq!((a.verb.as_str(), a.api_group.as_str()), ("deletecollection", "apps"));
+        let a = attrs(Method::PUT, "/apis/apps/v1/namespaces/team/deployments/web/scale");
+        assert_eq!((a.verb.as_str(), a.subresource.as_str(), a.name.as_str()), ("update", "scale", "web"));
+        let a = attrs(Method::GET, "/api/v1/namespaces/team");
+        assert_eq!((a.resource.as_str(), a.namespace.as_str(), a.name.as_str()), ("namespaces", "team", "team"));
+        let a = attrs(Method::GET, "/api/v1/pods");
+        assert_eq!((a.verb.as_str(), a.namespace.as_str()), ("list", ""));
+        let a = attrs(Method::GET, "/healthz");
+        assert!(!a.resource_request);
+        assert_eq!((a.verb.as_str(), a.path.as_str()), ("get", "/healthz"));
+        assert!(!attrs(Method::GET, "/apis/apps/v1").resource_request);
+    }
+
+    #[test]
+    fn in_flight_slots_are_bounded_and_released() {
+        let counters = Arc::new(InFlight::default());
+        let first = counters.try_acquire(RequestClass::Mutating, Some(2)).unwrap();
+        let _second = counters.try_acquire(RequestClass::Mutating, Some(2)).unwrap();
+        assert!(counters.try_acquire(RequestClass::Mutating, Some(2)).is_err());
+        assert_eq!(counters.rejected_mutations.load(Ordering::Relaxed), 1);
+        // Reads have their own budget.
+        assert!(counters.try_acquire(RequestClass::ReadOnly, Some(1)).is_ok());
+        drop(first);
+        assert!(counters.try_acquire(RequestClass::Mutating, Some(2)).is_ok());
+        assert_eq!(counters.mutations.load(Ordering::Relaxed), 1, "the guard above was dropped at once");
+    }
+}
