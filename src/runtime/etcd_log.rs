@@ -289,7 +289,9 @@ async fn follow(shared: Arc<Shared>, mut client: Client, keys: Keys, mut after: 
                 if revision <= after {
                     // Two changes in one foreign transaction share a revision;
                     // Shardline's own writes are one key each.
-                    eprintln!("shardline: etcd event at revision {revision} after {after} ignored (multi-key transaction)");
+                    eprintln!(
+                        "shardline: etcd event at revision {revision} after {after} ignored (multi-key transaction)"
+                    );
                     continue;
                 }
                 let previous = event.prev_kv().map(|p| PreviousValue {
