@@ -5,7 +5,10 @@
 //! JSON gateway); two Shardline instances over one etcd (list on one, watch
 //! from that resourceVersion on the other, writes on either seen by watchers on
 //! both, in order, without gap or repeat); etcd stopped: reads still served,
-//! writes answer 503 with Retry-After, /readyz not ready.
+//! writes answer 503 with Retry-After, /readyz not ready; a 3-member etcd
+//! cluster under a write load from two instances losing a follower, or its
+//! leader: every acknowledged write present after, every watcher's history
+//! complete, ordered and without repeats.
 //!
 //! etcd comes from `$ETCD` or `PATH` (scripts/test.sh installs Debian's
 //! etcd-server); a missing etcd fails the test, it is never skipped.
@@ -46,36 +49,66 @@ struct Etcd {
 }
 
 impl Etcd {
+    /// A single-member cluster.
     fn start() -> Etcd {
+        Etcd::cluster(1).pop().unwrap()
+    }
+
+    /// `size` members on loopback forming one cluster, each healthy.
+    fn cluster(size: usize) -> Vec<Etcd> {
+        let ports: Vec<(u16, u16)> = (0..size).map(|_| (free_port(), free_port())).collect();
+        let initial: Vec<String> =
+            ports.iter().enumerate().map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}")).collect();
+        let initial = initial.join(",");
+        let members: Vec<Etcd> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (client, peer))| Etcd::spawn(&format!("m{i}"), *client, *peer, &initial, ports[0].1))
+            .collect();
+        for etcd in &members {
+            etcd.wait_healthy();
+        }
+        members
+    }
+
+    fn spawn(name: &str, client_port: u16, peer_port: u16, initial_cluster: &str, token: u16) -> Etcd {
         let dir = tempfile::Builder::new().prefix("shardline-etcd-").tempdir().unwrap();
-        let client_port = free_port();
-        let peer_port = free_port();
         let client = format!("http://127.0.0.1:{client_port}");
         let peer = format!("http://127.0.0.1:{peer_port}");
         let log = std::fs::File::create(dir.path().join("etcd.log")).unwrap();
         let child = Command::new(etcd_bin())
-            .args(["--name", "m0", "--data-dir"])
+            .args(["--name", name, "--data-dir"])
             .arg(dir.path().join("data"))
             .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
             .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
-            .args(["--initial-cluster", &format!("m0={peer}"), "--initial-cluster-state", "new"])
+            .args(["--initial-cluster", initial_cluster, "--initial-cluster-state", "new"])
+            .args(["--initial-cluster-token", &format!("shardline-test-{token}")])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("spawn etcd");
-        let etcd = Etcd { child: Some(child), client_port, _dir: dir };
+        Etcd { child: Some(child), client_port, _dir: dir }
+    }
+
+    fn wait_healthy(&self) {
         let deadline = Instant::now() + ETCD_START;
         loop {
-            if let Some((200, body)) = etcd.http("GET", "/health", None) {
+            if let Some((200, body)) = self.http("GET", "/health", None) {
                 if body.contains("true") {
-                    break;
+                    return;
                 }
             }
             assert!(Instant::now() < deadline, "etcd did not become healthy within {ETCD_START:?}");
             std::thread::sleep(Duration::from_millis(50));
         }
-        etcd
+    }
+
+    /// True when this member is the cluster's leader (its status says so).
+    fn is_leader(&self) -> bool {
+        let Some((200, body)) = self.http("POST", "/v3/maintenance/status", Some(&json!({}))) else { return false };
+        let Ok(status) = serde_json::from_str::<Value>(&de_chunk(&body)) else { return false };
+        status["leader"].is_string() && status["leader"] == status["header"]["member_id"]
     }
 
     fn url(&self) -> String {
@@ -156,8 +189,13 @@ fn de_chunk(body: &str) -> String {
 }
 
 fn shardline_on(etcd: &Etcd, extra: &[&str]) -> Server {
+    shardline_on_all(std::slice::from_ref(etcd), extra)
+}
+
+fn shardline_on_all(members: &[Etcd], extra: &[&str]) -> Server {
+    let endpoints: Vec<String> = members.iter().map(|m| m.url()).collect();
     let mut extra_args: Vec<String> =
-        ["--log", "etcd", "--etcd-endpoints", &etcd.url()].iter().map(|s| s.to_string()).collect();
+        ["--log", "etcd", "--etcd-endpoints", &endpoints.join(",")].iter().map(|s| s.to_string()).collect();
     extra_args.extend(extra.iter().map(|s| s.to_string()));
     Server::start_with(Launch { extra_args, ..Launch::default() })
 }
@@ -338,4 +376,82 @@ fn etcd_unreachable_reads_served_writes_refused_readyz_not_ready() {
     assert_eq!(s.get_ok(&format!("{CM}/kept"))["data"]["k"], "1");
     let list = s.get_ok(CM);
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
+}
+
+/// Creates `name` on `s`, retrying while etcd is unavailable (503/504); a 409
+/// on a retry means an earlier attempt committed. Returns the object's
+/// resourceVersion as `s` reports it.
+fn create_acknowledged(s: &Server, name: &str) -> u64 {
+    for _ in 0..100 {
+        let r = s.post_json(CM, &configmap(name, &[("k", name)]));
+        match r.status {
+            201 => return rv(&r.json()),
+            409 => return rv(&s.get_ok(&format!("{CM}/{name}"))),
+            503 | 504 => std::thread::sleep(Duration::from_millis(100)),
+            other => panic!("create {name}: {other} {}", r.text()),
+        }
+    }
+    panic!("create {name}: etcd stayed unavailable for 100 attempts");
+}
+
+/// A write load on two instances while one etcd member (the leader, or not)
+/// is killed: every acknowledged write is present afterwards on both
+/// instances, and a watcher on each saw them all once, in revision order.
+fn member_killed_under_load(kill_leader: bool) {
+    let mut members = Etcd::cluster(3);
+    let a = shardline_on_all(&members, &[]);
+    let b = shardline_on_all(&members, &[]);
+    let start = rv(&a.get_ok(CM));
+    let mut watches = [
+        Watch::open(&a, &format!("{CM}?watch=true&resourceVersion={start}")),
+        Watch::open(&b, &format!("{CM}?watch=true&resourceVersion={start}")),
+    ];
+
+    let writes = 60;
+    let mut acknowledged = Vec::new();
+    for i in 0..writes {
+        if i == writes / 3 {
+            let victim = if kill_leader {
+                members.iter().position(|m| m.is_leader()).expect("a leader among the members")
+            } else {
+                members.iter().position(|m| !m.is_leader()).expect("a follower among the members")
+            };
+            members[victim].kill();
+        }
+        let name = format!("load-{i:03}");
+        let writer = if i % 2 == 0 { &a } else { &b };
+        acknowledged.push((name.clone(), create_acknowledged(writer, &name)));
+    }
+    let last = acknowledged.iter().map(|(_, r)| *r).max().unwrap();
+
+    for (index, watch) in watches.iter_mut().enumerate() {
+        let mut seen: Vec<(String, u64)> = Vec::new();
+        while seen.last().map(|(_, r)| *r) < Some(last) {
+            let (kind, name, revision) = watch.next_event();
+            assert_eq!(kind, "ADDED", "watch {index}: only creates were made, got {kind} {name}");
+            seen.push((name, revision));
+        }
+        assert!(seen.windows(2).all(|w| w[0].1 < w[1].1), "watch {index}: revisions strictly increase: {seen:?}");
+        let mut expected = acknowledged.clone();
+        expected.sort_by_key(|(_, r)| *r);
+        assert_eq!(seen, expected, "watch {index}: every acknowledged write once, in order");
+    }
+    for s in [&a, &b] {
+        let list = s.get_ok(&format!("{CM}?resourceVersion={last}&resourceVersionMatch=NotOlderThan"));
+        let names: Vec<&str> =
+            list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+        let mut expected: Vec<&str> = acknowledged.iter().map(|(n, _)| n.as_str()).collect();
+        expected.sort();
+        assert_eq!(names, expected, "every acknowledged write is present");
+    }
+}
+
+#[test]
+fn three_members_a_follower_killed_under_load_loses_nothing() {
+    member_killed_under_load(false);
+}
+
+#[test]
+fn three_members_the_leader_killed_under_load_loses_nothing() {
+    member_killed_under_load(true);
 }

@@ -445,10 +445,25 @@ mod tests {
 
     #[test]
     #[should_panic(expected = "applied")]
-    fn gaps_are_refused() {
+    fn a_repeated_revision_is_refused() {
         let fields: Vec<ResourceInfo> = Vec::new();
         let mut store = ShardStore::new(ShardId(0), 1, 1000);
         store.apply(&[put(2, "a")], 0, &fields);
+        store.apply(&[put(2, "b")], 0, &fields);
+    }
+
+    /// The etcd log's revisions have gaps (other keys, other writers): a read
+    /// inside a gap sees the state of the last revision before it.
+    #[test]
+    fn gaps_are_accepted_and_reads_inside_them_see_the_earlier_state() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut store = ShardStore::new(ShardId(0), 1, 1000);
+        store.apply(&[put(3, "a")], 0, &fields);
+        store.apply(&[put(7, "a")], 0, &fields);
+        assert_eq!(store.applied(), Revision(7));
+        let key = ObjectKey::new("", "pods", "ns", "a").encode();
+        assert_eq!(store.get_at(&key, Revision(5)).unwrap().unwrap().mod_revision, Revision(3));
+        assert_eq!(store.get_at(&key, Revision(7)).unwrap().unwrap().mod_revision, Revision(7));
     }
 
     #[test]
