@@ -5,7 +5,8 @@
 //! JSON gateway); two Shardline instances over one etcd (list on one, watch
 //! from that resourceVersion on the other, writes on either seen by watchers on
 //! both, in order, without gap or repeat); etcd stopped: reads still served,
-//! writes answer 503 with Retry-After, /readyz not ready; a 3-member etcd
+//! writes answer 503 with Retry-After, /readyz not ready, and catching up when
+//! etcd returns; a 3-member etcd
 //! cluster under a write load from two instances losing a follower, or its
 //! leader: every acknowledged write present after, every watcher's history
 //! complete, ordered and without repeats.
@@ -45,6 +46,8 @@ fn etcd_bin() -> PathBuf {
 struct Etcd {
     child: Option<Child>,
     client_port: u16,
+    /// The command line, to start the member again on the same data.
+    args: Vec<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -75,20 +78,47 @@ impl Etcd {
         let dir = tempfile::Builder::new().prefix("shardline-etcd-").tempdir().unwrap();
         let client = format!("http://127.0.0.1:{client_port}");
         let peer = format!("http://127.0.0.1:{peer_port}");
-        let log = std::fs::File::create(dir.path().join("etcd.log")).unwrap();
+        let data = dir.path().join("data").display().to_string();
+        let args: Vec<String> = [
+            "--name",
+            name,
+            "--data-dir",
+            &data,
+            "--listen-client-urls",
+            &client,
+            "--advertise-client-urls",
+            &client,
+            "--listen-peer-urls",
+            &peer,
+            "--initial-advertise-peer-urls",
+            &peer,
+            "--initial-cluster",
+            initial_cluster,
+            "--initial-cluster-state",
+            "new",
+            "--initial-cluster-token",
+            &format!("shardline-test-{token}"),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut etcd = Etcd { child: None, client_port, args, _dir: dir };
+        etcd.respawn();
+        etcd
+    }
+
+    /// Starts the member's process (again, on the same data after `kill`).
+    fn respawn(&mut self) {
+        let log =
+            std::fs::OpenOptions::new().create(true).append(true).open(self._dir.path().join("etcd.log")).unwrap();
         let child = Command::new(etcd_bin())
-            .args(["--name", name, "--data-dir"])
-            .arg(dir.path().join("data"))
-            .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
-            .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
-            .args(["--initial-cluster", initial_cluster, "--initial-cluster-state", "new"])
-            .args(["--initial-cluster-token", &format!("shardline-test-{token}")])
+            .args(&self.args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("spawn etcd");
-        Etcd { child: Some(child), client_port, _dir: dir }
+        self.child = Some(child);
     }
 
     fn wait_healthy(&self) {
@@ -376,6 +406,31 @@ fn etcd_unreachable_reads_served_writes_refused_readyz_not_ready() {
     assert_eq!(s.get_ok(&format!("{CM}/kept"))["data"]["k"], "1");
     let list = s.get_ok(CM);
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
+
+    // etcd returns: the instance catches up (a write made directly in etcd
+    // meanwhile is seen), becomes ready, and writes succeed again.
+    etcd.respawn();
+    etcd.wait_healthy();
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let (status, body) = etcd
+        .http(
+            "POST",
+            "/v3/kv/txn",
+            Some(
+                &json!({"success": [{"request_delete_range": {"key": b64("/registry/core/configmaps/default/kept")}}]}),
+            ),
+        )
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let mut attempts = 0;
+    while s.get(&format!("{CM}/kept")).status != 404 {
+        attempts += 1;
+        assert!(attempts < 600, "the instance did not catch up with etcd after it returned");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = s.post_json(CM, &configmap("after", &[("k", "1")]));
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert!(s.readyz_ok(), "ready again once etcd answers");
 }
 
 /// Creates `name` on `s`, retrying while etcd is unavailable (503/504); a 409
