@@ -54,6 +54,8 @@ command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust (rustup, 
 
 # --- etcd (Debian etcd-server) ------------------------------------------------
 apt_install etcd-server
+# protoc: the etcd-client crate (feature "etcd", on by default) generates its gRPC code at build time.
+apt_install protobuf-compiler
 ETCD="$(command -v etcd || true)"
 [ -n "$ETCD" ] || die "etcd-server is installed but no etcd binary is on PATH"
 export ETCD

@@ -14,6 +14,11 @@ use std::time::Duration;
 pub enum LogKind {
     /// The embedded write-ahead log in `--data-dir` (the single-machine default).
     Embedded,
+    /// etcd (`--log etcd`): every write an etcd transaction on the key's
+    /// mod_revision, etcd's revision the resourceVersion; several instances can
+    /// share one etcd cluster. Keys are `key_prefix` + the object key
+    /// (`/registry/...`).
+    Etcd { endpoints: Vec<String>, key_prefix: String },
 }
 
 /// TLS settings for the listener.
@@ -162,6 +167,18 @@ pub struct Config {
     /// `ignoreStoreReadErrorWithClusterBreakingPotential` for objects whose
     /// stored value does not decode (off by default, as in kube-apiserver).
     pub allow_unsafe_malformed_object_deletion: bool,
+    /// How long one etcd request (a write's transaction, a start-up range
+    /// page, a connection attempt) may take before the write answers 504 with
+    /// Retry-After (`--log etcd`). Bounds how long a client waits when etcd is
+    /// unreachable; 5 s is kube-apiserver's order of magnitude for a write.
+    pub etcd_request_timeout: Duration,
+    /// Largest value sent to etcd, in bytes; larger writes get 413 before
+    /// reaching etcd. etcd refuses requests over its `--max-request-bytes`
+    /// (default 1.5 MiB); this leaves room for the key and the transaction.
+    pub etcd_value_bytes_max: usize,
+    /// Keys per range request when an etcd-backed instance loads the state at
+    /// start-up (all pages at one revision). Bounds one response's size.
+    pub etcd_range_page_objects: i64,
 }
 
 impl Config {
@@ -209,6 +226,9 @@ impl Config {
             patch_conflict_attempts_max: 64,
             namespace_finalize_retry_max: Duration::from_secs(5),
             allow_unsafe_malformed_object_deletion: false,
+            etcd_request_timeout: Duration::from_secs(5),
+            etcd_value_bytes_max: 1536 * 1024 - 16 * 1024,
+            etcd_range_page_objects: 1000,
         }
     }
 }

@@ -105,6 +105,21 @@ struct ServeArgs {
     /// (`api/all=false,apps/v1=true,batch/v1=false`).
     #[arg(long)]
     runtime_config: Option<String>,
+    /// Where committed changes go: `embedded` (the WAL in --data-dir) or `etcd`.
+    #[arg(long, default_value = "embedded", value_parser = ["embedded", "etcd"])]
+    log: String,
+    /// etcd client URLs, comma-separated (with --log etcd), e.g. http://127.0.0.1:2379.
+    #[arg(long, value_delimiter = ',')]
+    etcd_endpoints: Vec<String>,
+    /// Prefix put before every key in etcd (with --log etcd); keys are PREFIX/registry/...
+    #[arg(long, default_value = "")]
+    etcd_prefix: String,
+    /// How long one etcd request may take before a write answers 504 (e.g. 5s).
+    #[arg(long, value_parser = parse_duration)]
+    etcd_request_timeout: Option<Duration>,
+    /// Largest value written to etcd in bytes (413 above it).
+    #[arg(long)]
+    etcd_value_bytes_max: Option<usize>,
 }
 
 /// `--feature-gates`: the gates Shardline knows; returns
@@ -187,6 +202,15 @@ fn config_from(args: ServeArgs) -> Config {
     }
     if let Some(v) = args.watches_per_user_max {
         config.watches_per_user_max = v.max(1);
+    }
+    if args.log == "etcd" {
+        config.log = shardline::config::LogKind::Etcd { endpoints: args.etcd_endpoints, key_prefix: args.etcd_prefix };
+    }
+    if let Some(v) = args.etcd_request_timeout {
+        config.etcd_request_timeout = v;
+    }
+    if let Some(v) = args.etcd_value_bytes_max {
+        config.etcd_value_bytes_max = v.max(1);
     }
     config
 }

@@ -11,7 +11,8 @@
 //! and tests implement in memory, so nothing here touches glommio.
 //!
 //! Invariants:
-//! - revisions of committed entries are strictly increasing by one, with no gaps;
+//! - revisions of committed entries are strictly increasing (by exactly one in
+//!   the embedded log; the etcd log has gaps where other keys changed);
 //! - an append is reported committed only once it is durable;
 //! - a key's mod revision is the revision of the last entry that wrote it.
 

@@ -12,6 +12,8 @@
 //! acknowledged only after the log made it durable; shutdown stops accepting,
 //! drains connections, then closes (flushes) the log.
 
+#[cfg(feature = "etcd")]
+mod etcd_log;
 pub mod hyper_glue;
 pub mod limits;
 pub mod log_dir;
@@ -629,7 +631,7 @@ async fn shard_main(
     });
 
     let log = match inbox.log_rx {
-        Some(log_rx) => match start_log(&shared, log_rx).await {
+        Some(log_rx) => match open_log(&shared, log_rx).await {
             Ok(log) => Some(log),
             Err(reason) => {
                 let _ = bound_tx.send(Err(reason.clone()));
@@ -705,8 +707,14 @@ async fn shard_main(
         glommio::timer::sleep(Duration::from_millis(10)).await;
     }
     if let Some(log) = log {
-        if let Err(e) = log.close().await {
-            eprintln!("shardline: closing the log: {e}");
+        match log {
+            RunningLog::Embedded(log) => {
+                if let Err(e) = log.close().await {
+                    eprintln!("shardline: closing the log: {e}");
+                }
+            }
+            #[cfg(feature = "etcd")]
+            RunningLog::Etcd(log) => log.close(config.shutdown_grace),
         }
         shared.log_healthy.store(false, Ordering::Release);
         shared.log_closed.store(true, Ordering::Release);
@@ -719,6 +727,27 @@ async fn shard_main(
 }
 
 type Log = EmbeddedLog<log_dir::GlommioLogDirectory>;
+
+/// The log shard 0 hosts: the embedded WAL, or the bridge to etcd.
+enum RunningLog {
+    Embedded(Rc<Log>),
+    #[cfg(feature = "etcd")]
+    Etcd(etcd_log::EtcdLog),
+}
+
+/// Starts the log `--log` names.
+async fn open_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) -> Result<RunningLog, String> {
+    match &shared.config.log {
+        crate::config::LogKind::Embedded => start_log(shared, log_rx).await.map(RunningLog::Embedded),
+        #[cfg(feature = "etcd")]
+        crate::config::LogKind::Etcd { .. } => etcd_log::start(shared.clone(), log_rx).await.map(RunningLog::Etcd),
+        #[cfg(not(feature = "etcd"))]
+        crate::config::LogKind::Etcd { .. } => {
+            drop(log_rx);
+            Err("--log etcd needs a build with the `etcd` cargo feature".into())
+        }
+    }
+}
 
 /// Opens the log on this shard, hands every shard the recovered state, and
 /// starts the append, broadcast and snapshot tasks.
