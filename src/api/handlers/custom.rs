@@ -324,7 +324,8 @@ mod tests {
         assert_eq!(
             status["message"],
             "the body of the request was in an unknown format - accepted media types include: \
-             application/json-patch+json, application/merge-patch+json"
+             application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, \
+             application/apply-patch+cbor"
         );
         // Merge patch in v2 (v1 is the storage version): answered in v2, validated.
         let merge = "application/merge-patch+json";

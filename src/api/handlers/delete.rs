@@ -827,6 +827,8 @@ mod tests {
             content_length: None,
             query: Some(query.into()),
             accept_encoding: None,
+            user: Default::default(),
+            user_agent: None,
         };
         let yaml = parse_options(
             b"kind: DeleteOptions\napiVersion: v1\ngracePeriodSeconds: 7\npropagationPolicy: Foreground\n",
@@ -844,6 +846,8 @@ mod tests {
             content_length: None,
             query: Some(query.into()),
             accept_encoding: None,
+            user: Default::default(),
+            user_agent: None,
         };
         let both = br#"{"propagationPolicy":"Orphan","orphanDependents":true}"#;
         assert_eq!(parse_options(both, &head(""), false, false).unwrap_err().code(), 422);
