@@ -12,56 +12,11 @@
 
 mod common;
 
+use common::watch::Watch;
 use common::{assert_status, configmap, resource_version, Launch, Server};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
-use std::time::Duration;
 
 const CM: &str = "/api/v1/namespaces/default/configmaps";
-
-/// A watch stream over HTTP/1.1, decoded one JSON event per line.
-struct Watch {
-    reader: BufReader<TcpStream>,
-    pending: Vec<u8>,
-}
-
-impl Watch {
-    fn open(s: &Server, path: &str) -> Watch {
-        let mut stream = TcpStream::connect(s.addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        assert!(line.starts_with("HTTP/1.1 200"), "{path}: {line}");
-        loop {
-            line.clear();
-            reader.read_line(&mut line).unwrap();
-            if line == "\r\n" {
-                break;
-            }
-        }
-        Watch { reader, pending: Vec::new() }
-    }
-
-    fn next(&mut self) -> Value {
-        loop {
-            if let Some(newline) = self.pending.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.pending.drain(..=newline).collect();
-                return serde_json::from_slice(&line).unwrap();
-            }
-            let mut size_line = String::new();
-            self.reader.read_line(&mut size_line).unwrap();
-            let size = usize::from_str_radix(size_line.trim(), 16).unwrap();
-            assert!(size > 0, "the watch ended");
-            let mut chunk = vec![0u8; size + 2];
-            std::io::Read::read_exact(&mut self.reader, &mut chunk).unwrap();
-            self.pending.extend_from_slice(&chunk[..size]);
-        }
-    }
-}
 
 fn held_configmap(name: &str, finalizers: &[&str]) -> Value {
     let mut cm = configmap(name, &[("k", "v")]);

@@ -17,9 +17,10 @@
 mod common;
 
 use base64::Engine;
+use common::watch::Watch;
 use common::*;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -228,60 +229,6 @@ fn shardline_on_all(members: &[Etcd], extra: &[&str]) -> Server {
         ["--log", "etcd", "--etcd-endpoints", &endpoints.join(",")].iter().map(|s| s.to_string()).collect();
     extra_args.extend(extra.iter().map(|s| s.to_string()));
     Server::start_with(Launch { extra_args, ..Launch::default() })
-}
-
-/// A watch over HTTP/1.1 reading one JSON event per line.
-struct Watch {
-    reader: BufReader<TcpStream>,
-    pending: Vec<u8>,
-}
-
-impl Watch {
-    fn open(s: &Server, path: &str) -> Watch {
-        let mut stream = TcpStream::connect(s.addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        assert!(line.starts_with("HTTP/1.1 200"), "{path}: {line}");
-        loop {
-            line.clear();
-            reader.read_line(&mut line).unwrap();
-            if line == "\r\n" {
-                break;
-            }
-        }
-        Watch { reader, pending: Vec::new() }
-    }
-
-    fn next(&mut self) -> Value {
-        loop {
-            if let Some(newline) = self.pending.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.pending.drain(..=newline).collect();
-                return serde_json::from_slice(&line).unwrap();
-            }
-            let mut size_line = String::new();
-            self.reader.read_line(&mut size_line).unwrap();
-            let size = usize::from_str_radix(size_line.trim(), 16).unwrap();
-            assert!(size > 0, "the watch ended");
-            let mut chunk = vec![0u8; size + 2];
-            self.reader.read_exact(&mut chunk).unwrap();
-            self.pending.extend_from_slice(&chunk[..size]);
-        }
-    }
-
-    /// The next event as (type, name, resourceVersion).
-    fn next_event(&mut self) -> (String, String, u64) {
-        let event = self.next();
-        let object = &event["object"];
-        (
-            event["type"].as_str().unwrap().to_string(),
-            object["metadata"]["name"].as_str().unwrap_or_default().to_string(),
-            object["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap(),
-        )
-    }
 }
 
 fn rv(obj: &Value) -> u64 {

@@ -11,11 +11,9 @@
 
 mod common;
 
+use common::watch::Watch;
 use common::{assert_status, configmap, resource_version, Server};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
-use std::time::Duration;
 
 const DEPLOYMENT_YAML: &str = "\
 apiVersion: apps/v1
@@ -320,49 +318,6 @@ fn patch_errors_and_field_validation_over_http() {
     // An unsupported dryRun value is 422 on writes.
     let st = assert_status(&patch(&s, &path, "application/merge-patch+json", "{}", "?dryRun=Some"), 422, "Invalid");
     assert!(st["message"].as_str().unwrap().contains("supported values: \"All\""), "{st}");
-}
-
-/// A watch stream over HTTP/1.1, decoded one JSON event per line.
-struct Watch {
-    reader: BufReader<TcpStream>,
-    pending: Vec<u8>,
-}
-
-impl Watch {
-    fn open(s: &Server, path: &str) -> Watch {
-        let mut stream = TcpStream::connect(s.addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        assert!(line.starts_with("HTTP/1.1 200"), "{path}: {line}");
-        loop {
-            line.clear();
-            reader.read_line(&mut line).unwrap();
-            if line == "\r\n" {
-                break;
-            }
-        }
-        Watch { reader, pending: Vec::new() }
-    }
-
-    fn next(&mut self) -> Value {
-        loop {
-            if let Some(newline) = self.pending.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.pending.drain(..=newline).collect();
-                return serde_json::from_slice(&line).unwrap();
-            }
-            let mut size_line = String::new();
-            self.reader.read_line(&mut size_line).unwrap();
-            let size = usize::from_str_radix(size_line.trim(), 16).unwrap();
-            assert!(size > 0, "the watch ended");
-            let mut chunk = vec![0u8; size + 2];
-            std::io::Read::read_exact(&mut self.reader, &mut chunk).unwrap();
-            self.pending.extend_from_slice(&chunk[..size]);
-        }
-    }
 }
 
 #[test]

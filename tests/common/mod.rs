@@ -19,6 +19,7 @@
 
 pub mod http;
 pub mod tls;
+pub mod watch;
 
 use std::fs::{self, File};
 use std::io;
