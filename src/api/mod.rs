@@ -6,6 +6,8 @@
 //! so it never touches the runtime directly and can be driven in tests.
 
 pub mod backend;
+pub mod cbor;
+pub mod encode;
 pub mod field_validation;
 pub mod handlers;
 pub mod negotiate;
@@ -14,12 +16,10 @@ pub mod params;
 pub mod pipeline;
 pub mod protobuf;
 pub mod protobuf_encode;
-pub mod cbor;
-pub mod encode;
-pub mod yaml;
 pub mod route;
 pub mod status;
 pub mod testing;
+pub mod yaml;
 
 pub use backend::{Backend, BackendError, HealthCheck};
 

@@ -29,11 +29,8 @@ pub fn decode_body(content_type: Option<&str>, body: &[u8], kind: &str) -> Resul
         "application/cbor" => return super::cbor::decode_object(body),
         _ => {
             let builtin = crate::types::proto_schema::message_of_kind("", kind).is_some();
-            let accepted = if builtin {
-                super::negotiate::BUILTIN_MEDIA_TYPES
-            } else {
-                super::negotiate::CUSTOM_MEDIA_TYPES
-            };
+            let accepted =
+                if builtin { super::negotiate::BUILTIN_MEDIA_TYPES } else { super::negotiate::CUSTOM_MEDIA_TYPES };
             return Err(ApiError::UnsupportedMediaType(accepted.to_string()));
         }
     }

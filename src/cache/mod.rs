@@ -93,7 +93,14 @@ pub fn encode_stored(
     selectable_fields: &[String],
 ) -> Result<Arc<CachedObject>, CacheError> {
     if let Some((json, meta)) = fast::encode(value, mod_revision, selectable_fields) {
-        return Ok(Arc::new(CachedObject { key, mod_revision, create_revision, json: Bytes::from(json), meta, encodings: Encodings::default() }));
+        return Ok(Arc::new(CachedObject {
+            key,
+            mod_revision,
+            create_revision,
+            json: Bytes::from(json),
+            meta,
+            encodings: Encodings::default(),
+        }));
     }
     encode_stored_slow(key, value, mod_revision, create_revision, selectable_fields)
 }
@@ -115,7 +122,14 @@ pub fn encode_stored_slow(
     set_resource_version(metadata, mod_revision);
     let meta = parse_meta(&object, mod_revision, selectable_fields);
     let json = serde_json::to_vec(&object).map_err(|e| CacheError::NotJson(e.to_string()))?;
-    Ok(Arc::new(CachedObject { key, mod_revision, create_revision, json: Bytes::from(json), meta, encodings: Encodings::default() }))
+    Ok(Arc::new(CachedObject {
+        key,
+        mod_revision,
+        create_revision,
+        json: Bytes::from(json),
+        meta,
+        encodings: Encodings::default(),
+    }))
 }
 
 /// Sets `metadata.resourceVersion`, keeping kube-apiserver's field order

@@ -880,10 +880,7 @@ async fn bootstrap_rbac(backend: &ShardBackend) -> bool {
     for (key, mut object) in crate::auth::bootstrap::policy() {
         if let Some(metadata) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) {
             metadata.insert("uid".into(), serde_json::json!(api::object::new_uid(rand::random())));
-            metadata.insert(
-                "creationTimestamp".into(),
-                serde_json::json!(api::object::timestamp(SystemTime::now())),
-            );
+            metadata.insert("creationTimestamp".into(), serde_json::json!(api::object::timestamp(SystemTime::now())));
         }
         let value = bytes::Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
         let proposal =

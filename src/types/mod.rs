@@ -12,17 +12,17 @@
 //! Invariant: nothing here knows HTTP or `metav1.Status`: functions return
 //! documents and field errors, the API layer sends them.
 
+pub mod crd;
+pub mod crd_schema;
 pub mod discovery;
 mod generated;
+pub mod jsonpath;
 pub mod key;
 pub mod openapi;
+pub mod printers;
 pub mod proto_schema;
 pub mod registry;
+pub mod runtime_config;
 pub mod schema;
 pub mod selector;
 pub mod validation;
-pub mod jsonpath;
-pub mod printers;
-pub mod crd;
-pub mod crd_schema;
-pub mod runtime_config;

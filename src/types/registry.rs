@@ -424,9 +424,7 @@ impl Registry {
     /// This registry without the given (group, version, resource) entries,
     /// built-in or not (`--runtime-config` disabling what the server serves).
     pub fn without(mut self, disabled: &[(String, String, String)]) -> Registry {
-        self.entries.retain(|e| {
-            !disabled.iter().any(|(g, v, r)| *g == e.group && *v == e.version && *r == e.resource)
-        });
+        self.entries.retain(|e| !disabled.iter().any(|(g, v, r)| *g == e.group && *v == e.version && *r == e.resource));
         self.reindex();
         self
     }

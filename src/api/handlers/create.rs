@@ -205,7 +205,9 @@ pub async fn create_object_tracked(
         if terminating {
             return Err(ApiError::Forbidden {
                 target: Target::new(&info.group, &info.resource, &name),
-                message: format!("unable to create new content in namespace {namespace} because it is being terminated"),
+                message: format!(
+                    "unable to create new content in namespace {namespace} because it is being terminated"
+                ),
             });
         }
     }

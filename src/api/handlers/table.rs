@@ -69,8 +69,9 @@ impl TableRequest {
             include_object: IncludeObject::parse(params.include_object.as_deref())?,
             printer: match &info.custom {
                 // A definition's columns were checked when it was stored.
-                Some(custom) => TablePrinter::for_custom_resource(&custom.printer_columns)
-                    .unwrap_or(TablePrinter::Default),
+                Some(custom) => {
+                    TablePrinter::for_custom_resource(&custom.printer_columns).unwrap_or(TablePrinter::Default)
+                }
                 None => printers::for_resource(&info.group, &info.resource),
             },
         })
