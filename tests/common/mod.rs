@@ -17,6 +17,7 @@
 
 #![allow(dead_code)] // Each test binary uses a different part of the harness.
 
+pub mod etcd;
 pub mod http;
 pub mod tls;
 pub mod watch;
