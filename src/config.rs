@@ -179,6 +179,26 @@ pub struct Config {
     /// Keys per range request when an etcd-backed instance loads the state at
     /// start-up (all pages at one revision). Bounds one response's size.
     pub etcd_range_page_objects: i64,
+    /// How often an etcd-backed instance compacts etcd's history
+    /// (kube-apiserver's `--etcd-compaction-interval`, default 5 min; zero
+    /// disables). Each round compacts to a revision recorded at least
+    /// `max(etcd_compaction_interval, history_window)` ago, so etcd keeps every
+    /// revision this instance still serves from memory; several instances
+    /// take turns through a compare-and-swap on `PREFIXcompact_rev_key`, as
+    /// kube-apiservers do. Costs one etcd transaction per interval.
+    pub etcd_compaction_interval: Duration,
+    /// TLS to etcd (`--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`).
+    pub etcd_tls: EtcdTls,
+}
+
+/// PEM files for TLS to etcd: the CA that signed etcd's serving certificate
+/// and, optionally, a client certificate and key (etcd's
+/// `--client-cert-auth`). Read once at start-up.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EtcdTls {
+    pub ca_file: Option<PathBuf>,
+    pub cert_file: Option<PathBuf>,
+    pub key_file: Option<PathBuf>,
 }
 
 impl Config {
@@ -229,6 +249,8 @@ impl Config {
             etcd_request_timeout: Duration::from_secs(5),
             etcd_value_bytes_max: 1536 * 1024 - 16 * 1024,
             etcd_range_page_objects: 1000,
+            etcd_compaction_interval: Duration::from_secs(5 * 60),
+            etcd_tls: EtcdTls::default(),
         }
     }
 }

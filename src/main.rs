@@ -120,6 +120,18 @@ struct ServeArgs {
     /// Largest value written to etcd in bytes (413 above it).
     #[arg(long)]
     etcd_value_bytes_max: Option<usize>,
+    /// How often to compact etcd's history (e.g. 5m; 0 disables), as kube-apiserver's flag.
+    #[arg(long, value_parser = parse_duration)]
+    etcd_compaction_interval: Option<Duration>,
+    /// PEM CA bundle that verifies etcd's serving certificate (https etcd endpoints).
+    #[arg(long)]
+    etcd_cafile: Option<std::path::PathBuf>,
+    /// PEM client certificate for etcd (with --etcd-keyfile).
+    #[arg(long)]
+    etcd_certfile: Option<std::path::PathBuf>,
+    /// PEM private key of --etcd-certfile.
+    #[arg(long)]
+    etcd_keyfile: Option<std::path::PathBuf>,
 }
 
 /// `--feature-gates`: the gates Shardline knows; returns
@@ -212,6 +224,14 @@ fn config_from(args: ServeArgs) -> Config {
     if let Some(v) = args.etcd_value_bytes_max {
         config.etcd_value_bytes_max = v.max(1);
     }
+    if let Some(v) = args.etcd_compaction_interval {
+        config.etcd_compaction_interval = v;
+    }
+    config.etcd_tls = shardline::config::EtcdTls {
+        ca_file: args.etcd_cafile,
+        cert_file: args.etcd_certfile,
+        key_file: args.etcd_keyfile,
+    };
     config
 }
 

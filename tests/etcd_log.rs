@@ -143,9 +143,10 @@ fn etcd_unreachable_reads_served_writes_refused_readyz_not_ready() {
     assert!(r.status == 503 || r.status == 504, "a write without etcd: {} {}", r.status, r.text());
     assert!(r.header("Retry-After").is_some(), "{:?}", r.headers);
     assert!(!s.readyz_ok(), "/readyz must not be ready without etcd");
-    // Reads are served from memory.
-    assert_eq!(s.get_ok(&format!("{CM}/kept"))["data"]["k"], "1");
-    let list = s.get_ok(CM);
+    // Reads at any revision are served from memory; consistent reads need
+    // etcd's revision (504, tests/etcd_consistency.rs).
+    assert_eq!(s.get_ok(&format!("{CM}/kept?resourceVersion=0"))["data"]["k"], "1");
+    let list = s.get_ok(&format!("{CM}?resourceVersion=0"));
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
 
     // etcd returns: the instance catches up (a write made directly in etcd

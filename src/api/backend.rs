@@ -19,6 +19,14 @@ pub enum BackendError {
     ShardUnavailable(ShardId),
     #[error("shard {shard} had not reached revision {wanted} in time (it is at {current})")]
     RevisionTimeout { shard: ShardId, wanted: Revision, current: Revision },
+    /// A consistent read could not learn the log's current revision (etcd
+    /// did not answer in time).
+    #[error("{0}")]
+    ConsistentReadUnavailable(String),
+    /// The log's current revision is ahead of what this server has applied,
+    /// and it did not catch up within the wait.
+    #[error("too large resource version {wanted}, current {current}")]
+    ConsistentReadTimeout { wanted: Revision, current: Revision },
 }
 
 /// The result of a named health check.
@@ -62,6 +70,14 @@ pub trait Backend {
     /// The log's commit point now: a read at this revision is a consistent
     /// ("most recent") read.
     fn committed_revision(&self) -> Revision;
+    /// The revision a consistent ("most recent") read is served at: one that
+    /// includes every write committed before the call, by this server or any
+    /// other writing to the same log. The default (a log this process owns)
+    /// is the commit point; an etcd-backed server asks etcd for its current
+    /// revision and waits, bounded, until it has applied it.
+    async fn consistent_revision(&self) -> Result<Revision, BackendError> {
+        Ok(self.committed_revision())
+    }
     fn now(&self) -> SystemTime;
     /// Runs `f` on `shard`'s store once that shard has applied `min_revision`.
     async fn on_shard<R, F>(&self, shard: ShardId, min_revision: Revision, f: F) -> Result<R, BackendError>

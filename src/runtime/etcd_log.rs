@@ -21,24 +21,63 @@
 //! - etcd unreachable: reads keep being served from memory, the `log` health
 //!   check fails (so `/readyz` is not ready), and every write gets an answer
 //!   within `etcd_request_timeout` (`Unavailable`: 503 with Retry-After).
+//! - Consistent reads: a batch of requests (all that wait while the previous
+//!   batch's request is in flight) costs one quorum read of etcd's current
+//!   revision E. If the watch has already seen E, the batch reads at the last
+//!   revision delivered to the shards; otherwise one fence write inside our
+//!   range (`/registry/~fence`, never an object) gives a revision F >= E that
+//!   the watch delivers after every earlier change of the range, and the
+//!   batch waits (at most `resource_version_wait`) until the watch has seen F.
+//!   Progress notifications are not used for this: etcd 3.4 before 3.4.24 may
+//!   send one ahead of events still queued for the watch.
+//! - Compaction: every `etcd_compaction_interval` a compare-and-swap on
+//!   `PREFIXcompact_rev_key` elects one instance to compact etcd to a
+//!   revision recorded at least `max(interval, history_window)` ago. A watch
+//!   cancelled because etcd compacted past it (another writer, a long outage)
+//!   re-lists at the present revision and hands every shard the new state
+//!   (`Applied::Reset`): its watchers end and clients re-list, as after
+//!   kube-apiserver's watch cache re-lists.
+//! - TLS: https endpoints with `--etcd-cafile` (and optionally a client
+//!   certificate), through tonic's rustls.
 //!
 //! Architecture invariant: no tokio or etcd-client type leaves this file, and
 //! no glommio type enters its thread.
 
-use super::{InitialState, LogRequest, Shared};
-use crate::config::LogKind;
+use super::{Applied, FreshRequest, InitialState, LogRequest, Shared};
+use crate::api::BackendError;
+use crate::config::{EtcdTls, LogKind};
 use crate::log::{AppendError, Entry, KeyValue, Operation, Precondition, PreviousValue, Proposal, Revision};
 use bytes::Bytes;
 use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, DeleteOptions, EventType, GetOptions, PutOptions, Txn, TxnOp,
-    TxnOpResponse, WatchOptions,
+    Certificate, Client, Compare, CompareOp, ConnectOptions, DeleteOptions, EventType, GetOptions, Identity,
+    PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse, WatchOptions,
 };
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The part of every etcd key that is ours: the object keys' root.
 const KEY_ROOT: &[u8] = b"/registry/";
+
+/// The consistent reads' fence, inside our range so the prefix watch orders
+/// it among the objects' changes; `~` cannot begin an API group or resource,
+/// so it is never an object key.
+const FENCE_KEY: &[u8] = b"/registry/~fence";
+
+/// The compactors' compare-and-swap key (kube-apiserver's name), after the prefix.
+const COMPACT_REV_KEY: &[u8] = b"compact_rev_key";
+
+/// How far the prefix watch has got, published after every response.
+#[derive(Clone, Copy, Debug)]
+struct Progress {
+    /// Every change of our range up to this revision has been seen (fences
+    /// included).
+    seen: Revision,
+    /// The revision of the last entry handed to the shards (or of the loaded
+    /// state): a read at it includes everything seen.
+    delivered: Revision,
+}
 
 /// The running etcd log; dropping or closing it stops its thread.
 pub(super) struct EtcdLog {
@@ -90,11 +129,55 @@ impl Keys {
     fn object_key(&self, etcd_key: &[u8]) -> Bytes {
         Bytes::copy_from_slice(etcd_key.strip_prefix(self.prefix.as_slice()).unwrap_or(etcd_key))
     }
+
+    fn is_fence(&self, etcd_key: &[u8]) -> bool {
+        etcd_key.strip_prefix(self.prefix.as_slice()) == Some(FENCE_KEY)
+    }
+}
+
+/// The connection options: timeouts, keep-alive and, with `--etcd-cafile`,
+/// TLS (the CA bundle, and the client certificate when given).
+fn connect_options(endpoints: &[String], tls: &EtcdTls, timeout: Duration) -> Result<ConnectOptions, String> {
+    let mut options = ConnectOptions::new()
+        .with_connect_timeout(timeout)
+        .with_timeout(timeout)
+        .with_keep_alive(Duration::from_secs(10), timeout);
+    let https = endpoints.iter().any(|e| e.starts_with("https://"));
+    let read = |path: &std::path::Path, what: &str| {
+        std::fs::read(path).map_err(|e| format!("reading {what} {}: {e}", path.display()))
+    };
+    match (&tls.ca_file, &tls.cert_file, &tls.key_file) {
+        (None, None, None) if !https => {}
+        (None, _, _) => {
+            return Err("https etcd endpoints and etcd client certificates need --etcd-cafile (the CA that signed \
+                        etcd's serving certificate)"
+                .into())
+        }
+        (Some(_), Some(_), None) | (Some(_), None, Some(_)) => {
+            return Err("--etcd-certfile and --etcd-keyfile go together".into())
+        }
+        (Some(ca), cert, key) => {
+            if !https {
+                return Err("--etcd-cafile needs https:// etcd endpoints".into());
+            }
+            let mut tls_options = TlsOptions::new().ca_certificate(Certificate::from_pem(read(ca, "--etcd-cafile")?));
+            if let (Some(cert), Some(key)) = (cert, key) {
+                tls_options = tls_options
+                    .identity(Identity::from_pem(read(cert, "--etcd-certfile")?, read(key, "--etcd-keyfile")?));
+            }
+            options = options.with_tls(tls_options);
+        }
+    }
+    Ok(options)
 }
 
 /// Starts the etcd thread, loads the state at one revision and hands it to
 /// every shard; returns once the shards have it (or start-up failed).
-pub(super) async fn start(shared: Arc<Shared>, log_rx: flume::Receiver<LogRequest>) -> Result<EtcdLog, String> {
+pub(super) async fn start(
+    shared: Arc<Shared>,
+    log_rx: flume::Receiver<LogRequest>,
+    fresh_rx: flume::Receiver<FreshRequest>,
+) -> Result<EtcdLog, String> {
     let LogKind::Etcd { endpoints, key_prefix } = shared.config.log.clone() else {
         return Err("the etcd log started without --log etcd".into());
     };
@@ -116,7 +199,7 @@ pub(super) async fn start(shared: Arc<Shared>, log_rx: flume::Receiver<LogReques
             };
             runtime.block_on(async move {
                 tokio::select! {
-                    _ = run(shared, keys, endpoints, log_rx, ready_tx) => {}
+                    _ = run(shared, keys, endpoints, log_rx, fresh_rx, ready_tx) => {}
                     _ = stop_rx.recv_async() => {}
                 }
             });
@@ -134,13 +217,17 @@ async fn run(
     keys: Keys,
     endpoints: Vec<String>,
     log_rx: flume::Receiver<LogRequest>,
+    fresh_rx: flume::Receiver<FreshRequest>,
     ready_tx: flume::Sender<Result<(), String>>,
 ) {
     let timeout = shared.config.etcd_request_timeout;
-    let options = ConnectOptions::new()
-        .with_connect_timeout(timeout)
-        .with_timeout(timeout)
-        .with_keep_alive(Duration::from_secs(10), timeout);
+    let options = match connect_options(&endpoints, &shared.config.etcd_tls, timeout) {
+        Ok(options) => options,
+        Err(reason) => {
+            let _ = ready_tx.send(Err(reason));
+            return;
+        }
+    };
     let client = match tokio::time::timeout(timeout, Client::connect(&endpoints, Some(options))).await {
         Ok(Ok(client)) => client,
         Ok(Err(e)) => {
@@ -173,7 +260,12 @@ async fn run(
     shared.log_healthy.store(true, Ordering::Release);
     let _ = ready_tx.send(Ok(()));
 
-    tokio::spawn(follow(shared.clone(), client.clone(), keys.clone(), revision));
+    let (progress_tx, progress_rx) = tokio::sync::watch::channel(Progress { seen: revision, delivered: revision });
+    tokio::spawn(follow(shared.clone(), client.clone(), keys.clone(), revision, progress_tx));
+    tokio::spawn(serve_consistent_reads(shared.clone(), client.clone(), keys.clone(), fresh_rx, progress_rx));
+    if !shared.config.etcd_compaction_interval.is_zero() {
+        tokio::spawn(compact_periodically(shared.clone(), client.clone(), keys.clone()));
+    }
 
     let in_flight = Arc::new(tokio::sync::Semaphore::new(shared.config.log_appends_in_flight_max.max(1)));
     while let Ok(request) = log_rx.recv_async().await {
@@ -216,7 +308,7 @@ async fn load(client: &Client, keys: &Keys, page: i64, timeout: Duration) -> Res
         if revision == 0 {
             revision = response.header().map(|h| h.revision()).unwrap_or(0);
         }
-        for item in response.kvs() {
+        for item in response.kvs().iter().filter(|item| !keys.is_fence(item.key())) {
             live.push(KeyValue {
                 key: keys.object_key(item.key()),
                 value: Bytes::copy_from_slice(item.value()),
@@ -236,10 +328,18 @@ async fn load(client: &Client, keys: &Keys, page: i64, timeout: Duration) -> Res
 }
 
 /// Follows the prefix watch from `after + 1`, broadcasting each response's
-/// entries to every shard in revision order; reconnects after errors.
-async fn follow(shared: Arc<Shared>, mut client: Client, keys: Keys, mut after: Revision) {
+/// entries to every shard in revision order; reconnects after errors, and
+/// re-lists when etcd compacted the revisions it still needed.
+async fn follow(
+    shared: Arc<Shared>,
+    mut client: Client,
+    keys: Keys,
+    mut after: Revision,
+    progress: tokio::sync::watch::Sender<Progress>,
+) {
     let (start, end) = keys.range();
     let mut backoff = Duration::from_millis(100);
+    let mut delivered = after;
     loop {
         let options = WatchOptions::new()
             .with_range(end.clone())
@@ -269,15 +369,26 @@ async fn follow(shared: Arc<Shared>, mut client: Client, keys: Keys, mut after: 
             backoff = Duration::from_millis(100);
             if response.canceled() {
                 if response.compact_revision() > 0 {
-                    // The history this instance needs is gone from etcd: it
-                    // cannot continue without missing events.
+                    // The history this instance needs is gone from etcd:
+                    // continuing would miss events, so start over from the
+                    // present state.
                     eprintln!(
-                        "shardline: etcd compacted revision {} before this instance saw revision {}: stopping the log",
+                        "shardline: etcd compacted revision {} before this instance saw revision {}: re-listing",
                         response.compact_revision(),
                         after.0 + 1
                     );
                     shared.log_healthy.store(false, Ordering::Release);
-                    return;
+                    let initial = relist(&shared, &client, &keys).await;
+                    after = initial.revision;
+                    delivered = initial.revision;
+                    let initial = Arc::new(initial);
+                    for tx in &shared.apply_tx {
+                        let _ = tx.send_async(Applied::Reset(initial.clone())).await;
+                    }
+                    shared.committed.fetch_max(after.0, Ordering::AcqRel);
+                    progress.send_replace(Progress { seen: after, delivered });
+                    shared.log_healthy.store(true, Ordering::Release);
+                    break;
                 }
                 eprintln!("shardline: etcd cancelled the watch: {}; re-watching", response.cancel_reason());
                 break;
@@ -294,6 +405,10 @@ async fn follow(shared: Arc<Shared>, mut client: Client, keys: Keys, mut after: 
                     );
                     continue;
                 }
+                after = revision;
+                if keys.is_fence(kv.key()) {
+                    continue;
+                }
                 let previous = event.prev_kv().map(|p| PreviousValue {
                     mod_revision: Revision(p.mod_revision() as u64),
                     create_revision: Revision(p.create_revision() as u64),
@@ -308,22 +423,197 @@ async fn follow(shared: Arc<Shared>, mut client: Client, keys: Keys, mut after: 
                     }
                 };
                 entries.push(Entry { revision, key: keys.object_key(kv.key()), operation, create_revision, previous });
-                after = revision;
             }
             shared.log_healthy.store(true, Ordering::Release);
-            if entries.is_empty() {
-                continue;
+            if let Some(last) = entries.last().map(|e| e.revision) {
+                let batch = Arc::new(entries);
+                for tx in &shared.apply_tx {
+                    // A shard that has stopped (shutdown) no longer needs entries.
+                    let _ = tx.send_async(Applied::Entries(batch.clone())).await;
+                }
+                shared.committed.fetch_max(last.0, Ordering::AcqRel);
+                delivered = last;
             }
-            let last = after;
-            let batch = Arc::new(entries);
-            for tx in &shared.apply_tx {
-                // A shard that has stopped (shutdown) no longer needs entries.
-                let _ = tx.send_async(batch.clone()).await;
-            }
-            shared.committed.fetch_max(last.0, Ordering::AcqRel);
+            progress.send_if_modified(|p| {
+                let changed = p.seen != after || p.delivered != delivered;
+                *p = Progress { seen: after, delivered };
+                changed
+            });
         }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// The present state, read again after etcd compacted past this instance;
+/// retried (with backoff) until etcd answers.
+async fn relist(shared: &Shared, client: &Client, keys: &Keys) -> InitialState {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        match load(client, keys, shared.config.etcd_range_page_objects, shared.config.etcd_request_timeout).await {
+            Ok(initial) => {
+                eprintln!(
+                    "shardline: etcd log re-listed at revision {} with {} objects",
+                    initial.revision,
+                    initial.live.len()
+                );
+                return initial;
+            }
+            Err(reason) => {
+                eprintln!("shardline: re-listing after compaction: {reason}; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}
+
+/// Answers consistent reads' revision requests in batches: every request
+/// that arrived while the previous batch's etcd read was in flight shares the
+/// next one.
+async fn serve_consistent_reads(
+    shared: Arc<Shared>,
+    client: Client,
+    keys: Keys,
+    fresh_rx: flume::Receiver<FreshRequest>,
+    progress: tokio::sync::watch::Receiver<Progress>,
+) {
+    let timeout = shared.config.etcd_request_timeout;
+    let wait = shared.config.resource_version_wait;
+    while let Ok(first) = fresh_rx.recv_async().await {
+        let mut replies = vec![first.reply];
+        replies.extend(fresh_rx.drain().map(|r| r.reply));
+        let mut kv = client.kv_client();
+        let fence = keys.etcd_key(FENCE_KEY);
+        // A quorum read of one key: its header carries etcd's current revision.
+        let current =
+            match tokio::time::timeout(timeout, kv.get(fence.clone(), Some(GetOptions::new().with_count_only()))).await
+            {
+                Ok(Ok(r)) => Ok(Revision(r.header().map(|h| h.revision()).unwrap_or(0).max(0) as u64)),
+                Ok(Err(e)) => Err(format!("etcd could not tell its current revision for a consistent read: {e}")),
+                Err(_) => {
+                    Err(format!("etcd did not tell its current revision for a consistent read within {timeout:?}"))
+                }
+            };
+        let current = match current {
+            Ok(current) => current,
+            Err(message) => {
+                for reply in replies {
+                    let _ = reply.send(Err(BackendError::ConsistentReadUnavailable(message.clone())));
+                }
+                continue;
+            }
+        };
+        let seen = *progress.borrow();
+        if seen.seen >= current {
+            for reply in replies {
+                let _ = reply.send(Ok(seen.delivered));
+            }
+            continue;
+        }
+        // Behind etcd (a change of another prefix, or ours still on its way):
+        // a fence write orders a revision after `current` into our watch.
+        let mut progress = progress.clone();
+        tokio::spawn(async move {
+            let target = match tokio::time::timeout(timeout, kv.put(fence, Vec::new(), None)).await {
+                Ok(Ok(r)) => Revision(r.header().map(|h| h.revision()).unwrap_or(0).max(0) as u64).max(current),
+                Ok(Err(e)) => {
+                    let message = format!("etcd refused a consistent read's fence write: {e}");
+                    for reply in replies {
+                        let _ = reply.send(Err(BackendError::ConsistentReadUnavailable(message.clone())));
+                    }
+                    return;
+                }
+                Err(_) => {
+                    let message = format!("etcd did not acknowledge a consistent read's fence within {timeout:?}");
+                    for reply in replies {
+                        let _ = reply.send(Err(BackendError::ConsistentReadUnavailable(message.clone())));
+                    }
+                    return;
+                }
+            };
+            let reached = match tokio::time::timeout(wait, progress.wait_for(|p| p.seen >= target)).await {
+                Ok(Ok(p)) => Some(p.delivered),
+                _ => None,
+            };
+            let result = reached.ok_or_else(|| BackendError::ConsistentReadTimeout {
+                wanted: target,
+                current: progress.borrow().delivered,
+            });
+            for reply in replies {
+                let _ = reply.send(result.clone());
+            }
+        });
+    }
+}
+
+/// kube-apiserver's compactor: every interval, a compare-and-swap on the
+/// compactors' key elects one instance, which compacts etcd to the newest
+/// revision it recorded at least `max(interval, history_window)` ago: every
+/// revision applied within the history window stays in etcd. (The shards
+/// serve reads from memory, never from etcd's history; etcd's history is
+/// what a watch re-established after an error, or another instance, reads.)
+async fn compact_periodically(shared: Arc<Shared>, client: Client, keys: Keys) {
+    let interval = shared.config.etcd_compaction_interval;
+    let keep = interval.max(shared.config.history_window);
+    let timeout = shared.config.etcd_request_timeout;
+    let key = keys.etcd_key(COMPACT_REV_KEY);
+    let mut kv = client.kv_client();
+    let mut version = 0i64;
+    let mut compacted = 0i64;
+    // (when, etcd's revision then), oldest first; bounded by `keep / interval + 2`.
+    let mut samples: VecDeque<(Instant, i64)> = VecDeque::new();
+    loop {
+        tokio::time::sleep(interval).await;
+        let now = Instant::now();
+        let txn = Txn::new()
+            .when(vec![Compare::version(key.clone(), CompareOp::Equal, version)])
+            .and_then(vec![TxnOp::put(key.clone(), Vec::new(), None)])
+            .or_else(vec![TxnOp::get(key.clone(), None)]);
+        let response = match tokio::time::timeout(timeout, kv.txn(txn)).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                eprintln!("shardline: etcd compaction round: {e}");
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let revision = response.header().map(|h| h.revision()).unwrap_or(0);
+        let elected = response.succeeded();
+        if elected {
+            version += 1;
+        } else {
+            // Another instance compacted this round: follow its count.
+            version = response
+                .op_responses()
+                .iter()
+                .find_map(|r| match r {
+                    TxnOpResponse::Get(get) => get.kvs().first().map(|kv| kv.version()),
+                    _ => None,
+                })
+                .unwrap_or(0);
+        }
+        let cutoff = now.checked_sub(keep);
+        let target = samples.iter().rev().find(|(at, _)| Some(*at) <= cutoff).map(|(_, r)| *r);
+        if let Some(target) = target {
+            while samples.front().is_some_and(|(_, r)| *r < target) {
+                samples.pop_front();
+            }
+            if elected && target > compacted {
+                match tokio::time::timeout(timeout, kv.compact(target, None)).await {
+                    Ok(Ok(_)) => {
+                        compacted = target;
+                        eprintln!("shardline: compacted etcd to revision {target}");
+                    }
+                    // Already compacted further (by another writer): fine.
+                    Ok(Err(e)) => eprintln!("shardline: compacting etcd to revision {target}: {e}"),
+                    Err(_) => {
+                        eprintln!("shardline: compacting etcd to revision {target}: no answer within {timeout:?}")
+                    }
+                }
+            }
+        }
+        samples.push_back((now, revision));
     }
 }
 

@@ -69,6 +69,24 @@ struct LogRequest {
     reply: oneshot::Sender<Result<Entry, AppendError>>,
 }
 
+/// A consistent read asking the log for a revision that includes every write
+/// committed before the request, by any writer (answered by the etcd log;
+/// the embedded log's commit point already is one).
+struct FreshRequest {
+    reply: oneshot::Sender<Result<Revision, BackendError>>,
+}
+
+/// What the log hands every shard after start-up, in order.
+enum Applied {
+    /// Committed entries, in revision order.
+    Entries(Arc<Vec<Entry>>),
+    /// The log lost the history between this shard's state and its present
+    /// (etcd compacted it while this instance was behind): replace the state
+    /// with this one and end every watch, whose clients then re-list.
+    #[cfg_attr(not(feature = "etcd"), allow(dead_code))]
+    Reset(Arc<InitialState>),
+}
+
 /// The consistent state every shard loads before serving.
 struct InitialState {
     revision: Revision,
@@ -83,9 +101,11 @@ struct Shared {
     /// The log's commit point: the highest revision acknowledged durable.
     committed: AtomicU64,
     invoke_tx: Vec<flume::Sender<ShardMessage>>,
-    apply_tx: Vec<flume::Sender<Arc<Vec<Entry>>>>,
+    apply_tx: Vec<flume::Sender<Applied>>,
     init_tx: Vec<flume::Sender<Arc<InitialState>>>,
     log_tx: flume::Sender<LogRequest>,
+    /// Consistent reads' revision requests, to the etcd log (batched there).
+    fresh_tx: flume::Sender<FreshRequest>,
     bootstrapped: AtomicBool,
     log_healthy: AtomicBool,
     shutting_down: AtomicBool,
@@ -121,10 +141,11 @@ impl Shared {
 /// The receiving ends a shard owns.
 struct ShardInbox {
     invoke_rx: flume::Receiver<ShardMessage>,
-    apply_rx: flume::Receiver<Arc<Vec<Entry>>>,
+    apply_rx: flume::Receiver<Applied>,
     init_rx: flume::Receiver<Arc<InitialState>>,
     /// Only shard 0 hosts the log.
     log_rx: Option<flume::Receiver<LogRequest>>,
+    fresh_rx: Option<flume::Receiver<FreshRequest>>,
 }
 
 impl FieldIndex for Registry {
@@ -167,6 +188,8 @@ struct Local {
     registry: RefCell<Rc<Registry>>,
     /// This shard's watchers and the history they resume from.
     hub: RefCell<crate::watch::WatchHub>,
+    /// Raised each time the log resets the state and `hub` is replaced.
+    hub_epoch: Cell<u64>,
     /// Jobs waiting for the store to reach a revision.
     deferred: RefCell<Vec<(Revision, Job)>>,
     shutdown: LocalSignal,
@@ -254,6 +277,16 @@ impl Backend for ShardBackend {
         Revision(self.shared.committed.load(Ordering::Acquire))
     }
 
+    async fn consistent_revision(&self) -> Result<Revision, BackendError> {
+        if matches!(self.shared.config.log, crate::config::LogKind::Embedded) {
+            return Ok(self.committed_revision());
+        }
+        let unavailable = || BackendError::ConsistentReadUnavailable("the log is closed".into());
+        let (reply, revision) = oneshot::channel();
+        self.shared.fresh_tx.send_async(FreshRequest { reply }).await.map_err(|_| unavailable())?;
+        revision.await.map_err(|_| unavailable())?
+    }
+
     fn now(&self) -> SystemTime {
         SystemTime::now()
     }
@@ -312,7 +345,12 @@ impl Backend for ShardBackend {
             started?
         };
         let guard: Box<dyn std::any::Any> = match started {
-            Some(id) => Box::new(WatchGuard { local: self.local.clone(), shared: self.shared.clone(), id }),
+            Some(id) => Box::new(WatchGuard {
+                local: self.local.clone(),
+                shared: self.shared.clone(),
+                id,
+                epoch: self.local.hub_epoch.get(),
+            }),
             None => Box::new(()),
         };
         Ok(api::backend::WatchStream { events: Box::pin(receiver), guard })
@@ -424,10 +462,15 @@ struct WatchGuard {
     local: Rc<Local>,
     shared: Arc<Shared>,
     id: crate::watch::WatchId,
+    /// The hub the watcher was registered in (`Local::hub_epoch`).
+    epoch: u64,
 }
 
 impl Drop for WatchGuard {
     fn drop(&mut self) {
+        if self.local.hub_epoch.get() != self.epoch {
+            return;
+        }
         if let Ok(mut hub) = self.local.hub.try_borrow_mut() {
             hub.stop(self.id);
             self.shared.publish_watch_stats(self.local.id, &hub);
@@ -488,6 +531,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
     let mut init_tx = Vec::new();
     let mut inboxes = Vec::new();
     let (log_tx, log_rx) = flume::bounded(config.mesh_channel_capacity);
+    let (fresh_tx, fresh_rx) = flume::bounded(config.mesh_channel_capacity);
     for shard in 0..shard_count {
         let (itx, irx) = flume::bounded(config.mesh_channel_capacity);
         let (atx, arx) = flume::bounded(config.apply_queue_capacity);
@@ -500,9 +544,11 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
             apply_rx: arx,
             init_rx: nrx,
             log_rx: if shard == 0 { Some(log_rx.clone()) } else { None },
+            fresh_rx: if shard == 0 { Some(fresh_rx.clone()) } else { None },
         });
     }
     drop(log_rx);
+    drop(fresh_rx);
     config.shards = shard_count;
     config.listen = listen;
     let shared = Arc::new(Shared {
@@ -514,6 +560,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         apply_tx,
         init_tx,
         log_tx,
+        fresh_tx,
         bootstrapped: AtomicBool::new(false),
         log_healthy: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),
@@ -622,6 +669,7 @@ async fn shard_main(
             config.history_window.as_millis() as u64,
             config.watch_history_entries_max,
         )),
+        hub_epoch: Cell::new(0),
         deferred: RefCell::new(Vec::new()),
         shutdown: LocalSignal::default(),
         connections: Cell::new(0),
@@ -631,7 +679,7 @@ async fn shard_main(
     });
 
     let log = match inbox.log_rx {
-        Some(log_rx) => match open_log(&shared, log_rx).await {
+        Some(log_rx) => match open_log(&shared, log_rx, inbox.fresh_rx).await {
             Ok(log) => Some(log),
             Err(reason) => {
                 let _ = bound_tx.send(Err(reason.clone()));
@@ -646,28 +694,7 @@ async fn shard_main(
         let _ = bound_tx.send(Err(reason.clone()));
         return Err(reason);
     };
-    {
-        let mut registry = shared.registry.clone();
-        for kv in initial.live.iter().filter(|kv| crate::types::crd::is_definition_key(&kv.key)) {
-            crate::types::crd::apply_to_registry(&mut registry, &kv.key, Some(&kv.value));
-        }
-        *local.registry.borrow_mut() = Rc::new(registry);
-    }
-    let registry = local.registry.borrow().clone();
-    local.store.borrow_mut().load(initial.revision, &initial.live, &*registry);
-    {
-        let mut index = crate::auth::rbac::RbacIndex::default();
-        for kv in initial.live.iter().filter(|kv| crate::auth::rbac::is_rbac_key(&kv.key)) {
-            index.apply(&kv.key, Some(&kv.value));
-        }
-        *local.rbac.borrow_mut() = Rc::new(index);
-    }
-    // Watches start at or after the loaded state: history before it is unknown.
-    *local.hub.borrow_mut() = crate::watch::WatchHub::new(
-        initial.revision,
-        config.history_window.as_millis() as u64,
-        config.watch_history_entries_max,
-    );
+    load_initial(&local, &shared, &initial);
     drop(initial);
 
     glommio::spawn_local(apply_loop(local.clone(), shared.clone(), inbox.apply_rx)).detach();
@@ -736,14 +763,22 @@ enum RunningLog {
 }
 
 /// Starts the log `--log` names.
-async fn open_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) -> Result<RunningLog, String> {
+async fn open_log(
+    shared: &Arc<Shared>,
+    log_rx: flume::Receiver<LogRequest>,
+    fresh_rx: Option<flume::Receiver<FreshRequest>>,
+) -> Result<RunningLog, String> {
+    let fresh_rx = fresh_rx.ok_or("the log's shard has no consistent-read channel")?;
     match &shared.config.log {
         crate::config::LogKind::Embedded => start_log(shared, log_rx).await.map(RunningLog::Embedded),
         #[cfg(feature = "etcd")]
-        crate::config::LogKind::Etcd { .. } => etcd_log::start(shared.clone(), log_rx).await.map(RunningLog::Etcd),
+        crate::config::LogKind::Etcd { .. } => {
+            etcd_log::start(shared.clone(), log_rx, fresh_rx).await.map(RunningLog::Etcd)
+        }
         #[cfg(not(feature = "etcd"))]
         crate::config::LogKind::Etcd { .. } => {
             drop(log_rx);
+            drop(fresh_rx);
             Err("--log etcd needs a build with the `etcd` cargo feature".into())
         }
     }
@@ -816,7 +851,7 @@ async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) ->
             let batch = Arc::new(entries);
             for tx in &broadcast_shared.apply_tx {
                 // A shard that has stopped (shutdown) no longer needs entries.
-                let _ = tx.send_async(batch.clone()).await;
+                let _ = tx.send_async(Applied::Entries(batch.clone())).await;
             }
             broadcast_log.release(batch_last);
             last = batch_last;
@@ -896,8 +931,51 @@ async fn bootstrap_rbac(backend: &ShardBackend) -> bool {
     true
 }
 
-async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Receiver<Arc<Vec<Entry>>>) {
-    while let Ok(batch) = apply_rx.recv_async().await {
+/// Loads a consistent state into this shard's (empty) store, and rebuilds
+/// what derives from it: the registry's custom resources, the RBAC index, and
+/// a watch hub that starts at its revision.
+fn load_initial(local: &Local, shared: &Shared, initial: &InitialState) {
+    let config = &shared.config;
+    {
+        let mut registry = shared.registry.clone();
+        for kv in initial.live.iter().filter(|kv| crate::types::crd::is_definition_key(&kv.key)) {
+            crate::types::crd::apply_to_registry(&mut registry, &kv.key, Some(&kv.value));
+        }
+        *local.registry.borrow_mut() = Rc::new(registry);
+    }
+    let registry = local.registry.borrow().clone();
+    local.store.borrow_mut().load(initial.revision, &initial.live, &*registry);
+    {
+        let mut index = crate::auth::rbac::RbacIndex::default();
+        for kv in initial.live.iter().filter(|kv| crate::auth::rbac::is_rbac_key(&kv.key)) {
+            index.apply(&kv.key, Some(&kv.value));
+        }
+        *local.rbac.borrow_mut() = Rc::new(index);
+    }
+    // Watches start at or after the loaded state: history before it is unknown.
+    *local.hub.borrow_mut() = crate::watch::WatchHub::new(
+        initial.revision,
+        config.history_window.as_millis() as u64,
+        config.watch_history_entries_max,
+    );
+}
+
+async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Receiver<Applied>) {
+    while let Ok(applied) = apply_rx.recv_async().await {
+        let batch = match applied {
+            Applied::Entries(batch) => batch,
+            Applied::Reset(initial) => {
+                // A new hub drops every watcher (their streams end); guards of
+                // the old hub's watchers no longer touch the new one.
+                local.hub_epoch.set(local.hub_epoch.get() + 1);
+                *local.store.borrow_mut() =
+                    ShardStore::new(local.id, shared.config.shards, shared.config.history_window.as_millis() as u64);
+                load_initial(&local, &shared, &initial);
+                shared.publish_watch_stats(local.id, &local.hub.borrow());
+                local.run_ready_jobs();
+                continue;
+            }
+        };
         let now_ms = local.now_ms();
         if batch.iter().any(|e| crate::types::crd::is_definition_key(&e.key)) {
             let mut registry = Registry::clone(&local.registry.borrow());

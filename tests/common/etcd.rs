@@ -4,6 +4,10 @@
 //! read through etcd's JSON gateway; plus starting Shardline on them with
 //! `--log etcd`.
 //!
+//! A member may serve its clients over TLS (`Etcd::start_tls`: etcd's
+//! `--cert-file`/`--key-file`/`--trusted-ca-file`/`--client-cert-auth`); its
+//! health is then read from a plain `--listen-metrics-urls` port.
+//!
 //! Invariants: members listen on 127.0.0.1 only; every wait is bounded; a
 //! missing etcd fails the test, it is never skipped.
 
@@ -39,6 +43,21 @@ pub struct Etcd {
     /// The command line, to start the member again on the same data.
     args: Vec<String>,
     _dir: tempfile::TempDir,
+    /// Where `http` connects: the client port, or for a TLS member its plain
+    /// metrics port (which answers /health only).
+    http_port: u16,
+    /// The client URLs are https.
+    tls: bool,
+}
+
+/// PEM files for an etcd member serving its clients over TLS.
+#[derive(Clone, Debug)]
+pub struct EtcdTlsFiles {
+    pub ca_file: PathBuf,
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    /// etcd's `--client-cert-auth`: clients must present a certificate signed by the CA.
+    pub client_cert_auth: bool,
 }
 
 impl Etcd {
@@ -65,6 +84,13 @@ impl Etcd {
     }
 
     pub fn spawn(name: &str, client_port: u16, peer_port: u16, initial_cluster: &str, token: u16) -> Etcd {
+        let mut etcd = Etcd::parked(name, client_port, peer_port, initial_cluster, token);
+        etcd.respawn();
+        etcd
+    }
+
+    /// A member's directory and command line, not started yet.
+    fn parked(name: &str, client_port: u16, peer_port: u16, initial_cluster: &str, token: u16) -> Etcd {
         let dir = tempfile::Builder::new().prefix("shardline-etcd-").tempdir().unwrap();
         let client = format!("http://127.0.0.1:{client_port}");
         let peer = format!("http://127.0.0.1:{peer_port}");
@@ -92,8 +118,38 @@ impl Etcd {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let mut etcd = Etcd { child: None, client_port, args, _dir: dir };
+        Etcd { child: None, client_port, args, _dir: dir, http_port: client_port, tls: false }
+    }
+
+    /// A single member whose clients connect over TLS with these files;
+    /// healthy when it returns.
+    pub fn start_tls(files: &EtcdTlsFiles) -> Etcd {
+        let (client_port, peer_port, metrics_port) = (free_port(), free_port(), free_port());
+        let initial = format!("m0=http://127.0.0.1:{peer_port}");
+        let mut etcd = Etcd::parked("m0", client_port, peer_port, &initial, peer_port);
+        let client = format!("https://127.0.0.1:{client_port}");
+        for (flag, value) in [("--listen-client-urls", &client), ("--advertise-client-urls", &client)] {
+            let at = etcd.args.iter().position(|a| a == flag).unwrap();
+            etcd.args[at + 1] = value.clone();
+        }
+        let path = |p: &PathBuf| p.display().to_string();
+        etcd.args.extend([
+            "--cert-file".to_string(),
+            path(&files.cert_file),
+            "--key-file".into(),
+            path(&files.key_file),
+            "--trusted-ca-file".into(),
+            path(&files.ca_file),
+            "--listen-metrics-urls".into(),
+            format!("http://127.0.0.1:{metrics_port}"),
+        ]);
+        if files.client_cert_auth {
+            etcd.args.push("--client-cert-auth".into());
+        }
+        etcd.http_port = metrics_port;
+        etcd.tls = true;
         etcd.respawn();
+        etcd.wait_healthy();
         etcd
     }
 
@@ -132,13 +188,19 @@ impl Etcd {
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
+    }
+
+    /// The member's process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
     }
 
     /// One HTTP request to etcd's client port (its JSON gateway); None when it
     /// does not answer.
     pub fn http(&self, method: &str, path: &str, body: Option<&Value>) -> Option<(u16, String)> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.client_port)).ok()?;
+        let mut stream = TcpStream::connect(("127.0.0.1", self.http_port)).ok()?;
         stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
         let body = body.map(|b| b.to_string()).unwrap_or_default();
         write!(
@@ -219,4 +281,3 @@ pub fn shardline_on_all(members: &[Etcd], extra: &[&str]) -> Server {
     extra_args.extend(extra.iter().map(|s| s.to_string()));
     Server::start_with(Launch { extra_args, ..Launch::default() })
 }
-

@@ -22,11 +22,12 @@ pub async fn serve(
     };
     let name = resolved.name.as_deref().unwrap_or("");
     let key = resolved.key(name);
-    // The get table: unset = most recent (the commit point), "0" = any (the
+    // The get table: unset = most recent (a consistent read: the log's
+    // current revision, see `Backend::consistent_revision`), "0" = any (the
     // owner's current state), N = not older than N (waiting for the log to
     // reach it, then 504).
     let at = match head.params.resource_version.as_deref().filter(|v| !v.is_empty()) {
-        None => backend.committed_revision(),
+        None => backend.consistent_revision().await.map_err(super::backend_error)?,
         Some("0") => crate::log::Revision::ZERO,
         Some(text) => {
             let wanted = crate::list::parse_resource_version(text).map_err(|e| match e {

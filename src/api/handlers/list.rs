@@ -167,7 +167,8 @@ pub async fn serve<B: Backend + 'static>(
     let prefix: Arc<str> =
         collection_prefix(&resolved.info.group, &resolved.info.resource, resolved.namespace.as_deref()).into();
     let (revision, start_after, continuing) = match plan.consistency {
-        Consistency::MostRecent | Consistency::Any => (backend.committed_revision(), None, false),
+        Consistency::MostRecent => (backend.consistent_revision().await.map_err(backend_error)?, None, false),
+        Consistency::Any => (backend.committed_revision(), None, false),
         Consistency::NotOlderThan(n) => {
             wait_for(backend, n).await?;
             (backend.committed_revision(), None, false)

@@ -177,6 +177,12 @@ pub fn backend_error(e: super::BackendError) -> ApiError {
         super::BackendError::RevisionTimeout { .. } => {
             ApiError::Timeout { message: e.to_string(), retry_after_seconds: 1 }
         }
+        super::BackendError::ConsistentReadUnavailable(message) => {
+            ApiError::Timeout { message, retry_after_seconds: 1 }
+        }
+        super::BackendError::ConsistentReadTimeout { wanted, current } => {
+            ApiError::TooLargeResourceVersion { requested: wanted.0, current: current.0 }
+        }
     }
 }
 

@@ -146,7 +146,11 @@ pub async fn serve<B: Backend + 'static>(
             // Get state and start at the most recent revision. The first
             // round is read before the response starts (an expired snapshot
             // is still a 410); the rest streams as the body is sent.
-            let revision = backend.committed_revision();
+            let revision = match requested {
+                // Unset: a consistent read, as a list without resourceVersion.
+                None => backend.consistent_revision().await.map_err(super::backend_error)?,
+                Some(_) => backend.committed_revision(),
+            };
             let first = fetch(backend, &prefix, revision, None, batch, &selectors)
                 .await?
                 .map_err(|compacted| expired(revision, compacted))?;
