@@ -131,6 +131,93 @@ fn a_read_without_resource_version_sees_every_write_committed_before_it() {
     assert!(first.contains(&"after".to_string()) && first.contains(&"direct".to_string()), "{first:?}");
 }
 
+/// A TCP relay on loopback that forwards to `target` at once and delivers
+/// the answers `delay` late: an instance connected through it sees etcd's
+/// watch events late (and every other answer, in the same order).
+struct LaggingRelay {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl LaggingRelay {
+    fn start(target: u16, delay: Duration) -> LaggingRelay {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            while !stopped.load(Ordering::Acquire) {
+                let Ok((client, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                };
+                client.set_nonblocking(false).unwrap();
+                let Ok(upstream) = TcpStream::connect(("127.0.0.1", target)) else { continue };
+                let _ = (client.set_nodelay(true), upstream.set_nodelay(true));
+                let (mut to_upstream, mut from_client) = (upstream.try_clone().unwrap(), client.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from_client, &mut to_upstream);
+                    let _ = to_upstream.shutdown(std::net::Shutdown::Write);
+                });
+                let (tx, rx) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
+                let mut from_upstream = upstream;
+                std::thread::spawn(move || {
+                    let mut buffer = vec![0u8; 64 * 1024];
+                    while let Ok(n) = from_upstream.read(&mut buffer) {
+                        if n == 0 || tx.send((Instant::now() + delay, buffer[..n].to_vec())).is_err() {
+                            break;
+                        }
+                    }
+                });
+                let mut to_client = client;
+                std::thread::spawn(move || {
+                    for (due, bytes) in rx {
+                        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                        if to_client.write_all(&bytes).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = to_client.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        });
+        LaggingRelay { port, stop }
+    }
+}
+
+impl Drop for LaggingRelay {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+#[test]
+fn a_read_on_an_instance_whose_watch_lags_still_sees_the_latest_write() {
+    let etcd = Etcd::start();
+    let a = shardline_on(&etcd, &[]);
+    let relay =
+        LaggingRelay::start(etcd.url().rsplit(':').next().unwrap().parse().unwrap(), Duration::from_millis(300));
+    let lagging = format!("http://127.0.0.1:{}", relay.port);
+    let b = Server::start_with(Launch {
+        extra_args: ["--log", "etcd", "--etcd-endpoints", &lagging].iter().map(|s| s.to_string()).collect(),
+        ..Launch::default()
+    });
+    for i in 0..5 {
+        let name = format!("late{i}");
+        let r = a.post_json(CM, &configmap(&name, &[]));
+        assert_eq!(r.status, 201, "{}", r.text());
+        let created = rv(&r.json());
+        // B hears of the write 300 ms late; its read waits for it.
+        let got = b.get(&format!("{CM}/{name}"));
+        assert_eq!(got.status, 200, "B must serve {name} although its watch lags: {}", got.text());
+        assert_eq!(rv(&got.json()), created);
+        let list = b.get_ok(CM);
+        assert_eq!(names(&list).len(), i + 1, "{:?}", names(&list));
+    }
+}
+
 #[test]
 fn consistent_reads_without_etcd_answer_504_reads_at_any_revision_are_served() {
     let mut etcd = Etcd::start();

@@ -4,8 +4,9 @@
 //! the same port (SO_REUSEPORT) serving the connections it accepts. Shards
 //! talk only through bounded channels: `invoke` (run a closure on another
 //! shard's store once it has applied a revision), `apply` (committed log
-//! entries, in revision order, to every shard) and the log's request channel
-//! (appends go to the log, which lives on shard 0).
+//! entries, in revision order, to every shard, or a reset to a re-listed
+//! state), the log's request channel (appends go to the log, which lives on
+//! shard 0) and the consistent-read channel (to the etcd log).
 //!
 //! Architecture invariants: no glommio type leaves this module; a full
 //! channel makes its sender wait (backpressure), never grows; a write is
