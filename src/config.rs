@@ -189,6 +189,13 @@ pub struct Config {
     pub etcd_compaction_interval: Duration,
     /// TLS to etcd (`--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`).
     pub etcd_tls: EtcdTls,
+    /// How long a consistent read whose instance is behind etcd's current
+    /// revision waits for its watch before writing a fence (one etcd write
+    /// per batch of reads). Short: changes of our own keys arrive within a
+    /// round-trip; waiting longer only delays reads after a change outside
+    /// them, while waiting less makes instances fence for each other's
+    /// changes still on their way.
+    pub etcd_fence_after: Duration,
 }
 
 /// PEM files for TLS to etcd: the CA that signed etcd's serving certificate
@@ -251,6 +258,7 @@ impl Config {
             etcd_range_page_objects: 1000,
             etcd_compaction_interval: Duration::from_secs(5 * 60),
             etcd_tls: EtcdTls::default(),
+            etcd_fence_after: Duration::from_millis(20),
         }
     }
 }

@@ -511,10 +511,20 @@ async fn serve_consistent_reads(
             }
             continue;
         }
-        // Behind etcd (a change of another prefix, or ours still on its way):
-        // a fence write orders a revision after `current` into our watch.
         let mut progress = progress.clone();
+        let fence_after = shared.config.etcd_fence_after;
         tokio::spawn(async move {
+            // A change of ours on its way arrives within a round-trip.
+            if let Ok(Ok(p)) = tokio::time::timeout(fence_after, progress.wait_for(|p| p.seen >= current)).await {
+                let delivered = p.delivered;
+                for reply in replies {
+                    let _ = reply.send(Ok(delivered));
+                }
+                return;
+            }
+            // Behind etcd (a change outside our keys, or ours still on its
+            // way): a fence write orders a revision after `current` into our
+            // watch.
             let target = match tokio::time::timeout(timeout, kv.put(fence, Vec::new(), None)).await {
                 Ok(Ok(r)) => Revision(r.header().map(|h| h.revision()).unwrap_or(0).max(0) as u64).max(current),
                 Ok(Err(e)) => {
@@ -681,7 +691,37 @@ async fn append(client: &mut Client, keys: &Keys, proposal: Proposal, shared: &S
 
 #[cfg(test)]
 mod tests {
-    use super::Keys;
+    use super::{connect_options, Keys};
+    use crate::config::EtcdTls;
+    use std::time::Duration;
+
+    #[test]
+    fn the_fence_key_is_in_our_range_and_never_an_object() {
+        let keys = Keys { prefix: b"/t".to_vec() };
+        let (start, end) = keys.range();
+        let fence = keys.etcd_key(super::FENCE_KEY);
+        assert!(start <= fence && fence < end, "the prefix watch sees the fence");
+        assert!(keys.is_fence(&fence));
+        assert!(!keys.is_fence(b"/t/registry/core/configmaps/default/~fence"));
+        assert!(!keys.is_fence(super::FENCE_KEY), "another prefix's fence is not ours");
+    }
+
+    #[test]
+    fn tls_flags_are_checked_before_connecting() {
+        let t = Duration::from_secs(1);
+        let http = ["http://127.0.0.1:2379".to_string()];
+        let https = ["https://127.0.0.1:2379".to_string()];
+        let file = |name: &str| Some(std::path::PathBuf::from(name));
+        assert!(connect_options(&http, &EtcdTls::default(), t).is_ok());
+        let no_ca = connect_options(&https, &EtcdTls::default(), t).err().unwrap();
+        assert!(no_ca.contains("--etcd-cafile"), "{no_ca}");
+        let half = EtcdTls { ca_file: file("ca.pem"), cert_file: file("c.pem"), key_file: None };
+        assert!(connect_options(&https, &half, t).err().unwrap().contains("go together"));
+        let ca_on_http = EtcdTls { ca_file: file("ca.pem"), ..EtcdTls::default() };
+        assert!(connect_options(&http, &ca_on_http, t).err().unwrap().contains("https://"));
+        let missing = EtcdTls { ca_file: file("/nonexistent/ca.pem"), ..EtcdTls::default() };
+        assert!(connect_options(&https, &missing, t).err().unwrap().contains("/nonexistent/ca.pem"));
+    }
 
     #[test]
     fn keys_map_to_the_prefixed_registry_range_and_back() {

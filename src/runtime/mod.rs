@@ -73,6 +73,7 @@ struct LogRequest {
 /// A consistent read asking the log for a revision that includes every write
 /// committed before the request, by any writer (answered by the etcd log;
 /// the embedded log's commit point already is one).
+#[cfg_attr(not(feature = "etcd"), allow(dead_code))]
 struct FreshRequest {
     reply: oneshot::Sender<Result<Revision, BackendError>>,
 }
