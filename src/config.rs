@@ -196,6 +196,10 @@ pub struct Config {
     /// them, while waiting less makes instances fence for each other's
     /// changes still on their way.
     pub etcd_fence_after: Duration,
+    /// Batches of consistent reads waiting for the watch (and perhaps a
+    /// fence) at once; past it the next etcd read waits, so more requests
+    /// share each batch. Each holds its requests' reply handles.
+    pub etcd_consistent_read_batches_max: usize,
 }
 
 /// PEM files for TLS to etcd: the CA that signed etcd's serving certificate
@@ -259,6 +263,7 @@ impl Config {
             etcd_compaction_interval: Duration::from_secs(5 * 60),
             etcd_tls: EtcdTls::default(),
             etcd_fence_after: Duration::from_millis(20),
+            etcd_consistent_read_batches_max: 64,
         }
     }
 }

@@ -410,7 +410,7 @@ fn tls_to_etcd_with_a_client_certificate_and_a_wrong_ca_refused() {
     std::fs::write(&cert_file, pem("CERTIFICATE", cert.as_ref())).unwrap();
     std::fs::write(&key_file, pem("PRIVATE KEY", key.secret_der())).unwrap();
     let path = |p: &std::path::Path| p.display().to_string();
-    let tls_flags = vec![
+    let tls_flags = [
         "--etcd-cafile".to_string(),
         path(&pki.ca_file),
         "--etcd-certfile".into(),

@@ -480,7 +480,9 @@ async fn serve_consistent_reads(
 ) {
     let timeout = shared.config.etcd_request_timeout;
     let wait = shared.config.resource_version_wait;
+    let batches = Arc::new(tokio::sync::Semaphore::new(shared.config.etcd_consistent_read_batches_max.max(1)));
     while let Ok(first) = fresh_rx.recv_async().await {
+        let Ok(permit) = batches.clone().acquire_owned().await else { break };
         let mut replies = vec![first.reply];
         replies.extend(fresh_rx.drain().map(|r| r.reply));
         let mut kv = client.kv_client();
@@ -514,6 +516,7 @@ async fn serve_consistent_reads(
         let mut progress = progress.clone();
         let fence_after = shared.config.etcd_fence_after;
         tokio::spawn(async move {
+            let _permit = permit;
             // A change of ours on its way arrives within a round-trip.
             if let Ok(Ok(p)) = tokio::time::timeout(fence_after, progress.wait_for(|p| p.seen >= current)).await {
                 let delivered = p.delivered;
