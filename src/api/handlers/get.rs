@@ -1,5 +1,7 @@
-//! GET of one object: a consistent read from the owner shard at the log's
-//! commit point, answered with the cached encoding (no re-serialization).
+//! GET of one object: a consistent read from the owner shard (at the log's
+//! commit point, or with etcd at its current revision:
+//! `Backend::consistent_revision`), answered with the cached encoding (no
+//! re-serialization).
 
 use super::table;
 use super::{read_current, Resolved};
