@@ -129,6 +129,39 @@ fn a_read_without_resource_version_sees_every_write_committed_before_it() {
     let mut fresh = Watch::open(&b, &format!("{CM}?watch=true"));
     let first: Vec<String> = (0..22).map(|_| fresh.next_event().1).collect();
     assert!(first.contains(&"after".to_string()) && first.contains(&"direct".to_string()), "{first:?}");
+
+    // Concurrent consistent reads share etcd round-trips (/metrics counts
+    // requests and batches); a burst of 32 must have shared at least once.
+    let metric = |name: &str| -> u64 {
+        let text = b.get("/metrics").text();
+        let line = text.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("{name}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let mut shared_a_batch = false;
+    for _ in 0..5 {
+        let (reads, batches) =
+            (metric("shardline_etcd_consistent_reads_total"), metric("shardline_etcd_consistent_read_batches_total"));
+        let burst: Vec<_> = (0..32)
+            .map(|_| {
+                let addr = b.addr;
+                std::thread::spawn(move || {
+                    let mut conn = common::http::Conn::connect(addr).unwrap();
+                    conn.request("GET", &format!("{CM}/direct"), &[], None).unwrap().status
+                })
+            })
+            .collect();
+        for reader in burst {
+            assert_eq!(reader.join().unwrap(), 200);
+        }
+        let reads = metric("shardline_etcd_consistent_reads_total") - reads;
+        let batches = metric("shardline_etcd_consistent_read_batches_total") - batches;
+        assert!(reads >= 32 && batches >= 1 && batches <= reads, "{reads} reads, {batches} batches");
+        if batches < reads {
+            shared_a_batch = true;
+            break;
+        }
+    }
+    assert!(shared_a_batch, "32 concurrent reads never shared an etcd round-trip in 5 bursts");
 }
 
 /// A TCP relay on loopback that forwards to `target` at once and delivers

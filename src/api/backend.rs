@@ -53,6 +53,17 @@ pub struct ProcessLimits {
     pub open_files_hard: u64,
 }
 
+/// How consistent reads asked the log (`--log etcd`), as /metrics reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConsistentReadStats {
+    /// Consistent reads that asked etcd for its current revision.
+    pub requests: u64,
+    /// etcd reads of the current revision (one per batch of requests).
+    pub batches: u64,
+    /// Fence writes (batches behind etcd after `etcd_fence_after`).
+    pub fences: u64,
+}
+
 #[allow(async_fn_in_trait)]
 pub trait Backend {
     fn config(&self) -> &Config;
@@ -77,6 +88,11 @@ pub trait Backend {
     /// revision and waits, bounded, until it has applied it.
     async fn consistent_revision(&self) -> Result<Revision, BackendError> {
         Ok(self.committed_revision())
+    }
+    /// Counters of consistent reads asking the log; `None` (the default)
+    /// when the log answers them without a round-trip.
+    fn consistent_read_stats(&self) -> Option<ConsistentReadStats> {
+        None
     }
     fn now(&self) -> SystemTime;
     /// Runs `f` on `shard`'s store once that shard has applied `min_revision`.

@@ -485,6 +485,9 @@ async fn serve_consistent_reads(
         let Ok(permit) = batches.clone().acquire_owned().await else { break };
         let mut replies = vec![first.reply];
         replies.extend(fresh_rx.drain().map(|r| r.reply));
+        let [requests, batch_count, _] = &shared.consistent_reads;
+        requests.fetch_add(replies.len() as u64, Ordering::Relaxed);
+        batch_count.fetch_add(1, Ordering::Relaxed);
         let mut kv = client.kv_client();
         let fence = keys.etcd_key(FENCE_KEY);
         // A quorum read of one key: its header carries etcd's current revision.
@@ -515,6 +518,7 @@ async fn serve_consistent_reads(
         }
         let mut progress = progress.clone();
         let fence_after = shared.config.etcd_fence_after;
+        let shared = shared.clone();
         tokio::spawn(async move {
             let _permit = permit;
             // A change of ours on its way arrives within a round-trip.
@@ -528,6 +532,7 @@ async fn serve_consistent_reads(
             // Behind etcd (a change outside our keys, or ours still on its
             // way): a fence write orders a revision after `current` into our
             // watch.
+            shared.consistent_reads[2].fetch_add(1, Ordering::Relaxed);
             let target = match tokio::time::timeout(timeout, kv.put(fence, Vec::new(), None)).await {
                 Ok(Ok(r)) => Revision(r.header().map(|h| h.revision()).unwrap_or(0).max(0) as u64).max(current),
                 Ok(Err(e)) => {

@@ -108,6 +108,8 @@ struct Shared {
     log_tx: flume::Sender<LogRequest>,
     /// Consistent reads' revision requests, to the etcd log (batched there).
     fresh_tx: flume::Sender<FreshRequest>,
+    /// Requests, batches and fences of those (for /metrics).
+    consistent_reads: [AtomicU64; 3],
     bootstrapped: AtomicBool,
     log_healthy: AtomicBool,
     shutting_down: AtomicBool,
@@ -287,6 +289,18 @@ impl Backend for ShardBackend {
         let (reply, revision) = oneshot::channel();
         self.shared.fresh_tx.send_async(FreshRequest { reply }).await.map_err(|_| unavailable())?;
         revision.await.map_err(|_| unavailable())?
+    }
+
+    fn consistent_read_stats(&self) -> Option<api::backend::ConsistentReadStats> {
+        if matches!(self.shared.config.log, crate::config::LogKind::Embedded) {
+            return None;
+        }
+        let [requests, batches, fences] = &self.shared.consistent_reads;
+        Some(api::backend::ConsistentReadStats {
+            requests: requests.load(Ordering::Relaxed),
+            batches: batches.load(Ordering::Relaxed),
+            fences: fences.load(Ordering::Relaxed),
+        })
     }
 
     fn now(&self) -> SystemTime {
@@ -563,6 +577,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         init_tx,
         log_tx,
         fresh_tx,
+        consistent_reads: Default::default(),
         bootstrapped: AtomicBool::new(false),
         log_healthy: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),

@@ -102,6 +102,23 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
         "ADDED events of watches' initial state.",
         &per_shard(|s| s.initial_events_sent),
     );
+    if let Some(stats) = backend.consistent_read_stats() {
+        counter(
+            "shardline_etcd_consistent_reads_total",
+            "Reads without resourceVersion that asked etcd for its current revision.",
+            &[(String::new(), stats.requests)],
+        );
+        counter(
+            "shardline_etcd_consistent_read_batches_total",
+            "etcd reads of the current revision, each serving a batch of consistent reads.",
+            &[(String::new(), stats.batches)],
+        );
+        counter(
+            "shardline_etcd_consistent_read_fences_total",
+            "Fence writes of consistent reads that were behind etcd.",
+            &[(String::new(), stats.fences)],
+        );
+    }
     if let Some(in_flight) = backend.in_flight() {
         use std::sync::atomic::Ordering::Relaxed;
         let classes = |read: u64, mutating: u64, watch: u64| -> Vec<(String, u64)> {
