@@ -212,6 +212,16 @@ fn crud_status_codes_and_status_bodies(backend: Backend) {
     assert_eq!(updated["metadata"]["creationTimestamp"], created["metadata"]["creationTimestamp"]);
     s.assert_stored("/configmaps/default/settings", Some(rv2));
 
+    // An update that changes nothing writes nothing: same resourceVersion.
+    let r = s.put_json(&path, &updated);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json(), updated, "a no-op update answers the stored object");
+    s.assert_stored("/configmaps/default/settings", Some(rv2));
+    // GET at resourceVersion=0 (any) and at rv1 (not older than): the current object.
+    for at in ["0".to_string(), rv1.to_string()] {
+        assert_eq!(s.get_ok(&format!("{path}?resourceVersion={at}")), updated, "resourceVersion={at}");
+    }
+
     // 409 Conflict on a stale resourceVersion; nothing written.
     let mut stale = created.clone();
     stale["data"]["a"] = json!("3");
