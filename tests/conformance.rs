@@ -10,7 +10,8 @@
 //! window, watches from a resourceVersion (ordered, no gaps, no repeats,
 //! resumed after a disconnect), bookmarks and streaming lists, finalizers,
 //! namespace deletion, PATCH (merge, JSON, strategic), server-side apply,
-//! dryRun, and kubectl apply/get/delete end to end. On etcd, every write's
+//! dryRun, kubectl apply/get/delete end to end, and kill -9 then restart
+//! (every acknowledged write kept, resourceVersions never going back). On etcd, every write's
 //! resourceVersion is also checked against the key's mod_revision in etcd.
 //!
 //! Behaviour only one log has (durability of the embedded log across kill -9,
@@ -36,7 +37,7 @@ enum Backend {
 }
 
 /// A Shardline on one backend. Fields drop in order: the server stops before
-/// its etcd does.
+/// its etcd does. (`s` is public to the suite for `kill`/`restart`.)
 struct Env {
     s: Server,
     etcd: Option<Etcd>,
@@ -124,6 +125,7 @@ on_both_backends!(
     server_side_apply_managers_and_conflicts,
     dry_run_writes_nothing,
     kubectl_apply_get_delete,
+    kill_9_and_restart_keep_every_acknowledged_write,
 );
 
 // ----- helpers -----
@@ -865,4 +867,35 @@ fn kubectl_apply_get_delete(backend: Backend) {
     assert!(!out.status.success(), "{}", out.stdout);
     assert!(out.stderr.contains("NotFound") && out.stderr.contains("\"app\" not found"), "{}", out.stderr);
     s.assert_stored("/configmaps/default/app", None);
+}
+
+fn kill_9_and_restart_keep_every_acknowledged_write(backend: Backend) {
+    let mut s = Env::start(backend, &[]);
+    let mut acknowledged = Vec::new();
+    for i in 0..10 {
+        acknowledged.push(s.create(CM, &configmap(&format!("k-{i}"), &[("i", &i.to_string())])));
+    }
+    let r = s.put_json(&format!("{CM}/k-3"), &configmap("k-3", &[("i", "changed")]));
+    assert_eq!(r.status, 200, "{}", r.text());
+    acknowledged[3] = r.json();
+    assert_eq!(s.delete(&format!("{CM}/k-7")).status, 200);
+    acknowledged.remove(7);
+    let before = s.current_rv();
+
+    s.s.kill();
+    s.s.restart();
+    // Every acknowledged object, byte for byte, with its resourceVersion.
+    let list = s.get_ok(CM);
+    assert_eq!(list["items"].as_array().unwrap(), &acknowledged, "the state after kill -9 and restart");
+    assert!(rv(&list) >= before, "the resourceVersion does not go back: {} < {before}", rv(&list));
+    assert_status(&s.get(&format!("{CM}/k-7")), 404, "NotFound");
+    // New writes continue the history; a stale update is still a Conflict.
+    let next = rv(&s.create(CM, &configmap("after", &[])));
+    assert!(next > before, "{next} > {before}");
+    let mut stale = acknowledged[2].clone();
+    stale["metadata"]["resourceVersion"] = json!(rv(&acknowledged[0]).to_string());
+    assert_status(&s.put_json(&format!("{CM}/k-2"), &stale), 409, "Conflict");
+    let mut w = Watch::open(&s, &format!("{CM}?watch=true&resourceVersion={next}"));
+    let last = rv(&s.create(CM, &configmap("watched", &[])));
+    assert_eq!(event_of(&w.next()), ("ADDED".into(), "watched".into(), last));
 }
