@@ -9,7 +9,10 @@
 //! etcd returns; a 3-member etcd
 //! cluster under a write load from two instances losing a follower, or its
 //! leader: every acknowledged write present after, every watcher's history
-//! complete, ordered and without repeats.
+//! complete, ordered and without repeats; a Shardline instance killed (SIGKILL)
+//! under a write load split over two instances: its watcher reconnects to the
+//! other from its last resourceVersion and its history is still every
+//! acknowledged write once, in order.
 //!
 //! etcd comes from `$ETCD` or `PATH` (scripts/test.sh installs Debian's
 //! etcd-server); a missing etcd fails the test, it is never skipped.
@@ -251,4 +254,111 @@ fn three_members_a_follower_killed_under_load_loses_nothing() {
 #[test]
 fn three_members_the_leader_killed_under_load_loses_nothing() {
     member_killed_under_load(true);
+}
+
+/// Creates config maps named `PREFIX-NNNN` on `addr` one after the other until
+/// `stop` is set or the server stops answering. Pushes the acknowledged writes
+/// (name, resourceVersion) and returns the write in doubt when the server went
+/// away during it (it may or may not have committed, as in kube-apiserver).
+fn write_until(
+    addr: std::net::SocketAddr,
+    prefix: &str,
+    stop: &std::sync::atomic::AtomicBool,
+    acknowledged: &std::sync::Mutex<Vec<(String, u64)>>,
+) -> Option<String> {
+    let mut conn = Conn::connect(addr).unwrap_or_else(|e| panic!("connect to {addr}: {e}"));
+    for i in 0.. {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let name = format!("{prefix}-{i:04}");
+        let body = serde_json::to_vec(&configmap(&name, &[("k", &name)])).unwrap();
+        let headers = [("Content-Type", "application/json"), ("Accept", "application/json")];
+        match conn.request("POST", CM, &headers, Some(&body)) {
+            Ok(r) if r.status == 201 => acknowledged.lock().unwrap().push((name, rv(&r.json()))),
+            Ok(r) => panic!("create {name} on {addr}: {} {}", r.status, r.text()),
+            Err(_) => return Some(name),
+        }
+    }
+    unreachable!()
+}
+
+/// Two instances over one etcd under a write load split over both; a watcher
+/// on A; A is killed with SIGKILL: the watcher reconnects to B from the last
+/// resourceVersion it saw, and the history it saw over both connections is
+/// every acknowledged write once, in revision order, with nothing else but
+/// (possibly) the one write that was in flight on A when it died.
+#[test]
+fn an_instance_killed_its_watcher_resumes_on_another_from_its_last_resource_version() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    let etcd = Etcd::start();
+    let mut a = shardline_on(&etcd, &[]);
+    let b = shardline_on(&etcd, &[]);
+    let start = rv(&a.get_ok(CM));
+    let mut watch = Watch::open(&a, &format!("{CM}?watch=true&resourceVersion={start}"));
+
+    let acknowledged = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = |addr: std::net::SocketAddr, prefix: &'static str| {
+        let (acknowledged, stop) = (acknowledged.clone(), stop.clone());
+        std::thread::spawn(move || write_until(addr, prefix, &stop, &acknowledged))
+    };
+    let writer_a = writer(a.addr, "on-a");
+    let writer_b = writer(b.addr, "on-b");
+
+    let record = |event: Value, seen: &mut Vec<(String, u64)>| {
+        assert_eq!(event["type"], "ADDED", "only creates were made: {event}");
+        let name = event["object"]["metadata"]["name"].as_str().unwrap().to_string();
+        seen.push((name, rv(&event["object"])));
+    };
+    // Some history through A, then A dies mid-load.
+    let mut seen: Vec<(String, u64)> = Vec::new();
+    while seen.len() < 40 {
+        record(watch.next(), &mut seen);
+    }
+    a.kill();
+    // What A sent before it died is history too; then its stream ends.
+    while let Some(event) = watch.try_next() {
+        record(event, &mut seen);
+    }
+    let in_doubt = writer_a.join().unwrap();
+    let seen_on_a = seen.len();
+
+    // The client reconnects to B from the last resourceVersion it saw, while
+    // B keeps taking writes.
+    let last = seen.last().unwrap().1;
+    let mut on_b = Watch::open(&b, &format!("{CM}?watch=true&resourceVersion={last}"));
+    let acked_after_kill = acknowledged.lock().unwrap().len();
+    while acknowledged.lock().unwrap().len() < acked_after_kill + 20 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(writer_b.join().unwrap(), None, "B kept answering");
+
+    let mut expected = acknowledged.lock().unwrap().clone();
+    expected.sort_by_key(|(_, r)| *r);
+    let newest = expected.last().unwrap().1;
+    while seen.last().unwrap().1 < newest {
+        record(on_b.next(), &mut seen);
+    }
+    assert!(seen.len() > seen_on_a, "events arrived through B");
+    assert!(seen.windows(2).all(|w| w[0].1 < w[1].1), "revisions strictly increase, no repeats: {seen:?}");
+    // Every acknowledged write once; beyond them, only the write in doubt.
+    let unacknowledged: Vec<&(String, u64)> = seen.iter().filter(|e| !expected.contains(e)).collect();
+    assert!(
+        unacknowledged.iter().all(|(name, _)| Some(name) == in_doubt.as_ref()),
+        "events for writes never acknowledged: {unacknowledged:?} (in doubt: {in_doubt:?})"
+    );
+    let acknowledged_seen: Vec<&(String, u64)> = seen.iter().filter(|e| expected.contains(e)).collect();
+    assert_eq!(acknowledged_seen, expected.iter().collect::<Vec<_>>(), "every acknowledged write, in order");
+    assert!(expected.iter().any(|(n, _)| n.starts_with("on-a")), "A acknowledged writes before it died");
+    // The same state through B: every acknowledged write present.
+    let list = b.get_ok(&format!("{CM}?resourceVersion={newest}&resourceVersionMatch=NotOlderThan"));
+    let names: Vec<&str> =
+        list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+    for (name, _) in &expected {
+        assert!(names.contains(&name.as_str()), "{name} missing from B's list");
+    }
 }

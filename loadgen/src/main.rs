@@ -1,5 +1,6 @@
 //! The `loadgen` command line: `loadgen run SCENARIO` against Kubernetes targets (`--kube URL`),
-//! etcd targets (`--etcd URL`) or servers it starts itself (`--spawn shardline --spawn etcd`),
+//! etcd targets (`--etcd URL`) or servers it starts itself (`--spawn shardline --spawn etcd`,
+//! `--spawn shardline-etcd` for Shardline on the etcd log),
 //! and `loadgen validate SCENARIO...`. The client runtime (tokio, multi-threaded) is pinned to
 //! `--cpus`, by default the CPUs the spawned servers are not pinned to.
 
@@ -33,6 +34,8 @@ enum Cmd {
 enum SpawnKind {
     Shardline,
     Etcd,
+    /// Shardline with `--log etcd` on its own single-member etcd (both on the server CPUs).
+    ShardlineEtcd,
 }
 
 #[derive(clap::Args)]
@@ -165,10 +168,11 @@ fn run(args: RunArgs) -> Result<()> {
         match s {
             SpawnKind::Shardline => targets.push(("shardline".into(), Flavor::Kube, Source::Spawn(*s))),
             SpawnKind::Etcd => targets.push(("etcd".into(), Flavor::Etcd, Source::Spawn(*s))),
+            SpawnKind::ShardlineEtcd => targets.push(("shardline-etcd".into(), Flavor::Kube, Source::Spawn(*s))),
         }
     }
     if targets.is_empty() {
-        bail!("no target: give --kube URL, --etcd URL or --spawn shardline|etcd");
+        bail!("no target: give --kube URL, --etcd URL or --spawn shardline|etcd|shardline-etcd");
     }
 
     // CPU placement.
@@ -249,6 +253,11 @@ fn run_scenario(
                     SpawnKind::Etcd => {
                         let bin = spawn::find_binary(args.etcd_bin.as_deref(), "ETCD", "etcd")?;
                         Spawned::etcd(&bin, server_cpus)?
+                    }
+                    SpawnKind::ShardlineEtcd => {
+                        let bin = spawn::find_binary(args.shardline_bin.as_deref(), "SHARDLINE_BIN", "shardline")?;
+                        let etcd = spawn::find_binary(args.etcd_bin.as_deref(), "ETCD", "etcd")?;
+                        Spawned::shardline_on_etcd(&bin, &etcd, server_cpus)?
                     }
                 };
                 eprintln!("loadgen: started {} (pid {}) at {} on CPUs {server_cpus:?}", s.name, s.pid(), s.url);

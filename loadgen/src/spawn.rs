@@ -1,6 +1,7 @@
 //! `--spawn`: starts a local Shardline and/or etcd on loopback (free ports, temporary data
-//! directories, pinned to the server CPUs), waits until each answers its health check, and stops
-//! each by its PID (SIGTERM, then SIGKILL after a grace period) when dropped.
+//! directories, pinned to the server CPUs), or a Shardline on the etcd log over its own etcd
+//! (`shardline-etcd`: both processes on the server CPUs), waits until each answers its health
+//! check, and stops each by its PID (SIGTERM, then SIGKILL after a grace period) when dropped.
 //! Also CPU placement: which cores the servers get and which loadgen keeps.
 
 use std::net::TcpListener;
@@ -22,6 +23,9 @@ pub struct Spawned {
     child: Child,
     /// Data directory and logs; removed on drop.
     dir: tempfile::TempDir,
+    /// The etcd a `shardline-etcd` Shardline writes to: stopped after it, and counted in the
+    /// server's CPU time, run-queue wait and memory (the target is the pair).
+    backing: Option<Box<Spawned>>,
 }
 
 pub fn free_port() -> Result<u16> {
@@ -108,6 +112,19 @@ fn command_pinned(bin: &Path, cpus: &[usize]) -> Command {
 impl Spawned {
     /// Starts `shardline serve` with one shard per server CPU.
     pub fn shardline(bin: &Path, cpus: &[usize]) -> Result<Spawned> {
+        Spawned::shardline_with(bin, cpus, &[])
+    }
+
+    /// Starts a single-member etcd, then `shardline serve --log etcd` on it, both on `cpus`.
+    pub fn shardline_on_etcd(shardline_bin: &Path, etcd_bin: &Path, cpus: &[usize]) -> Result<Spawned> {
+        let etcd = Spawned::etcd(etcd_bin, cpus)?;
+        let mut s = Spawned::shardline_with(shardline_bin, cpus, &["--log", "etcd", "--etcd-endpoints", &etcd.url])?;
+        s.name = "shardline-etcd".into();
+        s.backing = Some(Box::new(etcd));
+        Ok(s)
+    }
+
+    fn shardline_with(bin: &Path, cpus: &[usize], extra: &[&str]) -> Result<Spawned> {
         let dir = tempfile::Builder::new().prefix("loadgen-shardline-").tempdir()?;
         let port = free_port()?;
         let log = std::fs::File::create(dir.path().join("stderr.log"))?;
@@ -115,12 +132,14 @@ impl Spawned {
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(dir.path().join("data"))
             .args(["--shards", &cpus.len().max(1).to_string()])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .with_context(|| format!("starting {}", bin.display()))?;
-        let mut s = Spawned { name: "shardline".into(), url: format!("http://127.0.0.1:{port}"), child, dir };
+        let mut s =
+            Spawned { name: "shardline".into(), url: format!("http://127.0.0.1:{port}"), child, dir, backing: None };
         s.wait_ready("/readyz", b"ok")?;
         Ok(s)
     }
@@ -148,7 +167,7 @@ impl Spawned {
             .stderr(log)
             .spawn()
             .with_context(|| format!("starting {}", bin.display()))?;
-        let mut s = Spawned { name: "etcd".into(), url: client_url, child, dir };
+        let mut s = Spawned { name: "etcd".into(), url: client_url, child, dir, backing: None };
         s.wait_ready("/health", b"true")?;
         Ok(s)
     }
@@ -171,23 +190,45 @@ impl Spawned {
     }
 
     pub fn stderr(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+        let own = std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default();
+        match &self.backing {
+            Some(b) => format!("{own}\n--- {} (backing) stderr ---\n{}", b.name, b.stderr()),
+            None => own,
+        }
+    }
+
+    /// Adds the backing etcd's share of a measurement (a missing one makes the sum unknown).
+    fn with_backing(&self, own: Option<f64>, of: impl Fn(&Spawned) -> Option<f64>) -> Option<f64> {
+        match &self.backing {
+            Some(b) => Some(own? + of(b)?),
+            None => own,
+        }
     }
 
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    /// Peak resident memory of the server so far (`VmHWM`), in bytes.
+    /// Peak resident memory of the server so far (`VmHWM`), in bytes; with a backing etcd, the
+    /// sum of both peaks (an upper bound of the pair's peak).
     pub fn peak_rss_bytes(&self) -> Option<u64> {
+        let own = self.own_peak_rss_bytes();
+        self.with_backing(own.map(|b| b as f64), |b| b.peak_rss_bytes().map(|b| b as f64)).map(|b| b as u64)
+    }
+
+    fn own_peak_rss_bytes(&self) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
         let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
         let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
         Some(kib * 1024)
     }
 
-    /// CPU time the server used so far (user + system), in seconds.
+    /// CPU time the server (and its backing etcd) used so far (user + system), in seconds.
     pub fn cpu_seconds(&self) -> Option<f64> {
+        self.with_backing(self.own_cpu_seconds(), Spawned::cpu_seconds)
+    }
+
+    fn own_cpu_seconds(&self) -> Option<f64> {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).ok()?;
         let rest = &stat[stat.rfind(')')? + 2..];
         let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -203,6 +244,10 @@ impl Spawned {
     /// over threads from `/proc/PID/task/*/schedstat`), in seconds. On a shared machine this
     /// tells starvation (high) from waiting on I/O or locks (CPU time and this both low).
     pub fn run_queue_wait_s(&self) -> Option<f64> {
+        self.with_backing(self.own_run_queue_wait_s(), Spawned::run_queue_wait_s)
+    }
+
+    fn own_run_queue_wait_s(&self) -> Option<f64> {
         let mut ns = 0u64;
         for task in std::fs::read_dir(format!("/proc/{}/task", self.pid())).ok()? {
             let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;

@@ -1,6 +1,7 @@
 //! Smoke run of every shipped scenario: the real `loadgen` binary runs each scenario's `[smoke]`
-//! variant with `--spawn` against a local Shardline (the workspace's `shardline` binary) and etcd
-//! (when `ETCD` or `etcd` on PATH exists; scripts/test.sh installs it), then the result file is
+//! variant with `--spawn` against a local Shardline (the workspace's `shardline` binary), etcd and
+//! Shardline on the etcd log (when `ETCD` or `etcd` on PATH exists; scripts/test.sh installs
+//! it), then the result file is
 //! checked: every watcher connected, events delivered and measured, writes and lists done, no
 //! errors. Each run is bounded by the scenario's seconds; the servers are stopped by PID by loadgen.
 
@@ -53,7 +54,8 @@ fn smoke(name: &str) -> Value {
     cmd.arg("--shardline-bin").arg(shardline_bin());
     match etcd_bin() {
         Some(etcd) => {
-            cmd.arg("--spawn").arg("etcd").arg("--etcd-bin").arg(etcd);
+            // etcd alone, and Shardline on the etcd log over its own etcd.
+            cmd.arg("--spawn").arg("etcd").arg("--spawn").arg("shardline-etcd").arg("--etcd-bin").arg(etcd);
         }
         None => eprintln!("etcd not found (set ETCD or install etcd-server): Shardline only"),
     }
@@ -71,7 +73,11 @@ fn smoke(name: &str) -> Value {
         serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result.json")).expect("JSON");
     assert_eq!(result["smoke"], true);
     let runs = result["runs"].as_array().expect("runs");
-    assert_eq!(runs.len(), if etcd_bin().is_some() { 2 } else { 1 });
+    assert_eq!(runs.len(), if etcd_bin().is_some() { 3 } else { 1 });
+    if etcd_bin().is_some() {
+        let names: Vec<&str> = runs.iter().map(|r| r["target"].as_str().unwrap()).collect();
+        assert_eq!(names, ["shardline", "etcd", "shardline-etcd"]);
+    }
     for run in runs {
         let target = run["target"].as_str().unwrap();
         let ctx = format!("{name} on {target}: {run:#}\n{stderr}");
