@@ -219,4 +219,3 @@ pub fn shardline_on_all(members: &[Etcd], extra: &[&str]) -> Server {
     extra_args.extend(extra.iter().map(|s| s.to_string()));
     Server::start_with(Launch { extra_args, ..Launch::default() })
 }
-
