@@ -117,7 +117,14 @@ pub struct Config {
     pub watch_bookmark_interval: Duration,
     /// How often each shard checks which watchers are due a bookmark.
     pub watch_bookmark_check_interval: Duration,
-    /// Concurrent HTTP/2 streams per connection (each watch is one stream).
+    /// Concurrent HTTP/2 streams per connection (each watch is one stream),
+    /// advertised as SETTINGS_MAX_CONCURRENT_STREAMS; a client opening more
+    /// gets the extra streams refused (RST_STREAM REFUSED_STREAM). The
+    /// per-connection bound on open watches (HTTP/1.1 carries one at a time).
+    /// `--http2-max-streams-per-connection`, kube-apiserver's flag; 1000 is
+    /// what Kubernetes' recommended options give API servers that serve
+    /// multiplexed watches (kube-apiserver itself falls back to 100 when the
+    /// flag is 0), and what loadgen and tests/h2_watch.rs multiplex.
     pub http2_max_concurrent_streams: u32,
     /// Appends in flight at the log at once; more wait at the log's channel.
     pub log_appends_in_flight_max: usize,
@@ -138,9 +145,10 @@ pub struct Config {
     /// across all shards; past it 429 with Retry-After. kube-apiserver's
     /// `--max-mutating-requests-inflight` default.
     pub max_mutating_requests_inflight: usize,
-    /// Open watches one user may hold on one shard (a shard counts the
-    /// watches on the connections it serves; cores share no map); past it
-    /// 429. Each
+    /// Open watches one user may hold across the server; past it 429. The
+    /// count of a user lives on one shard (a hash of the name), so a watch
+    /// opened on another core costs one message each way; cores still share
+    /// no map. Each
     /// watch costs a queue (`watch_queue_events_max`/`_bytes_max`), so one
     /// client cannot pin the server's memory by opening watches.
     pub watches_per_user_max: usize,

@@ -89,9 +89,13 @@ struct ServeArgs {
     /// Mutating requests in flight before 429.
     #[arg(long)]
     max_mutating_requests_inflight: Option<usize>,
-    /// Open watches per user (on each shard) before 429.
+    /// Open watches per user (across all shards) before 429.
     #[arg(long)]
     watches_per_user_max: Option<usize>,
+    /// Concurrent HTTP/2 streams (watches, requests) per connection, as
+    /// SETTINGS_MAX_CONCURRENT_STREAMS; 0 keeps the default (1000).
+    #[arg(long)]
+    http2_max_streams_per_connection: Option<u32>,
     /// Attempts of a PATCH without a resourceVersion before 409 Conflict.
     #[arg(long)]
     patch_conflict_attempts_max: Option<usize>,
@@ -214,6 +218,9 @@ fn config_from(args: ServeArgs) -> Config {
     }
     if let Some(v) = args.watches_per_user_max {
         config.watches_per_user_max = v.max(1);
+    }
+    if let Some(v) = args.http2_max_streams_per_connection.filter(|&v| v > 0) {
+        config.http2_max_concurrent_streams = v;
     }
     if args.log == "etcd" {
         config.log = shardline::config::LogKind::Etcd { endpoints: args.etcd_endpoints, key_prefix: args.etcd_prefix };

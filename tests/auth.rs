@@ -349,7 +349,7 @@ fn open_stream(s: &Server, path: &str, token: &str) -> (std::net::TcpStream, Str
 /// watch frees its slot; /metrics counts the refusals.
 #[test]
 fn past_the_in_flight_and_per_user_watch_limits_requests_get_429_with_retry_after() {
-    // One shard: the per-user watch count is kept per shard.
+    // One shard (the count across shards: the next test).
     let dir = tempfile::tempdir().unwrap();
     let s = start_sharded(
         &dir,
@@ -405,6 +405,53 @@ fn past_the_in_flight_and_per_user_watch_limits_requests_get_429_with_retry_afte
     assert!(metrics.contains("shardline_requests_rejected_total{class=\"watch\"} 1"), "{metrics}");
     assert!(metrics.contains("shardline_requests_in_flight_max{class=\"readonly\"} 1"), "{metrics}");
     assert!(!metrics.contains("shardline_requests_rejected_total{class=\"readonly\"} 0"), "{metrics}");
+}
+
+/// `--watches-per-user-max` holds across shards: with two shards, whichever
+/// core accepts each connection, a user gets exactly the limit of watches
+/// (a per-shard count would admit up to twice as many); closing one lets
+/// exactly one more open; /metrics shows the limit.
+#[test]
+fn the_per_user_watch_limit_holds_across_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start_sharded(&dir, &["--watches-per-user-max", "3"], None, Some(2));
+    let path = "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=60";
+    let mut open = Vec::new();
+    let mut refused = 0;
+    // Each on its own connection, so the kernel spreads them over both shards.
+    for _ in 0..12 {
+        let (stream, status) = open_stream(&s, path, "alice-token");
+        if status.starts_with("HTTP/1.1 200") {
+            open.push(stream);
+        } else {
+            assert!(status.starts_with("HTTP/1.1 429"), "{status}");
+            refused += 1;
+        }
+    }
+    assert_eq!((open.len(), refused), (3, 9), "alice's watches across both shards");
+    // Bob has his own budget.
+    let (_bob, status) = open_stream(&s, path, "bob-token");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    // A closed watch frees one place, wherever it was counted.
+    drop(open.pop());
+    let reopened = (0..200).find_map(|_| {
+        let (stream, status) = open_stream(&s, path, "alice-token");
+        if status.starts_with("HTTP/1.1 200") {
+            return Some(stream);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        None
+    });
+    open.push(reopened.expect("the closed watch's place was never released"));
+    for _ in 0..4 {
+        let (_, status) = open_stream(&s, path, "alice-token");
+        assert!(status.starts_with("HTTP/1.1 429"), "only one place was freed: {status}");
+    }
+    let metrics = get_as(&s, "admin-token", "/metrics").text();
+    assert!(metrics.contains("shardline_watches_per_user_max 3"), "{metrics}");
+    assert!(metrics.contains("shardline_requests_rejected_total{class=\"watch\"} 13"), "{metrics}");
+    assert!(metrics.contains("shardline_http2_max_streams_per_connection 1000"), "{metrics}");
+    assert!(metrics.contains("shardline_retry_after_seconds 1"), "{metrics}");
 }
 
 /// A client certificate signed by `--client-ca-file` names its user (CN)

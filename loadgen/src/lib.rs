@@ -5,13 +5,14 @@
 //!
 //! Modules: `scenario` (files, validation), `rate` (rate control, coordinated omission),
 //! `metrics` (HdrHistogram, counters), `http` (connections), `target` (Kubernetes and etcd
-//! operations), `run` (one scenario against one target), `spawn` (local servers, CPU
-//! placement), `report` (JSON, Markdown, SVG).
+//! operations), `retry` (what a client does with 429 and `Retry-After`), `run` (one scenario
+//! against one target), `spawn` (local servers, CPU placement), `report` (JSON, Markdown, SVG).
 
 pub mod http;
 pub mod metrics;
 pub mod rate;
 pub mod report;
+pub mod retry;
 pub mod run;
 pub mod scenario;
 pub mod spawn;

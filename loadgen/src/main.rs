@@ -1,18 +1,18 @@
 //! The `loadgen` command line: `loadgen run SCENARIO` against Kubernetes targets (`--kube URL`),
 //! etcd targets (`--etcd URL`) or servers it starts itself (`--spawn shardline --spawn etcd`,
-//! `--spawn shardline-etcd` for Shardline on the etcd log),
+//! `--spawn shardline-etcd` for Shardline on the etcd log, `KIND:NAME=ARGS` for variants),
 //! and `loadgen validate SCENARIO...`. The client runtime (tokio, multi-threaded) is pinned to
 //! `--cpus`, by default the CPUs the spawned servers are not pinned to.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use loadgen::http::{ClientOptions, Endpoint};
 use loadgen::report::{self, Machine, Report, TargetRun};
 use loadgen::scenario;
-use loadgen::spawn::{self, Spawned};
+use loadgen::spawn::{self, SpawnKind, SpawnSpec, Spawned};
 use loadgen::target::{Flavor, Target};
 
 #[derive(Parser)]
@@ -28,14 +28,6 @@ enum Cmd {
     Run(Box<RunArgs>),
     /// Parse and validate scenario files (and their smoke variants).
     Validate { files: Vec<PathBuf> },
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum SpawnKind {
-    Shardline,
-    Etcd,
-    /// Shardline with `--log etcd` on its own single-member etcd (both on the server CPUs).
-    ShardlineEtcd,
 }
 
 #[derive(clap::Args)]
@@ -55,9 +47,11 @@ struct RunArgs {
     /// An etcd (its JSON gRPC gateway): URL or NAME=URL (repeatable).
     #[arg(long = "etcd", value_name = "[NAME=]URL")]
     etcd: Vec<String>,
-    /// Start this server locally on loopback and run against it (repeatable; order is kept).
-    #[arg(long, value_enum)]
-    spawn: Vec<SpawnKind>,
+    /// Start this server locally on loopback and run against it (repeatable; order is kept):
+    /// shardline or etcd, optionally named and with extra arguments, e.g.
+    /// 'shardline:limited=--max-requests-inflight 4'.
+    #[arg(long, value_name = "KIND[:NAME][=ARGS]")]
+    spawn: Vec<SpawnSpec>,
     /// Bearer token for Kubernetes targets.
     #[arg(long)]
     token: Option<String>,
@@ -141,7 +135,7 @@ fn named(spec: &str, default_name: &str) -> (String, String) {
 /// Where a target comes from: a URL, or a server to start just before its run.
 enum Source {
     Url(String),
-    Spawn(SpawnKind),
+    Spawn(SpawnSpec),
 }
 
 fn run(args: RunArgs) -> Result<()> {
@@ -165,10 +159,16 @@ fn run(args: RunArgs) -> Result<()> {
         targets.push((n, Flavor::Etcd, Source::Url(u)));
     }
     for s in &args.spawn {
-        match s {
-            SpawnKind::Shardline => targets.push(("shardline".into(), Flavor::Kube, Source::Spawn(*s))),
-            SpawnKind::Etcd => targets.push(("etcd".into(), Flavor::Etcd, Source::Spawn(*s))),
-            SpawnKind::ShardlineEtcd => targets.push(("shardline-etcd".into(), Flavor::Kube, Source::Spawn(*s))),
+        let flavor = match s.kind {
+            SpawnKind::Shardline => Flavor::Kube,
+            SpawnKind::Etcd => Flavor::Etcd,
+            SpawnKind::ShardlineEtcd => Flavor::Kube,
+        };
+        targets.push((s.name.clone(), flavor, Source::Spawn(s.clone())));
+    }
+    for (i, (name, ..)) in targets.iter().enumerate() {
+        if targets[..i].iter().any(|(n, ..)| n == name) {
+            bail!("two targets are named {name:?}: name them, e.g. --spawn shardline:limited=ARGS");
         }
     }
     if targets.is_empty() {
@@ -244,23 +244,29 @@ fn run_scenario(
         let mut server: Option<Spawned> = None;
         let url = match source {
             Source::Url(u) => u.clone(),
-            Source::Spawn(kind) => {
-                let s = match kind {
+            Source::Spawn(spec) => {
+                let s = match spec.kind {
                     SpawnKind::Shardline => {
                         let bin = spawn::find_binary(args.shardline_bin.as_deref(), "SHARDLINE_BIN", "shardline")?;
-                        Spawned::shardline(&bin, server_cpus)?
+                        Spawned::shardline(&bin, server_cpus, &spec.args)?
                     }
                     SpawnKind::Etcd => {
                         let bin = spawn::find_binary(args.etcd_bin.as_deref(), "ETCD", "etcd")?;
-                        Spawned::etcd(&bin, server_cpus)?
+                        Spawned::etcd(&bin, server_cpus, &spec.args)?
                     }
                     SpawnKind::ShardlineEtcd => {
                         let bin = spawn::find_binary(args.shardline_bin.as_deref(), "SHARDLINE_BIN", "shardline")?;
                         let etcd = spawn::find_binary(args.etcd_bin.as_deref(), "ETCD", "etcd")?;
-                        Spawned::shardline_on_etcd(&bin, &etcd, server_cpus)?
+                        Spawned::shardline_on_etcd(&bin, &etcd, server_cpus, &spec.args)?
                     }
                 };
-                eprintln!("loadgen: started {} (pid {}) at {} on CPUs {server_cpus:?}", s.name, s.pid(), s.url);
+                eprintln!(
+                    "loadgen: started {} as {name} (pid {}) at {} on CPUs {server_cpus:?}, extra arguments {:?}",
+                    s.name,
+                    s.pid(),
+                    s.url,
+                    spec.args
+                );
                 let url = s.url.clone();
                 server = Some(s);
                 url

@@ -96,23 +96,40 @@ pub enum Kind {
     WriteToWatch,
     /// Write, from its intended start (coordinated-omission corrected).
     Write,
-    /// Write, from its actual send.
+    /// Write, from the actual send of the attempt the server admitted (not refused with 429):
+    /// the server's answer time. Waits and refused attempts before it are not in it.
     WriteService,
-    /// One list page (or one unpaginated list).
+    /// One list page (or one unpaginated list), as the client sees it: from its first attempt,
+    /// with every refused attempt and wait before the admitted one.
     ListPage,
+    /// One list page, from the send of the admitted attempt only.
+    ListPageService,
     /// A whole list, all its pages.
     ListWhole,
+    /// A response asking the client to wait (429 or 5xx with `Retry-After`): how fast the
+    /// server refuses.
+    Throttled,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [Kind::WriteToWatch, Kind::Write, Kind::WriteService, Kind::ListPage, Kind::ListWhole];
+    pub const ALL: [Kind; 7] = [
+        Kind::WriteToWatch,
+        Kind::Write,
+        Kind::WriteService,
+        Kind::ListPage,
+        Kind::ListPageService,
+        Kind::ListWhole,
+        Kind::Throttled,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Kind::WriteToWatch => "write_to_watch",
             Kind::Write => "write",
             Kind::WriteService => "write_service",
             Kind::ListPage => "list_page",
+            Kind::ListPageService => "list_page_service",
             Kind::ListWhole => "list_whole",
+            Kind::Throttled => "throttled",
         }
     }
 }
@@ -131,6 +148,14 @@ pub struct Counters {
     pub list_bytes: AtomicU64,
     pub lists: AtomicU64,
     pub errors: AtomicU64,
+    /// Responses asking the client to wait (429, or 5xx with `Retry-After`).
+    pub throttled: AtomicU64,
+    /// Requests sent again after such a response (watch reconnects included).
+    pub retries: AtomicU64,
+    /// Requests given up after `client.max_retries` retries (or refused with retries off).
+    pub retries_exhausted: AtomicU64,
+    /// Time spent waiting before retries, summed over clients (microseconds).
+    pub backoff_us: AtomicU64,
 }
 
 /// Everything one run measures.
@@ -192,6 +217,10 @@ impl Metrics {
             &c.list_bytes,
             &c.lists,
             &c.errors,
+            &c.throttled,
+            &c.retries,
+            &c.retries_exhausted,
+            &c.backoff_us,
         ] {
             a.store(0, Ordering::Relaxed);
         }
@@ -208,6 +237,10 @@ impl Metrics {
             list_bytes: l(&c.list_bytes),
             lists: l(&c.lists),
             errors: l(&c.errors),
+            throttled: l(&c.throttled),
+            retries: l(&c.retries),
+            retries_exhausted: l(&c.retries_exhausted),
+            backoff_s: l(&c.backoff_us) as f64 / 1e6,
         }
     }
 }
@@ -221,6 +254,11 @@ pub struct CounterSnapshot {
     pub list_bytes: u64,
     pub lists: u64,
     pub errors: u64,
+    pub throttled: u64,
+    pub retries: u64,
+    pub retries_exhausted: u64,
+    /// Seconds clients spent waiting before retries, summed over clients.
+    pub backoff_s: f64,
 }
 
 /// One second of the run, as rates.

@@ -46,6 +46,19 @@ pub struct Timing {
     pub service: Duration,
 }
 
+/// Accounts one operation that was sent more than once (refused with 429, waited, retried):
+/// the latency runs from the intended start or the *first* send (what the client saw), the
+/// service time from the send of the attempt the server admitted.
+pub fn timing_with_retries(
+    intended: Option<Duration>,
+    first_sent: Duration,
+    admitted_sent: Duration,
+    done: Duration,
+) -> Timing {
+    let latency = timing(intended, first_sent, done).latency;
+    Timing { latency, service: done.saturating_sub(admitted_sent) }
+}
+
 /// Accounts one operation: intended start (None when unpaced), actual send, completion.
 pub fn timing(intended: Option<Duration>, sent: Duration, done: Duration) -> Timing {
     let service = done.saturating_sub(sent);
@@ -103,5 +116,18 @@ mod tests {
         assert_eq!(timing(None, ms(5), ms(7)), Timing { latency: ms(2), service: ms(2) });
         // An intended time after the send is clamped to the send.
         assert_eq!(timing(Some(ms(9)), ms(5), ms(7)).latency, ms(2));
+    }
+
+    #[test]
+    fn a_retried_operation_is_charged_its_waits_but_its_service_time_is_the_admitted_attempt() {
+        // Due at 10 ms, first sent at 12 ms, refused with 429 at 13 ms, waited 1 s, sent again
+        // at 1013 ms and answered at 1015 ms.
+        let t = timing_with_retries(Some(ms(10)), ms(12), ms(1013), ms(1015));
+        assert_eq!(t, Timing { latency: ms(1005), service: ms(2) });
+        // Unpaced: from the first send.
+        let t = timing_with_retries(None, ms(12), ms(1013), ms(1015));
+        assert_eq!(t, Timing { latency: ms(1003), service: ms(2) });
+        // Without a retry it is `timing`.
+        assert_eq!(timing_with_retries(Some(ms(3)), ms(5), ms(5), ms(9)), timing(Some(ms(3)), ms(5), ms(9)));
     }
 }

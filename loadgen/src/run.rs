@@ -4,6 +4,12 @@
 //! Invariant: nothing recorded before the measurement starts (preload, connecting) is in the
 //! results: metrics are reset at the start, and watchers count latency only for objects stamped
 //! after it. Every task stops when the run's cancellation token fires.
+//!
+//! Responses asking the client to wait (429, or 5xx with `Retry-After`) are handled by the
+//! scenario's `[client]` policy (`retry.rs`): writers and listers wait and send the same request
+//! again, up to `max_retries`; watchers wait and reconnect, without a bound. Client-visible
+//! latency (`write`, `list_page`) runs from the first attempt and includes every wait; the
+//! admitted attempt's own time is `write_service` / `list_page_service`.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -20,7 +26,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::http::{read_body, Conn};
 use crate::metrics::{CounterSnapshot, Kind, Latency, LatencySummary, Metrics, Sample};
-use crate::rate::{timing, Schedule};
+use crate::rate::{timing_with_retries, Schedule};
+use crate::retry::{asked_wait, Decision};
 use crate::scenario::Scenario;
 use crate::target::{node_name, unix_ns, Flavor, PodRef, Target, WriteOp};
 
@@ -30,6 +37,8 @@ const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 const CONNECT_GRACE: Duration = Duration::from_secs(30);
 /// How long tasks get to stop after the measurement ends.
 const STOP_GRACE: Duration = Duration::from_secs(10);
+/// 429s one preload task accepts before it gives up (it waits as asked after each).
+const PRELOAD_REFUSALS_MAX: u32 = 1000;
 
 /// What one run measured (the JSON result file's per-target part).
 #[derive(Debug, Clone, Serialize)]
@@ -110,7 +119,7 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
         } else {
             None
         };
-        tasks.push(tokio::spawn(watcher(shared.clone(), conn, node.clone(), revision)));
+        tasks.push(tokio::spawn(watcher(shared.clone(), i as u64, conn, node.clone(), revision)));
     }
     drop(group);
     let want = specs.len() as u64;
@@ -148,8 +157,8 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
         }
     }
     if let Some(l) = &scenario.list {
-        for _ in 0..l.clients {
-            tasks.push(tokio::spawn(lister(shared.clone())));
+        for k in 0..l.clients {
+            tasks.push(tokio::spawn(lister(shared.clone(), k)));
         }
     }
     let series = Arc::new(Mutex::new(Vec::new()));
@@ -212,13 +221,22 @@ async fn preload(shared: &Arc<Shared>) -> Result<()> {
             let o = &shared.scenario.objects;
             let mut conn = shared.target.endpoint.connect().await?;
             let mut i = k;
+            let mut refused = 0u32;
             while i < o.pods {
                 let pod = PodRef::new(i, o.namespaces, o.nodes);
-                if let Err(e) = shared.target.write(&mut conn, WriteOp::Create, &pod, o.pod_bytes).await {
+                match shared.target.write(&mut conn, WriteOp::Create, &pod, o.pod_bytes).await {
+                    Ok(()) => {}
                     // An earlier run on the same server left the pod: fine.
-                    if e != "409" {
-                        bail!("preloading {}/{}: {e}", pod.namespace, pod.name);
+                    Err(e) if e.what == "409" => {}
+                    // A server protecting itself: preload is not measured, so always wait as
+                    // asked (capped like any wait) and send the create again.
+                    Err(e) if e.asked_wait_s.is_some() && refused < PRELOAD_REFUSALS_MAX => {
+                        refused += 1;
+                        let asked = e.asked_wait_s.unwrap_or(1);
+                        tokio::time::sleep(shared.scenario.client.wait(asked)(0.0)).await;
+                        continue;
                     }
+                    Err(e) => bail!("preloading {}/{}: {}", pod.namespace, pod.name, e.what),
                 }
                 i += conc;
             }
@@ -229,6 +247,31 @@ async fn preload(shared: &Arc<Shared>) -> Result<()> {
         t.await??;
     }
     Ok(())
+}
+
+/// Waits `d` before a retry, counted in `retries` and `backoff_us`; false when the run was
+/// cancelled meanwhile.
+async fn back_off(shared: &Shared, d: Duration) -> bool {
+    let c = &shared.metrics.counters;
+    c.retries.fetch_add(1, Ordering::Relaxed);
+    let t = Instant::now();
+    let finished = tokio::select! {
+        _ = tokio::time::sleep(d) => true,
+        _ = shared.cancel.cancelled() => false,
+    };
+    c.backoff_us.fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+    finished
+}
+
+/// Counts a response asking to wait, answered `took` after its send.
+fn throttled(m: &Metrics, took: Duration) {
+    m.counters.throttled.fetch_add(1, Ordering::Relaxed);
+    m.record(Kind::Throttled, took);
+}
+
+/// A task's random source for jitter, derived from the scenario's seed.
+fn task_rng(seed: u64, role: u64, k: u64) -> StdRng {
+    StdRng::seed_from_u64(seed ^ role.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 async fn connect_retrying(shared: &Shared) -> Option<Conn> {
@@ -246,8 +289,9 @@ async fn connect_retrying(shared: &Shared) -> Option<Conn> {
     }
 }
 
-async fn watcher(shared: Arc<Shared>, mut conn: Option<Conn>, node: Option<String>, mut revision: u64) {
+async fn watcher(shared: Arc<Shared>, k: u64, mut conn: Option<Conn>, node: Option<String>, mut revision: u64) {
     let m = &shared.metrics;
+    let mut rng = task_rng(shared.scenario.seed, 2, k);
     let mut connected = false;
     let mut local = Latency::default();
     let mut last_flush = Instant::now();
@@ -257,6 +301,7 @@ async fn watcher(shared: Arc<Shared>, mut conn: Option<Conn>, node: Option<Strin
         }
         let Some(c) = conn.as_mut() else { break };
         let req = shared.target.watch_request(node.as_deref(), revision);
+        let sent = Instant::now();
         let resp = tokio::select! {
             r = c.send(req) => r,
             _ = shared.cancel.cancelled() => break,
@@ -264,9 +309,25 @@ async fn watcher(shared: Arc<Shared>, mut conn: Option<Conn>, node: Option<Strin
         let resp = match resp {
             Ok(r) if r.status().is_success() => r,
             Ok(r) => {
-                m.error(format!("watch {}", r.status().as_u16()));
+                let status = r.status();
+                let asked = asked_wait(status, r.headers());
                 let _ = read_body(r).await;
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                if asked.is_some() {
+                    throttled(m, sent.elapsed());
+                    // A reflector re-establishes its watch for as long as it runs: no bound.
+                    if let Decision::RetryAfter(d) = shared.scenario.client.decide(asked, None, rng.random()) {
+                        if !back_off(&shared, d).await {
+                            break;
+                        }
+                        continue;
+                    }
+                    m.counters.retries_exhausted.fetch_add(1, Ordering::Relaxed);
+                }
+                m.error(format!("watch {}", status.as_u16()));
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = shared.cancel.cancelled() => break,
+                }
                 continue;
             }
             Err(_) => {
@@ -400,13 +461,39 @@ async fn writer(shared: Arc<Shared>, k: u64, schedule: Arc<Schedule>, t0: Instan
             (WriteOp::Delete, live.swap_remove(rng.random_range(0..live.len())))
         };
         let pod = PodRef::new(index, o.namespaces, o.nodes);
-        let sent = t0.elapsed();
-        let res = shared.target.write(c, op, &pod, o.pod_bytes).await;
-        let done = t0.elapsed();
+        let first_sent = t0.elapsed();
+        let mut retries = 0u32;
+        // The same write until it is admitted, fails otherwise, or the policy gives up.
+        let (res, sent, done) = loop {
+            let sent = t0.elapsed();
+            let res = shared.target.write(c, op, &pod, o.pod_bytes).await;
+            let done = t0.elapsed();
+            let asked = match &res {
+                Err(e) if e.asked_wait_s.is_some() => e.asked_wait_s,
+                _ => break (res, sent, done),
+            };
+            throttled(m, done.saturating_sub(sent));
+            match s.client.decide(asked, Some(retries), rng.random()) {
+                Decision::RetryAfter(d) => {
+                    retries += 1;
+                    if !back_off(&shared, d).await {
+                        break (res, sent, done);
+                    }
+                }
+                Decision::GiveUp | Decision::Done => {
+                    m.counters.retries_exhausted.fetch_add(1, Ordering::Relaxed);
+                    break (res, sent, done);
+                }
+            }
+        };
+        if shared.cancel.is_cancelled() && res.is_err() {
+            // Cancelled while waiting to retry: neither a result nor an error.
+            break;
+        }
         match res {
             Ok(()) => {
                 m.counters.writes.fetch_add(1, Ordering::Relaxed);
-                let t = timing(intended, sent, done);
+                let t = timing_with_retries(intended, first_sent, sent, done);
                 lat.record(t.latency);
                 svc.record(t.service);
                 if op == WriteOp::Create {
@@ -414,10 +501,10 @@ async fn writer(shared: Arc<Shared>, k: u64, schedule: Arc<Schedule>, t0: Instan
                 }
             }
             Err(e) => {
-                if e == "connection" || e == "body" {
+                if e.what == "connection" || e.what == "body" {
                     conn = None;
                 }
-                m.error(format!("write {e}"));
+                m.error(format!("write {}", e.what));
             }
         }
         if last_flush.elapsed() >= FLUSH_INTERVAL {
@@ -432,9 +519,10 @@ async fn writer(shared: Arc<Shared>, k: u64, schedule: Arc<Schedule>, t0: Instan
     m.merge(Kind::WriteService, &svc);
 }
 
-async fn lister(shared: Arc<Shared>) {
+async fn lister(shared: Arc<Shared>, k: u64) {
     let l = shared.scenario.list.as_ref().expect("lister without [list]");
     let m = &shared.metrics;
+    let mut rng = task_rng(shared.scenario.seed, 3, k);
     let mut conn: Option<Conn> = None;
     'lists: while !shared.cancel.is_cancelled() {
         if conn.as_ref().is_none_or(|c| c.is_closed()) {
@@ -445,17 +533,42 @@ async fn lister(shared: Arc<Shared>) {
         let mut cont: Option<String> = None;
         loop {
             let page = Instant::now();
-            let req = shared.target.list_request(l.limit, &l.accept, cont.as_deref());
-            let resp = tokio::select! {
-                r = c.send(req) => r,
-                _ = shared.cancel.cancelled() => break 'lists,
-            };
-            let resp = match resp {
-                Ok(r) => r,
-                Err(_) => {
-                    m.error("list connection");
-                    conn = None;
-                    continue 'lists;
+            let mut retries = 0u32;
+            // The same page until it is admitted (or the policy gives up).
+            let (resp, sent) = loop {
+                let sent = Instant::now();
+                let req = shared.target.list_request(l.limit, &l.accept, cont.as_deref());
+                let resp = tokio::select! {
+                    r = c.send(req) => r,
+                    _ = shared.cancel.cancelled() => break 'lists,
+                };
+                let resp = match resp {
+                    Ok(r) => r,
+                    Err(_) => {
+                        m.error("list connection");
+                        conn = None;
+                        continue 'lists;
+                    }
+                };
+                let asked = asked_wait(resp.status(), resp.headers());
+                if asked.is_none() {
+                    break (resp, sent);
+                }
+                let status = resp.status();
+                let _ = read_body(resp).await;
+                throttled(m, sent.elapsed());
+                match shared.scenario.client.decide(asked, Some(retries), rng.random()) {
+                    Decision::RetryAfter(d) => {
+                        retries += 1;
+                        if !back_off(&shared, d).await {
+                            break 'lists;
+                        }
+                    }
+                    Decision::GiveUp | Decision::Done => {
+                        m.counters.retries_exhausted.fetch_add(1, Ordering::Relaxed);
+                        m.error(format!("list {}", status.as_u16()));
+                        continue 'lists;
+                    }
                 }
             };
             let status = resp.status();
@@ -509,6 +622,7 @@ async fn lister(shared: Arc<Shared>) {
             };
             m.counters.list_pages.fetch_add(1, Ordering::Relaxed);
             m.record(Kind::ListPage, page.elapsed());
+            m.record(Kind::ListPageService, sent.elapsed());
             match next {
                 Some(n) => cont = Some(n),
                 None => break,
@@ -535,7 +649,7 @@ async fn progress(shared: Arc<Shared>, series: Arc<Mutex<Vec<Sample>>>, tag: Str
         let recent = m.take_recent();
         let s = Sample::between(t, t - prev_t, &prev, &now, &recent);
         eprintln!(
-            "{tag} t={t:>5.1}s watchers={}/{} events/s={:.0} MB/s={:.2} writes/s={:.0} write p99={:.1}ms watch p99={:.1}ms pages/s={:.1} errors={}",
+            "{tag} t={t:>5.1}s watchers={}/{} events/s={:.0} MB/s={:.2} writes/s={:.0} write p99={:.1}ms watch p99={:.1}ms pages/s={:.1} errors={} 429s={} retries={}",
             m.counters.watchers_connected.load(Ordering::Relaxed),
             shared.scenario.watchers(),
             s.watch_events_per_s,
@@ -545,6 +659,8 @@ async fn progress(shared: Arc<Shared>, series: Arc<Mutex<Vec<Sample>>>, tag: Str
             s.write_to_watch_p99_ms,
             s.list_pages_per_s,
             now.errors,
+            now.throttled,
+            now.retries,
         );
         series.lock().unwrap().push(s);
         prev = now;

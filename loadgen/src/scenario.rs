@@ -34,6 +34,9 @@ pub struct Scenario {
     pub objects: Objects,
     #[serde(default)]
     pub connection: Connection,
+    /// What clients do with 429 and `Retry-After` (client-go's behaviour by default).
+    #[serde(default)]
+    pub client: crate::retry::RetryPolicy,
     pub kubelets: Option<Kubelets>,
     pub informers: Option<Informers>,
     pub list: Option<ListStorm>,
@@ -249,6 +252,7 @@ impl Scenario {
         if o.preload_concurrency == 0 {
             bail!("objects.preload_concurrency must be at least 1");
         }
+        self.client.validate()?;
         if self.connection.streams_per_connection == 0 {
             bail!("connection.streams_per_connection must be at least 1");
         }
@@ -333,6 +337,9 @@ kubelets = { watchers = 10 }
         assert_eq!(s.writes.as_ref().unwrap().concurrency, 16);
         assert!(s.connection.http2);
         assert_eq!(s.seed, 1);
+        // Clients honour Retry-After unless told otherwise, with client-go's retry bound.
+        assert!(s.client.honour_retry_after);
+        assert_eq!(s.client.max_retries, 10);
     }
 
     #[test]
@@ -366,6 +373,8 @@ kubelets = { watchers = 10 }
             ("objects.pod_bytes=10", "pod_bytes"),
             ("connection.streams_per_connection=0", "streams_per_connection"),
             ("bogus=1", "format"),
+            ("client.jitter=3", "client.jitter"),
+            ("client.bogus=1", "format"),
         ];
         for (set, word) in cases {
             let err = format!("{:#}", parse(KUBELETS, false, &[set.to_string()]).unwrap_err());
@@ -391,6 +400,6 @@ kubelets = { watchers = 10 }
                 n += 1;
             }
         }
-        assert!(n >= 5, "expected the five scenarios, found {n}");
+        assert!(n >= 6, "expected the six scenarios, found {n}");
     }
 }

@@ -2,7 +2,9 @@
 //! directories, pinned to the server CPUs), or a Shardline on the etcd log over its own etcd
 //! (`shardline-etcd`: both processes on the server CPUs), waits until each answers its health
 //! check, and stops each by its PID (SIGTERM, then SIGKILL after a grace period) when dropped.
-//! Also CPU placement: which cores the servers get and which loadgen keeps.
+//! Also CPU placement: which cores the servers get and which loadgen keeps, and `--spawn`'s
+//! `KIND[:NAME][=ARGS]` syntax, which runs the same scenario against differently configured
+//! servers in one command (e.g. with and without in-flight limits).
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,58 @@ use anyhow::{bail, Context, Result};
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a spawned server gets to exit after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// What kind of server `--spawn` starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpawnKind {
+    Shardline,
+    Etcd,
+    /// Shardline with `--log etcd` on its own single-member etcd (both on the server CPUs).
+    ShardlineEtcd,
+}
+
+/// One `--spawn KIND[:NAME][=ARGS]`: the server, its target name (default: the kind) and extra
+/// command-line arguments (split on whitespace) given to it after loadgen's own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpawnSpec {
+    pub kind: SpawnKind,
+    pub name: String,
+    pub args: Vec<String>,
+}
+
+impl std::str::FromStr for SpawnSpec {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> Result<SpawnSpec> {
+        let (head, args) = match s.split_once('=') {
+            Some((h, a)) => (h, a.split_whitespace().map(str::to_string).collect()),
+            None => (s, Vec::new()),
+        };
+        let (kind, name) = match head.split_once(':') {
+            Some((k, n)) => (k, Some(n)),
+            None => (head, None),
+        };
+        let kind = match kind.trim() {
+            "shardline" => SpawnKind::Shardline,
+            "etcd" => SpawnKind::Etcd,
+            "shardline-etcd" => SpawnKind::ShardlineEtcd,
+            other => bail!("--spawn {s:?}: unknown server {other:?} (shardline, etcd or shardline-etcd)"),
+        };
+        let name = match name.map(str::trim) {
+            None => match kind {
+                SpawnKind::Shardline => "shardline",
+                SpawnKind::Etcd => "etcd",
+                SpawnKind::ShardlineEtcd => "shardline-etcd",
+            }
+            .to_string(),
+            Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) => {
+                n.to_string()
+            }
+            Some(n) => bail!("--spawn {s:?}: the name {n:?} must be letters, digits, '-', '_' or '.'"),
+        };
+        Ok(SpawnSpec { kind, name, args })
+    }
+}
 
 /// A server this process started.
 pub struct Spawned {
@@ -110,21 +164,26 @@ fn command_pinned(bin: &Path, cpus: &[usize]) -> Command {
 }
 
 impl Spawned {
-    /// Starts `shardline serve` with one shard per server CPU.
-    pub fn shardline(bin: &Path, cpus: &[usize]) -> Result<Spawned> {
-        Spawned::shardline_with(bin, cpus, &[])
-    }
-
-    /// Starts a single-member etcd, then `shardline serve --log etcd` on it, both on `cpus`.
-    pub fn shardline_on_etcd(shardline_bin: &Path, etcd_bin: &Path, cpus: &[usize]) -> Result<Spawned> {
-        let etcd = Spawned::etcd(etcd_bin, cpus)?;
-        let mut s = Spawned::shardline_with(shardline_bin, cpus, &["--log", "etcd", "--etcd-endpoints", &etcd.url])?;
+    /// Starts a single-member etcd, then `shardline serve --log etcd` on it, both on `cpus`, then
+    /// `extra` arguments for Shardline.
+    pub fn shardline_on_etcd(
+        shardline_bin: &Path,
+        etcd_bin: &Path,
+        cpus: &[usize],
+        extra: &[String],
+    ) -> Result<Spawned> {
+        let etcd = Spawned::etcd(etcd_bin, cpus, &[])?;
+        let mut args: Vec<String> =
+            ["--log", "etcd", "--etcd-endpoints", &etcd.url].iter().map(|a| a.to_string()).collect();
+        args.extend(extra.iter().cloned());
+        let mut s = Spawned::shardline(shardline_bin, cpus, &args)?;
         s.name = "shardline-etcd".into();
         s.backing = Some(Box::new(etcd));
         Ok(s)
     }
 
-    fn shardline_with(bin: &Path, cpus: &[usize], extra: &[&str]) -> Result<Spawned> {
+    /// Starts `shardline serve` with one shard per server CPU, then `extra` arguments.
+    pub fn shardline(bin: &Path, cpus: &[usize], extra: &[String]) -> Result<Spawned> {
         let dir = tempfile::Builder::new().prefix("loadgen-shardline-").tempdir()?;
         let port = free_port()?;
         let log = std::fs::File::create(dir.path().join("stderr.log"))?;
@@ -144,8 +203,8 @@ impl Spawned {
         Ok(s)
     }
 
-    /// Starts a single-member etcd on loopback.
-    pub fn etcd(bin: &Path, cpus: &[usize]) -> Result<Spawned> {
+    /// Starts a single-member etcd on loopback, then `extra` arguments.
+    pub fn etcd(bin: &Path, cpus: &[usize], extra: &[String]) -> Result<Spawned> {
         let dir = tempfile::Builder::new().prefix("loadgen-etcd-").tempdir()?;
         let (client, peer) = (free_port()?, free_port()?);
         let log = std::fs::File::create(dir.path().join("stderr.log"))?;
@@ -161,6 +220,7 @@ impl Spawned {
             .arg(format!("--initial-cluster=loadgen={peer_url}"))
             // 8 GiB, etcd's recommended maximum: large preloads must not hit the 2 GiB default.
             .arg("--quota-backend-bytes=8589934592")
+            .args(extra)
             .env("GOMAXPROCS", cpus.len().max(1).to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -329,6 +389,22 @@ mod tests {
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("").is_err());
         assert!(parse_cpu_list("a").is_err());
+    }
+
+    #[test]
+    fn spawn_specs() {
+        let s: SpawnSpec = "shardline".parse().unwrap();
+        assert_eq!(s, SpawnSpec { kind: SpawnKind::Shardline, name: "shardline".into(), args: vec![] });
+        let s: SpawnSpec =
+            "shardline:limited=--max-requests-inflight 4  --max-mutating-requests-inflight 2".parse().unwrap();
+        assert_eq!(s.name, "limited");
+        assert_eq!(s.args, ["--max-requests-inflight", "4", "--max-mutating-requests-inflight", "2"]);
+        let s: SpawnSpec = "etcd=--snapshot-count=1000".parse().unwrap();
+        assert_eq!((s.kind, s.name.as_str()), (SpawnKind::Etcd, "etcd"));
+        assert_eq!(s.args, ["--snapshot-count=1000"]);
+        assert!("kube-apiserver".parse::<SpawnSpec>().is_err());
+        assert!("shardline:".parse::<SpawnSpec>().is_err());
+        assert!("shardline:a b".parse::<SpawnSpec>().is_err());
     }
 
     #[test]

@@ -290,14 +290,29 @@ fn prefix_end(prefix: &str) -> Vec<u8> {
     end
 }
 
+/// Why a write failed: the error key it is counted under (a status code, `connection`, `body`)
+/// and, for 429 or a 5xx with `Retry-After`, the seconds the server asked the client to wait.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub what: String,
+    pub asked_wait_s: Option<u64>,
+}
+
+impl Failure {
+    fn new(what: &str) -> Failure {
+        Failure { what: what.to_string(), asked_wait_s: None }
+    }
+}
+
 /// A status that is not success, as the error key it is counted under.
 pub fn status_error(s: StatusCode) -> String {
     s.as_u16().to_string()
 }
 
 impl Target {
-    /// One write. Returns Err(status) for an HTTP error status, Err(other) for transport errors.
-    pub async fn write(&self, conn: &mut Conn, op: WriteOp, pod: &PodRef, pod_bytes: u64) -> Result<(), String> {
+    /// One write. Fails with the status code for an HTTP error status (and the server's
+    /// `Retry-After` when it asks to wait), `connection` or `body` for transport errors.
+    pub async fn write(&self, conn: &mut Conn, op: WriteOp, pod: &PodRef, pod_bytes: u64) -> Result<(), Failure> {
         let e = &self.endpoint;
         let req = match self.flavor {
             Flavor::Kube => {
@@ -333,13 +348,14 @@ impl Target {
                 )
             }
         };
-        let resp = conn.send(req).await.map_err(|_| "connection".to_string())?;
+        let resp = conn.send(req).await.map_err(|_| Failure::new("connection"))?;
         let status = resp.status();
-        read_body(resp).await.map_err(|_| "body".to_string())?;
+        let asked_wait_s = crate::retry::asked_wait(status, resp.headers());
+        read_body(resp).await.map_err(|_| Failure::new("body"))?;
         if status.is_success() {
             Ok(())
         } else {
-            Err(status_error(status))
+            Err(Failure { what: status_error(status), asked_wait_s })
         }
     }
 

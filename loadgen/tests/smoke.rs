@@ -47,16 +47,24 @@ fn etcd_bin() -> Option<PathBuf> {
 }
 
 fn smoke(name: &str) -> Value {
+    smoke_against(name, None)
+}
+
+/// Runs `name`'s smoke variant against a plain Shardline and etcd (when found), or against one
+/// Shardline started with `shardline_spawn` (a `--spawn` value) only.
+fn smoke_against(name: &str, shardline_spawn: Option<&str>) -> Value {
     let out = tempfile::tempdir().expect("temporary directory");
     let scenario = workspace_root().join("loadgen/scenarios").join(format!("{name}.toml"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadgen"));
-    cmd.arg("run").arg(&scenario).arg("--smoke").arg("--spawn").arg("shardline");
+    cmd.arg("run").arg(&scenario).arg("--smoke").arg("--spawn").arg(shardline_spawn.unwrap_or("shardline"));
     cmd.arg("--shardline-bin").arg(shardline_bin());
-    match etcd_bin() {
+    let etcd = etcd_bin().filter(|_| shardline_spawn.is_none());
+    match &etcd {
         Some(etcd) => {
             // etcd alone, and Shardline on the etcd log over its own etcd.
             cmd.arg("--spawn").arg("etcd").arg("--spawn").arg("shardline-etcd").arg("--etcd-bin").arg(etcd);
         }
+        None if shardline_spawn.is_some() => {}
         None => eprintln!("etcd not found (set ETCD or install etcd-server): Shardline only"),
     }
     cmd.arg("--out").arg(out.path());
@@ -64,17 +72,18 @@ fn smoke(name: &str) -> Value {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "loadgen {name} --smoke failed: {}\n{stderr}", output.status);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains(&format!("| {name} | shardline |")), "side-by-side table on stdout:\n{stdout}");
+    let first = shardline_spawn.and_then(|s| s.split('=').next()?.split(':').nth(1)).unwrap_or("shardline");
+    assert!(stdout.contains(&format!("| {name} | {first} |")), "side-by-side table on stdout:\n{stdout}");
     for f in ["summary.md", "plot.svg"] {
         let text = std::fs::read_to_string(out.path().join(f)).expect(f);
-        assert!(text.contains("shardline"), "{f} names the target");
+        assert!(text.contains(first), "{f} names the target");
     }
     let result: Value =
         serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result.json")).expect("JSON");
     assert_eq!(result["smoke"], true);
     let runs = result["runs"].as_array().expect("runs");
-    assert_eq!(runs.len(), if etcd_bin().is_some() { 3 } else { 1 });
-    if etcd_bin().is_some() {
+    assert_eq!(runs.len(), if etcd.is_some() { 3 } else { 1 });
+    if etcd.is_some() {
         let names: Vec<&str> = runs.iter().map(|r| r["target"].as_str().unwrap()).collect();
         assert_eq!(names, ["shardline", "etcd", "shardline-etcd"]);
     }
@@ -128,6 +137,27 @@ fn writes_smoke() {
 #[test]
 fn mixed_smoke() {
     smoke("mixed");
+}
+
+#[test]
+fn overload_smoke() {
+    // One request of each class at a time: writers and listers are refused with 429 and
+    // Retry-After, wait as asked and send the same request again; none is given up (no errors).
+    let r = smoke_against(
+        "overload",
+        Some("shardline:limited=--max-requests-inflight 1 --max-mutating-requests-inflight 1"),
+    );
+    let run = &r["runs"][0];
+    let totals = &run["totals"];
+    let ctx = format!("{run:#}");
+    assert!(totals["throttled"].as_u64().unwrap() > 0, "the limits refused something: {ctx}");
+    assert!(totals["retries"].as_u64().unwrap() > 0, "refused requests were retried: {ctx}");
+    assert_eq!(totals["retries_exhausted"], 0, "{ctx}");
+    assert!(totals["backoff_s"].as_f64().unwrap() > 0.0, "clients waited before retrying: {ctx}");
+    assert_eq!(run["latencies_ms"]["throttled"]["count"], totals["throttled"], "every refusal timed: {ctx}");
+    // The admitted attempt's own time never exceeds the client-visible time from the first one.
+    let lat = &run["latencies_ms"];
+    assert!(lat["write_service"]["max_ms"].as_f64().unwrap() <= lat["write"]["max_ms"].as_f64().unwrap(), "{ctx}");
 }
 
 #[test]

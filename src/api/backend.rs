@@ -135,9 +135,9 @@ pub trait Backend {
     fn in_flight(&self) -> Option<&std::sync::Arc<crate::api::pipeline::InFlight>> {
         None
     }
-    /// Counts one more open watch of `user` on this shard, released when
+    /// Counts one more open watch of `user` across the server, released when
     /// the returned guard drops; `None` when the user already holds `limit`.
-    fn open_user_watch(&self, _user: &str, _limit: usize) -> Option<Box<dyn std::any::Any>> {
+    async fn open_user_watch(&self, _user: &str, _limit: usize) -> Option<Box<dyn std::any::Any>> {
         Some(Box::new(()))
     }
 }

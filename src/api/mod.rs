@@ -144,7 +144,7 @@ where
     let route = route::parse(parts.uri.path());
     let attributes = pipeline::attributes(&parts.method, parts.uri.path(), &route, &params);
     pipeline::authorize(backend, &user, &attributes).await?;
-    let in_flight = pipeline::admit(backend, pipeline::RequestClass::of(&attributes, &route), &user)?;
+    let in_flight = pipeline::admit(backend, pipeline::RequestClass::of(&attributes, &route), &user).await?;
     let head = RequestHead {
         method: parts.method.clone(),
         params,

@@ -165,7 +165,8 @@ pub struct InFlight {
 pub struct InFlightGuard {
     counters: Arc<InFlight>,
     class: RequestClass,
-    /// A watch's per-user count on this shard, released with it.
+    /// A watch's place in its user's count (kept on one shard for the whole
+    /// server), released with it.
     _user_watch: Option<Box<dyn std::any::Any>>,
 }
 
@@ -210,8 +211,16 @@ impl InFlight {
 
 /// Overload protection: a slot for the request, or 429 with Retry-After.
 /// Reads and mutations have their own limits across the server; a watch
-/// is limited per user (on this shard) instead, since it is long-running.
-pub fn admit(backend: &impl Backend, class: RequestClass, user: &UserInfo) -> Result<Option<InFlightGuard>, ApiError> {
+/// is limited per user across the server instead, since it is long-running
+/// (its count lives on the shard owning the user name: one cross-core
+/// message when a watch opens on another shard, none for reads and writes).
+/// Nothing of the request has been read yet: its body is read only once
+/// it is admitted.
+pub async fn admit(
+    backend: &impl Backend,
+    class: RequestClass,
+    user: &UserInfo,
+) -> Result<Option<InFlightGuard>, ApiError> {
     let config = backend.config();
     let too_many = || ApiError::TooManyRequests { retry_after_seconds: config.overload_retry_after_seconds };
     let Some(counters) = backend.in_flight() else { return Ok(None) };
@@ -222,7 +231,7 @@ pub fn admit(backend: &impl Backend, class: RequestClass, user: &UserInfo) -> Re
     };
     let mut guard = counters.try_acquire(class, limit).map_err(|()| too_many())?;
     if class == RequestClass::Watch {
-        match backend.open_user_watch(&user.name, config.watches_per_user_max) {
+        match backend.open_user_watch(&user.name, config.watches_per_user_max).await {
             Some(user_watch) => guard._user_watch = Some(user_watch),
             None => {
                 counters.rejected_watches.fetch_add(1, Ordering::Relaxed);

@@ -61,8 +61,32 @@ pub enum RuntimeError {
 type Job = Box<dyn FnOnce(&ShardStore) + Send>;
 
 enum ShardMessage {
-    Invoke { min_revision: Revision, job: Job },
+    Invoke {
+        min_revision: Revision,
+        job: Job,
+    },
+    /// Count one more open watch of `user` if they hold fewer than `limit`
+    /// (sent to the shard owning the user's count, `user_watch_owner`).
+    OpenUserWatch {
+        user: String,
+        limit: usize,
+        reply: oneshot::Sender<bool>,
+    },
+    /// One of `user`'s counted watches ended.
+    CloseUserWatch {
+        user: String,
+    },
     Shutdown,
+}
+
+/// The shard keeping `user`'s count of open watches: every shard asks it, so
+/// `--watches-per-user-max` holds across the server, not per core.
+fn user_watch_owner(user: &str, shards: usize) -> ShardId {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same owner on every core.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    user.hash(&mut h);
+    ShardId((h.finish() % shards.max(1) as u64) as u16)
 }
 
 struct LogRequest {
@@ -202,7 +226,8 @@ struct Local {
     /// This shard's RBAC index, maintained from the entries it applies;
     /// replaced copy-on-write so a check holds a consistent one.
     rbac: RefCell<Rc<crate::auth::rbac::RbacIndex>>,
-    /// Open watches per user on this shard.
+    /// Open watches (on any shard) of the users this shard keeps the count
+    /// of (`user_watch_owner`).
     user_watches: RefCell<std::collections::HashMap<String, usize>>,
 }
 
@@ -233,22 +258,57 @@ impl Local {
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
+
+    /// Counts one more watch of `user` (whose count this shard keeps) unless
+    /// they hold `limit` already.
+    fn try_open_user_watch(&self, user: &str, limit: usize) -> bool {
+        let Ok(mut watches) = self.user_watches.try_borrow_mut() else { return false };
+        let open = watches.entry(user.to_string()).or_insert(0);
+        if *open >= limit {
+            return false;
+        }
+        *open += 1;
+        true
+    }
+
+    fn close_user_watch(&self, user: &str) {
+        if let Ok(mut watches) = self.user_watches.try_borrow_mut() {
+            if let Some(open) = watches.get_mut(user) {
+                *open = open.saturating_sub(1);
+                if *open == 0 {
+                    watches.remove(user);
+                }
+            }
+        }
+    }
 }
 
-/// One open watch of a user on this shard, counted until dropped.
+/// One open watch of a user, counted on its owner shard until dropped.
 struct UserWatchGuard {
     local: Rc<Local>,
+    shared: Arc<Shared>,
+    owner: ShardId,
     user: String,
 }
 
 impl Drop for UserWatchGuard {
     fn drop(&mut self) {
-        if let Ok(mut watches) = self.local.user_watches.try_borrow_mut() {
-            if let Some(open) = watches.get_mut(&self.user) {
-                *open = open.saturating_sub(1);
-                if *open == 0 {
-                    watches.remove(&self.user);
-                }
+        let user = std::mem::take(&mut self.user);
+        if self.owner == self.local.id {
+            self.local.close_user_watch(&user);
+            return;
+        }
+        let Some(tx) = self.shared.invoke_tx.get(self.owner.0 as usize) else { return };
+        match tx.try_send(ShardMessage::CloseUserWatch { user }) {
+            Ok(()) | Err(flume::TrySendError::Disconnected(_)) => {}
+            // A full channel makes its sender wait: in a task of its own,
+            // since a drop cannot wait.
+            Err(flume::TrySendError::Full(message)) => {
+                let tx = tx.clone();
+                glommio::spawn_local(async move {
+                    let _ = tx.send_async(message).await;
+                })
+                .detach();
             }
         }
     }
@@ -432,14 +492,25 @@ impl Backend for ShardBackend {
         Some(&self.shared.in_flight)
     }
 
-    fn open_user_watch(&self, user: &str, limit: usize) -> Option<Box<dyn std::any::Any>> {
-        let mut watches = self.local.user_watches.borrow_mut();
-        let open = watches.entry(user.to_string()).or_insert(0);
-        if *open >= limit {
-            return None;
-        }
-        *open += 1;
-        Some(Box::new(UserWatchGuard { local: self.local.clone(), user: user.to_string() }))
+    async fn open_user_watch(&self, user: &str, limit: usize) -> Option<Box<dyn std::any::Any>> {
+        let owner = user_watch_owner(user, self.shared.invoke_tx.len());
+        let admitted = if owner == self.local.id {
+            self.local.try_open_user_watch(user, limit)
+        } else {
+            let inbox = self.shared.invoke_tx.get(owner.0 as usize)?;
+            let (reply, answer) = oneshot::channel();
+            let message = ShardMessage::OpenUserWatch { user: user.to_string(), limit, reply };
+            inbox.send_async(message).await.ok()?;
+            answer.await.unwrap_or(false)
+        };
+        admitted.then(|| {
+            Box::new(UserWatchGuard {
+                local: self.local.clone(),
+                shared: self.shared.clone(),
+                owner,
+                user: user.to_string(),
+            }) as Box<dyn std::any::Any>
+        })
     }
 
     fn process_limits(&self) -> api::backend::ProcessLimits {
@@ -1049,6 +1120,10 @@ async fn invoke_loop(local: Rc<Local>, invoke_rx: flume::Receiver<ShardMessage>)
     while let Ok(message) = invoke_rx.recv_async().await {
         match message {
             ShardMessage::Invoke { min_revision, job } => local.run_or_defer(min_revision, job),
+            ShardMessage::OpenUserWatch { user, limit, reply } => {
+                let _ = reply.send(local.try_open_user_watch(&user, limit));
+            }
+            ShardMessage::CloseUserWatch { user } => local.close_user_watch(&user),
             ShardMessage::Shutdown => local.shutdown.fire(),
         }
     }

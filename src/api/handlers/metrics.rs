@@ -135,8 +135,10 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
         {
             let _ = writeln!(out, "shardline_requests_in_flight{labels} {value}");
         }
-        let _ =
-            writeln!(out, "# HELP shardline_requests_in_flight_max In-flight limits (watches: per user per shard).");
+        let _ = writeln!(
+            out,
+            "# HELP shardline_requests_in_flight_max In-flight limits (watches: per user, across shards)."
+        );
         let _ = writeln!(out, "# TYPE shardline_requests_in_flight_max gauge");
         for (labels, value) in classes(
             config.max_requests_inflight as u64,
@@ -154,6 +156,29 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
         ) {
             let _ = writeln!(out, "shardline_requests_rejected_total{labels} {value}");
         }
+    }
+    // The other limits of overload protection, so a dashboard shows what
+    // the refusals above are measured against.
+    for (name, help, value) in [
+        (
+            "shardline_watches_per_user_max",
+            "Open watches one user may hold across all shards before 429 (--watches-per-user-max).",
+            config.watches_per_user_max as u64,
+        ),
+        (
+            "shardline_http2_max_streams_per_connection",
+            "Concurrent HTTP/2 streams (open watches) per connection (--http2-max-streams-per-connection).",
+            u64::from(config.http2_max_concurrent_streams),
+        ),
+        (
+            "shardline_retry_after_seconds",
+            "Retry-After of a 429 answer.",
+            u64::from(config.overload_retry_after_seconds),
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        let _ = writeln!(out, "{name} {value}");
     }
     Ok(respond(StatusCode::OK, "text/plain; version=0.0.4", Bytes::from(out)))
 }
