@@ -281,7 +281,7 @@ mod tests {
             let counter = std::sync::Arc::new(CountWake(Default::default()));
             let waker = Waker::from(counter.clone());
             let mut cx = Context::from_waker(&waker);
-            assert!(Pin::new(&mut receiver).poll_next(&mut cx).is_pending());
+            assert!(receiver.poll_next_unpin(&mut cx).is_pending());
             queues.push((sender, receiver));
             counters.push(counter);
         }
