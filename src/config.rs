@@ -126,6 +126,22 @@ pub struct Config {
     /// multiplexed watches (kube-apiserver itself falls back to 100 when the
     /// flag is 0), and what loadgen and tests/h2_watch.rs multiplex.
     pub http2_max_concurrent_streams: u32,
+    /// Watchers whose queued events a shard hands to their connections per
+    /// delivery round; between rounds every other ready task (requests, the
+    /// log, applying entries) runs. Lower: shorter waits for requests under a
+    /// large fan-out, more rounds; higher: fewer rounds, longer waits.
+    pub watch_delivery_round_watchers: usize,
+    /// Queued events of one watcher written as one body frame (copied into
+    /// one buffer: one chunk or HTTP/2 DATA frame instead of three per event).
+    pub watch_frame_events_max: usize,
+    /// Bytes a plain-TCP connection may have written but not yet sent (its
+    /// outbox); past it hyper's writes wait for the socket. Small writes of
+    /// many HTTP/2 streams are sent together up to this size.
+    pub connection_outbox_bytes_max: usize,
+    /// How often a busy shard stops running tasks to reap I/O completions
+    /// (glommio's preempt timer): the longest a request's socket read, log
+    /// sync or response write waits behind runnable work.
+    pub shard_io_poll_interval: Duration,
     /// Appends in flight at the log at once; more wait at the log's channel.
     pub log_appends_in_flight_max: usize,
     /// How often the log checks whether a snapshot is due.
@@ -254,6 +270,10 @@ impl Config {
             watch_bookmark_interval: Duration::from_secs(60),
             watch_bookmark_check_interval: Duration::from_secs(1),
             http2_max_concurrent_streams: 1000,
+            watch_delivery_round_watchers: 256,
+            watch_frame_events_max: 64,
+            shard_io_poll_interval: Duration::from_millis(2),
+            connection_outbox_bytes_max: 256 * 1024,
             log_appends_in_flight_max: 4096,
             log_snapshot_check_interval: Duration::from_secs(1),
             authentication: crate::auth::authn::AuthenticationConfig::default(),

@@ -138,6 +138,8 @@ struct PodView {
 struct MetaView {
     #[serde(rename = "resourceVersion")]
     resource_version: Option<String>,
+    #[serde(rename = "deletionTimestamp")]
+    deletion_timestamp: Option<String>,
     annotations: AnnotationsView,
 }
 
@@ -170,7 +172,13 @@ fn scan_kube_event(line: &[u8]) -> Option<Seen> {
     let revision = string_after(b"\"resourceVersion\":\"");
     match kind {
         b"ADDED" | b"MODIFIED" => Some(Seen {
-            stamp_ns: string_after(b"\"loadgen.shardline.dev/sent-unix-ns\":\""),
+            // A pod being deleted gracefully still carries its last write's stamp: this
+            // event is not that write's delivery, so it is counted but not timed.
+            stamp_ns: if memchr::memmem::find(line, b"\"deletionTimestamp\":").is_some() {
+                None
+            } else {
+                string_after(b"\"loadgen.shardline.dev/sent-unix-ns\":\"")
+            },
             mine: true,
             revision,
             error: None,
@@ -191,7 +199,10 @@ pub fn parse_kube_event(line: &[u8]) -> Result<Seen> {
     let revision = ev.object.metadata.resource_version.as_deref().and_then(|v| v.parse().ok());
     match ev.kind {
         "ADDED" | "MODIFIED" => Ok(Seen {
-            stamp_ns: ev.object.metadata.annotations.stamp.and_then(|s| s.parse().ok()),
+            stamp_ns: match ev.object.metadata.deletion_timestamp {
+                Some(_) => None,
+                None => ev.object.metadata.annotations.stamp.and_then(|s| s.parse().ok()),
+            },
             mine: true,
             revision,
             error: None,
@@ -328,7 +339,13 @@ impl Target {
                         json,
                         Some((pod_json(pod, unix_ns(), pod_bytes), json)),
                     ),
-                    WriteOp::Delete => e.request(Method::DELETE, &format!("{coll}/{}", pod.name), json, None),
+                    // gracePeriodSeconds=0: gone at once, as etcd's delete is. A graceful
+                    // delete of a scheduled pod would only set its deletionTimestamp (a
+                    // MODIFIED event still carrying the previous write's stamp) and leave
+                    // it for a kubelet to finish.
+                    WriteOp::Delete => {
+                        e.request(Method::DELETE, &format!("{coll}/{}?gracePeriodSeconds=0", pod.name), json, None)
+                    }
                 }
             }
             Flavor::Etcd => {
@@ -582,6 +599,15 @@ mod tests {
             parse_kube_event(br#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}}"#).unwrap();
         assert_eq!(err.error.as_deref(), Some("410"));
         assert!(parse_kube_event(b"{").is_err());
+        // A graceful deletion's MODIFIED event carries the previous write's stamp: not timed,
+        // by the scan or by the decode.
+        let deleting = String::from_utf8(pod_json(&p, 7, 300).to_vec())
+            .unwrap()
+            .replace(r#""metadata":{"#, r#""metadata":{"deletionTimestamp":"2026-11-23T15:00:00Z","#);
+        let scanned = parse_kube_event(format!(r#"{{"type":"MODIFIED","object":{deleting}}}"#).as_bytes()).unwrap();
+        assert_eq!((scanned.stamp_ns, scanned.mine), (None, true));
+        let decoded = parse_kube_event(format!(r#"{{"object":{deleting},"type":"MODIFIED"}}"#).as_bytes()).unwrap();
+        assert_eq!((decoded.stamp_ns, decoded.mine), (None, true));
         // The scan and the decode agree, whatever the field order.
         let reordered =
             format!(r#"{{"object":{},"type":"ADDED"}}"#, String::from_utf8(pod_json(&p, 7, 300).to_vec()).unwrap());

@@ -7,18 +7,25 @@
 //! flag, two `AtomicWaker`s) and runs the glommio timer in a local task that
 //! flips the flag: sound without any `unsafe impl Send`.
 //!
+//! Plain TCP connections write through an outbox (`TcpIo`): hyper's writes
+//! are copied into it and a sender task per connection sends them, so what
+//! many HTTP/2 streams write in one pass leaves in one `send`.
+//!
 //! Invariant: everything here runs on the executor that accepted the
-//! connection; nothing crosses cores.
+//! connection; nothing crosses cores. An outbox is bounded
+//! (`connection_outbox_bytes_max`): past it, hyper's writes wait.
 
 use futures_lite::{AsyncRead, AsyncWrite};
 use futures_util::task::AtomicWaker;
 use hyper::rt::{Executor, ReadBufCursor, Sleep, Timer};
+use std::cell::RefCell;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// Bytes read per `poll_read` when hyper's buffer is larger.
@@ -75,41 +82,176 @@ impl<T: AsyncWrite + Unpin> hyper::rt::Write for HyperIo<T> {
     }
 }
 
-/// Largest number of slices one `sendmsg` takes (Linux's `UIO_MAXIOV`).
-const WRITEV_SLICES_MAX: usize = 1024;
+/// Capacity an idle connection's outbox keeps (a burst's larger buffer is freed).
+const OUTBOX_KEEP_BYTES: usize = 64 * 1024;
 
-/// hyper I/O over a plain glommio TCP stream, with vectored writes: a list's
-/// frames (a head, then each item's cached bytes) leave in one `sendmsg`
-/// without being copied into a buffer first. glommio's stream has no
-/// vectored write of its own, so this tries a non-blocking `sendmsg` on the
-/// socket directly and, when the socket is full, falls back to glommio's
-/// write of the first slice, which waits for the socket; until that write
-/// completes, every write goes through glommio, so the two paths never
-/// interleave.
+/// hyper I/O over a plain glommio TCP stream that coalesces writes: what
+/// hyper writes is copied into the connection's outbox (up to
+/// `outbox_bytes_max`) and sent by the connection's own sender task, which
+/// runs after the task that wrote. HTTP/2 writes each DATA frame of 256
+/// bytes or more with its own flush (one `sendmsg` per frame); through the
+/// outbox, the frames that the connection's streams produce in one pass of
+/// the run queue (500 watch streams of one client, say) leave in one
+/// `sendmsg`. A full outbox makes hyper wait (`Pending`), so memory stays
+/// bounded; a flush returns once the bytes are in the outbox, because the
+/// sender task owns sending them (and keeps running after the connection is
+/// dropped until they are sent or the socket fails).
 pub struct TcpIo {
-    inner: HyperIo<glommio::net::TcpStream>,
-    /// A write through glommio is in flight: finish it before any `sendmsg`.
-    fallback_pending: bool,
+    outbox: Rc<RefCell<Outbox>>,
+    scratch: Box<[u8]>,
+}
+
+struct Outbox {
+    stream: glommio::net::TcpStream,
+    /// Accepted bytes not sent yet; `sent` of them are sent.
+    pending: Vec<u8>,
+    sent: usize,
+    bytes_max: usize,
+    /// The write side failed: every later write reports it.
+    failed: Option<io::ErrorKind>,
+    /// hyper waits for room (or for the outbox to drain, on shutdown).
+    writer: Option<Waker>,
+    /// The sender task waits for bytes or for the socket.
+    sender: Option<Waker>,
+    /// The connection is gone: the sender stops once the outbox is empty.
+    closed: bool,
+}
+
+impl Outbox {
+    fn unsent(&self) -> usize {
+        self.pending.len() - self.sent
+    }
+
+    fn accept(&mut self, bufs: &[io::IoSlice<'_>], cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        if let Some(kind) = self.failed {
+            return Poll::Ready(Err(kind.into()));
+        }
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        if total == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        let room = self.bytes_max.saturating_sub(self.unsent());
+        if room == 0 {
+            self.writer = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        if self.sent > 0 && self.sent == self.pending.len() {
+            self.pending.clear();
+            self.sent = 0;
+        }
+        let mut taken = 0;
+        for buf in bufs {
+            let n = buf.len().min(room - taken);
+            self.pending.extend_from_slice(&buf[..n]);
+            taken += n;
+            if taken == room {
+                break;
+            }
+        }
+        if let Some(sender) = self.sender.take() {
+            sender.wake();
+        }
+        Poll::Ready(Ok(taken))
+    }
 }
 
 impl TcpIo {
-    pub fn new(stream: glommio::net::TcpStream) -> TcpIo {
-        TcpIo { inner: HyperIo::new(stream), fallback_pending: false }
+    pub fn new(stream: glommio::net::TcpStream, outbox_bytes_max: usize) -> TcpIo {
+        let outbox = Rc::new(RefCell::new(Outbox {
+            stream,
+            pending: Vec::new(),
+            sent: 0,
+            bytes_max: outbox_bytes_max.max(1),
+            failed: None,
+            writer: None,
+            sender: None,
+            closed: false,
+        }));
+        glommio::spawn_local(send_outbox(outbox.clone())).detach();
+        TcpIo { outbox, scratch: vec![0u8; READ_CHUNK_BYTES].into_boxed_slice() }
+    }
+}
+
+/// The connection's sender: sends what the outbox holds, one `send` for all
+/// of it when the socket takes it, waiting for the socket when it is full.
+async fn send_outbox(outbox: Rc<RefCell<Outbox>>) {
+    std::future::poll_fn(|cx| {
+        let mut guard = outbox.borrow_mut();
+        let this = &mut *guard;
+        loop {
+            if this.failed.is_some() || (this.closed && this.unsent() == 0) {
+                if let Some(writer) = this.writer.take() {
+                    writer.wake();
+                }
+                return Poll::Ready(());
+            }
+            if this.unsent() == 0 {
+                this.pending.clear();
+                this.sent = 0;
+                // Reclaim a buffer a burst grew (the bound caps it anyway).
+                if this.pending.capacity() > OUTBOX_KEEP_BYTES {
+                    this.pending = Vec::new();
+                }
+                if let Some(writer) = this.writer.take() {
+                    writer.wake();
+                }
+                this.sender = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            let (sent, pending) = (this.sent, &this.pending);
+            match Pin::new(&mut this.stream).poll_write(cx, &pending[sent..]) {
+                Poll::Ready(Ok(0)) => this.failed = Some(io::ErrorKind::WriteZero),
+                Poll::Ready(Ok(n)) => {
+                    this.sent += n;
+                    // Room was made: a waiting writer may go on.
+                    if let Some(writer) = this.writer.take() {
+                        writer.wake();
+                    }
+                }
+                Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                Poll::Ready(Err(e)) => this.failed = Some(e.kind()),
+                // A dropped connection's last bytes get one try, not a wait
+                // on a peer that may never read them.
+                Poll::Pending if this.closed => return Poll::Ready(()),
+                Poll::Pending => {
+                    this.sender = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+            }
+        }
+    })
+    .await;
+}
+
+impl Drop for TcpIo {
+    fn drop(&mut self) {
+        let mut outbox = self.outbox.borrow_mut();
+        outbox.closed = true;
+        if let Some(sender) = outbox.sender.take() {
+            sender.wake();
+        }
     }
 }
 
 impl hyper::rt::Read for TcpIo {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, mut buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let want = buf.remaining().min(this.scratch.len());
+        let mut outbox = this.outbox.borrow_mut();
+        match Pin::new(&mut outbox.stream).poll_read(cx, &mut this.scratch[..want]) {
+            Poll::Ready(Ok(n)) => {
+                buf.put_slice(&this.scratch[..n]);
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
 impl hyper::rt::Write for TcpIo {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let result = Pin::new(&mut this.inner).poll_write(cx, buf);
-        this.fallback_pending = result.is_pending();
-        result
+        self.outbox.borrow_mut().accept(&[io::IoSlice::new(buf)], cx)
     }
 
     fn poll_write_vectored(
@@ -117,44 +259,32 @@ impl hyper::rt::Write for TcpIo {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let Some(first) = bufs.iter().find(|b| !b.is_empty()) else { return Poll::Ready(Ok(0)) };
-        if !this.fallback_pending {
-            use std::os::fd::AsRawFd;
-            let fd = this.inner.inner.as_raw_fd();
-            // SAFETY: an all-zero msghdr is valid (no name, no control data).
-            let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-            // `IoSlice` is ABI-compatible with `iovec` on Unix (std documents it).
-            message.msg_iov = bufs.as_ptr().cast::<libc::iovec>().cast_mut();
-            message.msg_iovlen = bufs.len().min(WRITEV_SLICES_MAX);
-            // SAFETY: `message` points at `bufs`, which outlives the call.
-            // glommio's sockets are blocking; MSG_DONTWAIT makes this one
-            // call non-blocking, as glommio's own sends are.
-            let written = unsafe { libc::sendmsg(fd, &message, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
-            if written >= 0 {
-                return Poll::Ready(Ok(written as usize));
-            }
-            let error = io::Error::last_os_error();
-            if error.kind() != io::ErrorKind::WouldBlock && error.kind() != io::ErrorKind::Interrupted {
-                return Poll::Ready(Err(error));
-            }
-        }
-        // The socket is full: glommio's write waits for it.
-        let result = Pin::new(&mut this.inner).poll_write(cx, first);
-        this.fallback_pending = result.is_pending();
-        result
+        self.outbox.borrow_mut().accept(bufs, cx)
     }
 
     fn is_write_vectored(&self) -> bool {
         true
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    /// The bytes are the sender's to send: nothing to wait for.
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.outbox.borrow().failed {
+            Some(kind) => Poll::Ready(Err(kind.into())),
+            None => Poll::Ready(Ok(())),
+        }
     }
 
+    /// Waits until the outbox is sent, then shuts the write side down.
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+        let mut outbox = self.outbox.borrow_mut();
+        if let Some(kind) = outbox.failed {
+            return Poll::Ready(Err(kind.into()));
+        }
+        if outbox.unsent() > 0 {
+            outbox.writer = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        Pin::new(&mut outbox.stream).poll_close(cx)
     }
 }
 

@@ -229,6 +229,9 @@ struct Local {
     /// Open watches (on any shard) of the users this shard keeps the count
     /// of (`user_watch_owner`).
     user_watches: RefCell<std::collections::HashMap<String, usize>>,
+    /// Watchers with events waiting, woken in bounded rounds by
+    /// `delivery_loop` so requests run between rounds.
+    delivery: Rc<RefCell<crate::watch::queue::DeliveryRounds>>,
 }
 
 impl Local {
@@ -409,10 +412,13 @@ impl Backend for ShardBackend {
         after: Revision,
     ) -> Result<api::backend::WatchStream, crate::watch::StartError> {
         let config = &self.shared.config;
-        let (sender, receiver) = crate::watch::queue::watch_queue(crate::watch::queue::QueueBounds {
-            events_max: config.watch_queue_events_max,
-            bytes_max: config.watch_queue_bytes_max,
-        });
+        let (sender, receiver) = crate::watch::queue::watch_queue_in_rounds(
+            crate::watch::queue::QueueBounds {
+                events_max: config.watch_queue_events_max,
+                bytes_max: config.watch_queue_bytes_max,
+            },
+            self.local.delivery.clone(),
+        );
         let started = {
             let mut hub = self.local.hub.borrow_mut();
             let registry = self.local.registry.borrow().clone();
@@ -433,7 +439,11 @@ impl Backend for ShardBackend {
     }
 
     fn sleep(&self, duration: Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
-        Box::pin(glommio::timer::sleep(duration))
+        Box::pin(Deadline {
+            at: Instant::now() + duration,
+            timer: Box::pin(glommio::timer::sleep(duration)),
+            waker: None,
+        })
     }
 
     fn watch_stats(&self) -> Vec<crate::watch::HubStats> {
@@ -541,6 +551,32 @@ impl Backend for ShardBackend {
                 detail: "the server is shutting down".into(),
             },
         ]
+    }
+}
+
+/// A sleep polled often by the same task (a watch body's timeout is polled
+/// with every event): glommio's timer re-files itself in the reactor's
+/// timer map on every poll, so this polls it only when the waker changes and
+/// otherwise compares the clock.
+struct Deadline<T> {
+    at: Instant,
+    timer: std::pin::Pin<Box<T>>,
+    /// The waker the timer holds.
+    waker: Option<std::task::Waker>,
+}
+
+impl<T: std::future::Future> std::future::Future for Deadline<T> {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if Instant::now() >= self.at {
+            return std::task::Poll::Ready(());
+        }
+        if self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            return std::task::Poll::Pending;
+        }
+        self.waker = Some(cx.waker().clone());
+        self.timer.as_mut().poll(cx).map(|_| ())
     }
 }
 
@@ -673,6 +709,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
             .name(&format!("shard-{index}"))
             .io_memory(shared.config.io_memory_bytes)
             .ring_depth(shared.config.ring_depth)
+            .preempt_timer(shared.config.shard_io_poll_interval)
             .spawn(move || async move { shard_main(shard, shared, inbox, tls, bound_tx).await })
             .map_err(|e| RuntimeError::Executor { shard: index as u16, reason: e.to_string() })?;
         handles.push(handle);
@@ -764,6 +801,7 @@ async fn shard_main(
         started: Instant::now(),
         rbac: RefCell::default(),
         user_watches: RefCell::default(),
+        delivery: Rc::default(),
     });
 
     let log = match inbox.log_rx {
@@ -788,6 +826,7 @@ async fn shard_main(
     glommio::spawn_local(apply_loop(local.clone(), shared.clone(), inbox.apply_rx)).detach();
     glommio::spawn_local(invoke_loop(local.clone(), inbox.invoke_rx)).detach();
     glommio::spawn_local(bookmark_loop(local.clone(), shared.clone(), config.watch_bookmark_check_interval)).detach();
+    glommio::spawn_local(delivery_loop(local.delivery.clone(), config.watch_delivery_round_watchers)).detach();
 
     let listener = match TcpListener::bind(config.listen) {
         Ok(l) => l,
@@ -1116,6 +1155,22 @@ async fn bookmark_loop(local: Rc<Local>, shared: Arc<Shared>, interval: Duration
     }
 }
 
+/// Wakes the watchers that have events waiting, `round_watchers` at a time.
+/// After each round this task goes to the back of the run queue, so every
+/// task that became ready meanwhile (a request, the log, an apply) runs
+/// before the next round: a large fan-out cannot hold a request up for more
+/// than about one round's delivery.
+async fn delivery_loop(rounds: Rc<RefCell<crate::watch::queue::DeliveryRounds>>, round_watchers: usize) {
+    loop {
+        std::future::poll_fn(|cx| rounds.borrow_mut().poll_ready(cx)).await;
+        let round = rounds.borrow_mut().take_round(round_watchers);
+        for waker in round {
+            waker.wake();
+        }
+        futures_lite::future::yield_now().await;
+    }
+}
+
 async fn invoke_loop(local: Rc<Local>, invoke_rx: flume::Receiver<ShardMessage>) {
     while let Ok(message) = invoke_rx.recv_async().await {
         match message {
@@ -1173,7 +1228,10 @@ async fn accept_loop(
                         serve_connection(HyperIo::new(stream), backend, &local, certificate).await;
                     }
                 }
-                None => serve_connection(hyper_glue::TcpIo::new(stream), backend, &local, None).await,
+                None => {
+                    let io = hyper_glue::TcpIo::new(stream, backend.shared.config.connection_outbox_bytes_max);
+                    serve_connection(io, backend, &local, None).await
+                }
             }
             local.connections.set(local.connections.get() - 1);
             drop(permit);
