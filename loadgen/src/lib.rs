@@ -6,11 +6,13 @@
 //! Modules: `scenario` (files, validation), `rate` (rate control, coordinated omission),
 //! `metrics` (HdrHistogram, counters), `http` (connections), `target` (Kubernetes and etcd
 //! operations), `run` (one scenario against one target), `spawn` (local servers, CPU
-//! placement), `report` (JSON, Markdown, SVG).
+//! placement), `repeat` (interleaved repeats, median and spread), `report` (JSON, Markdown,
+//! SVG).
 
 pub mod http;
 pub mod metrics;
 pub mod rate;
+pub mod repeat;
 pub mod report;
 pub mod run;
 pub mod scenario;
