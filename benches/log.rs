@@ -72,7 +72,7 @@ fn options() -> LogOptions {
     LogOptions {
         segment_bytes_max: 8 * 1024 * 1024,
         snapshot_every_records: 20_000,
-        ..LogOptions::from_config(&Config::default())
+        ..LogOptions::from_config(&Config::with_defaults("127.0.0.1:0".parse().expect("an address"), PathBuf::new(), 1))
     }
 }
 

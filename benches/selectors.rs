@@ -44,7 +44,7 @@ fn pod(i: u64) -> (String, String, Bytes) {
     let namespace = format!("ns-{}", i % 20);
     let name = format!("pod-{i:06}");
     let i = i as usize;
-    let canary = if i % 10 == 0 { r#","canary":"true""# } else { "" };
+    let canary = if i.is_multiple_of(10) { r#","canary":"true""# } else { "" };
     let labels = format!(
         r#"{{"app":"{app}","tier":"{tier}","env":"{env}","release":"{release}","pod-template-hash":"{hash:x}","app.kubernetes.io/name":"{app}","app.kubernetes.io/part-of":"shop","helm.sh/chart":"{app}-1.2.3"{canary}}}"#,
         app = APPS[i % 4],
