@@ -58,7 +58,7 @@ fn pod(i: u64) -> (String, String, Bytes) {
         r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"{name}","namespace":"{namespace}","uid":"6f1c2c1e-0000-4000-8000-{i:012}","creationTimestamp":"2026-01-01T00:00:00Z","labels":{labels}}},"spec":{{"nodeName":"node-{node}","restartPolicy":"Always","schedulerName":"default-scheduler","serviceAccountName":"default","containers":[{{"name":"app","image":"registry.example/app:1.0","env":[{env}],"resources":{{"limits":{{"cpu":"500m","memory":"256Mi"}}}}}}]}},"status":{{"phase":"{phase}","podIP":"10.0.{a}.{b}"}}}}"#,
         node = i % 100,
         env = env.join(","),
-        phase = PHASES[i % 4],
+        phase = PHASES[i / 20 % 4],
         a = i / 256 % 256,
         b = i % 256,
     );
