@@ -6,11 +6,13 @@
 //! Modules: `scenario` (files, validation), `rate` (rate control, coordinated omission),
 //! `metrics` (HdrHistogram, counters), `http` (connections), `target` (Kubernetes and etcd
 //! operations), `retry` (what a client does with 429 and `Retry-After`), `run` (one scenario
-//! against one target), `spawn` (local servers, CPU placement), `report` (JSON, Markdown, SVG).
+//! against one target), `spawn` (local servers, CPU placement), `repeat` (interleaved repeats,
+//! median and spread), `report` (JSON, Markdown, SVG).
 
 pub mod http;
 pub mod metrics;
 pub mod rate;
+pub mod repeat;
 pub mod report;
 pub mod retry;
 pub mod run;

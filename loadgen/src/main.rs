@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
 use loadgen::http::{ClientOptions, Endpoint};
+use loadgen::repeat;
 use loadgen::report::{self, Machine, Report, TargetRun};
 use loadgen::scenario;
 use loadgen::spawn::{self, SpawnKind, SpawnSpec, Spawned};
@@ -85,6 +86,10 @@ struct RunArgs {
     /// The etcd binary for --spawn (default: $ETCD, or PATH).
     #[arg(long)]
     etcd_bin: Option<PathBuf>,
+    /// Run each (scenario, target) N times, targets interleaved (A B A B ...); the report gives
+    /// each measure's median and min–max over the repeats and the ratio of the medians.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: u32,
     /// Where result.json, summary.md and plot.svg go (default: loadgen-results/NAME-DATE;
     /// with several scenarios, DIR/NAME).
     #[arg(long)]
@@ -238,9 +243,14 @@ fn run_scenario(
     // The etcd gateway speaks HTTP/1.1 only (see docs/benchmarks.md).
     let etcd_opts = ClientOptions { http2: false, ..opts.clone() };
 
+    let repeats = args.repeat as usize;
     let mut runs = Vec::new();
-    for (name, flavor, source) in targets {
+    for (round, index) in repeat::schedule(targets.len(), repeats) {
+        let (name, flavor, source) = &targets[index];
         let (name, flavor) = (name.clone(), *flavor);
+        if repeats > 1 {
+            eprintln!("loadgen: {}: round {} of {repeats}, target {name}", scenario.name, round + 1);
+        }
         let mut server: Option<Spawned> = None;
         let url = match source {
             Source::Url(u) => u.clone(),
@@ -287,6 +297,7 @@ fn run_scenario(
             }
         };
         runs.push(TargetRun {
+            repeat: round + 1,
             server_cpu_s: server.as_ref().and_then(|s| s.cpu_seconds()),
             server_peak_rss_bytes: server.as_ref().and_then(|s| s.peak_rss_bytes()),
             server_run_queue_wait_s: server.as_ref().and_then(|s| s.run_queue_wait_s()),
@@ -307,6 +318,7 @@ fn run_scenario(
             if args.spawn.is_empty() { None } else { Some(server_cpus.to_vec()) },
         ),
         scenario: scenario.clone(),
+        repeats,
         runs,
     };
     let out = match &args.out {

@@ -1,6 +1,8 @@
 //! The end of a run: the JSON result file, the Markdown summary (one column per target, with the
 //! ratio when there are two) and an SVG plot (latency percentile curves and throughput over
 //! time), written by hand (no plotting dependency).
+//! With `--repeat N` the report holds every run, in the order run, and the table gives each
+//! measure's median and min–max over a target's repeats, and the ratio of the medians.
 //! Invariant: the Markdown and the SVG are computed only from the `Report` that goes into the
 //! JSON file, so the three always agree.
 
@@ -10,6 +12,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::repeat::{group_by_name, ratio_of_medians, spread};
 use crate::run::RunResult;
 use crate::scenario::Scenario;
 
@@ -21,6 +24,9 @@ pub struct Report {
     pub smoke: bool,
     pub machine: Machine,
     pub scenario: Scenario,
+    /// Rounds run (`--repeat`, 1 by default): each target ran this many times, interleaved.
+    pub repeats: usize,
+    /// Every run, in the order run (round 1's targets, then round 2's, ...).
     pub runs: Vec<TargetRun>,
 }
 
@@ -38,6 +44,8 @@ pub struct Machine {
 
 #[derive(Debug, Serialize)]
 pub struct TargetRun {
+    /// Which round this run belongs to, from 1.
+    pub repeat: usize,
     #[serde(flatten)]
     pub result: RunResult,
     pub server_cpu_s: Option<f64>,
@@ -197,14 +205,28 @@ fn fmt(v: Option<f64>) -> String {
     }
 }
 
-/// The side-by-side table (also printed on stdout at the end of a run).
+/// The side-by-side table (also printed on stdout at the end of a run): one column per target;
+/// with repeats, each cell is the median and the min–max over the target's runs.
 pub fn table(report: &Report) -> String {
+    if report.repeats > 1 {
+        repeated_table(report)
+    } else {
+        runs_table(report)
+    }
+}
+
+/// One column per run (the whole table without repeats; the detail with them).
+fn runs_table(report: &Report) -> String {
     let runs = &report.runs;
     let mut t = String::new();
-    let two = runs.len() == 2;
+    let two = runs.len() == 2 && report.repeats <= 1;
     let _ = write!(t, "| {} |", report.scenario.name);
     for r in runs {
-        let _ = write!(t, " {} |", r.result.target);
+        if report.repeats > 1 {
+            let _ = write!(t, " {} #{} |", r.result.target, r.repeat);
+        } else {
+            let _ = write!(t, " {} |", r.result.target);
+        }
     }
     if two {
         let _ = write!(t, " {} / {} |", runs[0].result.target, runs[1].result.target);
@@ -222,6 +244,43 @@ pub fn table(report: &Report) -> String {
                 (Some(a), Some(b)) if b != 0.0 => format!("{:.2}×", a / b),
                 _ => "–".into(),
             };
+            let _ = write!(t, " {ratio} |");
+        }
+        t.push('\n');
+    }
+    t
+}
+
+/// One column per target: median (min–max) over its repeats; with two targets, the ratio of
+/// their medians.
+fn repeated_table(report: &Report) -> String {
+    let targets = group_by_name(report.runs.iter().map(|r| r.result.target.as_str()));
+    let two = targets.len() == 2;
+    let mut t = String::new();
+    let _ = write!(t, "| {} (median (min–max) of {} runs) |", report.scenario.name, report.repeats);
+    for (name, _) in &targets {
+        let _ = write!(t, " {name} |");
+    }
+    if two {
+        let _ = write!(t, " {} / {} (medians) |", targets[0].0, targets[1].0);
+    }
+    t.push('\n');
+    t.push_str(&"| --- ".repeat(1 + targets.len() + two as usize));
+    t.push_str("|\n");
+    for (label, values, _) in rows(report) {
+        let _ = write!(t, "| {label} |");
+        let spreads: Vec<_> =
+            targets.iter().map(|(_, runs)| spread(&runs.iter().map(|&i| values[i]).collect::<Vec<_>>())).collect();
+        for s in &spreads {
+            let cell = match s {
+                None => "–".to_string(),
+                Some(s) if s.min == s.max => fmt(Some(s.median)),
+                Some(s) => format!("{} ({}–{})", fmt(Some(s.median)), fmt(Some(s.min)), fmt(Some(s.max))),
+            };
+            let _ = write!(t, " {cell} |");
+        }
+        if two {
+            let ratio = ratio_of_medians(spreads[0], spreads[1]).map_or("–".into(), |r| format!("{r:.2}×"));
             let _ = write!(t, " {ratio} |");
         }
         t.push('\n');
@@ -261,6 +320,16 @@ pub fn markdown(report: &Report) -> String {
     md.push('\n');
     md.push_str(&table(report));
     md.push('\n');
+    if report.repeats > 1 {
+        let _ = writeln!(
+            md,
+            "Targets ran interleaved, {} rounds ({} runs in all, each with a fresh spawned server). Every run, in the order run:\n",
+            report.repeats,
+            report.runs.len()
+        );
+        md.push_str(&runs_table(report));
+        md.push('\n');
+    }
     for r in &report.runs {
         if !r.result.errors.is_empty() {
             let _ = writeln!(md, "Errors at {}: {:?}\n", r.result.target, r.result.errors);
@@ -284,11 +353,22 @@ pub fn svg(report: &Report) -> String {
 
     // Left: percentile curves.
     let (x0, y0, pw, ph) = (70.0, 50.0, 400.0, 310.0);
+    // One colour per target (repeats of a target share it).
+    let targets = group_by_name(report.runs.iter().map(|r| r.result.target.as_str()));
+    let colour_of = |run: usize| targets.iter().position(|(_, runs)| runs.contains(&run)).unwrap_or(0);
+    let name_of = |r: &TargetRun| {
+        if report.repeats > 1 {
+            format!("{} #{}", r.result.target, r.repeat)
+        } else {
+            r.result.target.clone()
+        }
+    };
     let mut curves = Vec::new();
     for (i, r) in report.runs.iter().enumerate() {
+        let i = colour_of(i);
         for (kind, dash) in [("write_to_watch", ""), ("write", "6,3"), ("list_page", "2,2")] {
             if let Some(l) = r.result.latencies_ms.get(kind) {
-                curves.push((i, format!("{} {kind}", r.result.target), dash, l.curve.clone()));
+                curves.push((i, format!("{} {kind}", name_of(r)), dash, l.curve.clone()));
             }
         }
     }
@@ -333,11 +413,12 @@ pub fn svg(report: &Report) -> String {
     axes(&mut s, x0, y0, pw, ph, "throughput over time", "seconds", "per second");
     let mut lines = Vec::new();
     for (i, r) in report.runs.iter().enumerate() {
+        let i = colour_of(i);
         let series = &r.result.series;
         if report.scenario.watchers() > 0 {
             lines.push((
                 i,
-                format!("{} watch events/s", r.result.target),
+                format!("{} watch events/s", name_of(r)),
                 "",
                 series.iter().map(|p| (p.t_s, p.watch_events_per_s)).collect::<Vec<_>>(),
             ));
@@ -345,7 +426,7 @@ pub fn svg(report: &Report) -> String {
         if report.scenario.writes.is_some() {
             lines.push((
                 i,
-                format!("{} writes/s", r.result.target),
+                format!("{} writes/s", name_of(r)),
                 "6,3",
                 series.iter().map(|p| (p.t_s, p.writes_per_s)).collect(),
             ));
@@ -353,7 +434,7 @@ pub fn svg(report: &Report) -> String {
         if report.scenario.list.is_some() {
             lines.push((
                 i,
-                format!("{} list pages/s", r.result.target),
+                format!("{} list pages/s", name_of(r)),
                 "2,2",
                 series.iter().map(|p| (p.t_s, p.list_pages_per_s)).collect(),
             ));
@@ -432,6 +513,10 @@ mod tests {
     use crate::metrics::{Latency, Sample};
 
     fn run(name: &str, scale: f64) -> TargetRun {
+        run_in(name, scale, 1)
+    }
+
+    fn run_in(name: &str, scale: f64, repeat: usize) -> TargetRun {
         let mut h = Latency::default();
         for i in 1..=100u64 {
             h.record(std::time::Duration::from_micros((i as f64 * 100.0 * scale) as u64));
@@ -449,6 +534,7 @@ mod tests {
             })
             .collect();
         TargetRun {
+            repeat,
             result: RunResult {
                 target: name.into(),
                 flavor: "kube".into(),
@@ -488,6 +574,7 @@ mod tests {
             smoke: true,
             machine: Machine::here(vec![1], Some(vec![0])),
             scenario: crate::scenario::parse(text, false, &[]).unwrap(),
+            repeats: 1,
             runs: vec![run("shardline", 1.0), run("etcd", 2.0)],
         };
         let t = table(&report);
@@ -503,5 +590,49 @@ mod tests {
             serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
         assert_eq!(json["runs"][1]["target"], "etcd");
         assert!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap().contains("0.50×"));
+    }
+
+    #[test]
+    fn repeated_runs_give_median_spread_and_ratio_of_medians() {
+        let text = "version = 1\nname = \"k\"\nduration_s = 3\n[objects]\nnodes = 2\n[kubelets]\nwatchers = 2\n[writes]\nrate_per_s = 10\n";
+        // Interleaved as loadgen runs them; events/s: shardline 100, 300, 200; etcd 400, 400, 800.
+        let runs = vec![
+            run_in("shardline", 1.0, 1),
+            run_in("etcd", 4.0, 1),
+            run_in("shardline", 3.0, 2),
+            run_in("etcd", 4.0, 2),
+            run_in("shardline", 2.0, 3),
+            run_in("etcd", 8.0, 3),
+        ];
+        let report = Report {
+            loadgen_version: "0".into(),
+            date_utc: "now".into(),
+            command: vec!["loadgen".into()],
+            smoke: true,
+            machine: Machine::here(vec![1], Some(vec![0])),
+            scenario: crate::scenario::parse(text, false, &[]).unwrap(),
+            repeats: 3,
+            runs,
+        };
+        let t = table(&report);
+        let header = t.lines().next().unwrap();
+        assert!(
+            header.contains("of 3 runs") && header.contains("| shardline | etcd | shardline / etcd (medians) |"),
+            "{t}"
+        );
+        let row = t.lines().find(|l| l.starts_with("| watch events delivered")).unwrap();
+        // Ratio of medians 200 / 400, not of means (200 / 533).
+        assert!(row.ends_with("| 200 (100–300) | 400 (400–800) | 0.50× |"), "{row}");
+        // A measure equal in every run shows one number.
+        let row = t.lines().find(|l| l.starts_with("| writes /s")).unwrap();
+        assert!(row.ends_with("| 10 | 10 | 1.00× |"), "{row}");
+        let md = markdown(&report);
+        assert!(md.contains("3 rounds (6 runs in all"), "{md}");
+        assert!(md.contains("| shardline #1 | etcd #1 | shardline #2 | etcd #2 | shardline #3 | etcd #3 |"), "{md}");
+        let svg = svg(&report);
+        // Repeats of a target share its colour.
+        assert_eq!(svg.matches(COLORS[0]).count(), svg.matches(COLORS[1]).count());
+        assert!(svg.contains("etcd #3 writes/s"));
+        assert!(!svg.contains(COLORS[2]));
     }
 }

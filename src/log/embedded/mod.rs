@@ -29,8 +29,8 @@
 
 mod generated;
 pub(crate) mod notify;
-pub(crate) mod record;
-pub(crate) mod segment;
+pub mod record;
+pub mod segment;
 pub(crate) mod snapshot;
 pub mod testing;
 #[cfg(test)]

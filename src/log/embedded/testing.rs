@@ -331,7 +331,7 @@ impl LogFile for MemoryFile {
         self.dir.io_yield().await;
         let mut disk = self.dir.disk.borrow_mut();
         self.check_epoch(&disk)?;
-        if offset % disk.alignment != 0 || data.len() as u64 % disk.alignment != 0 {
+        if !offset.is_multiple_of(disk.alignment) || !(data.len() as u64).is_multiple_of(disk.alignment) {
             return Err(io_error(&self.name, "unaligned write"));
         }
         if std::mem::take(&mut disk.fail_next_write) {
