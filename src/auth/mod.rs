@@ -5,7 +5,8 @@
 //! tokens from a `--token-auth-file`, client certificates, anonymous) gives a
 //! [`UserInfo`]; authorization ([`authz`]: `AlwaysAllow` or `RBAC` over the
 //! shard's [`rbac::RbacIndex`]) decides on the request's [`Attributes`];
-//! admission and validation stay in the handlers, which receive the user.
+//! admission and validation stay in the handlers, which receive the user;
+//! the write handlers ask [`escalation`] before storing an RBAC object.
 //!
 //! Architecture invariant: no I/O here. The token file and the client CA are
 //! read at start-up by `main`/`runtime` and handed in as text or parsed
@@ -15,6 +16,7 @@
 pub mod authn;
 pub mod authz;
 pub mod bootstrap;
+pub mod escalation;
 pub mod rbac;
 
 /// The group every anonymous request is in.

@@ -284,6 +284,12 @@ impl RbacIndex {
         }
     }
 
+    /// The rules of the role a binding in `namespace` refers to (a
+    /// ClusterRole's including what it aggregates); None when it does not exist.
+    pub fn referenced_rules(&self, role_ref: &RoleRef, namespace: &str) -> Option<Arc<Vec<PolicyRule>>> {
+        self.role_rules(role_ref, namespace)
+    }
+
     fn role_rules(&self, role_ref: &RoleRef, namespace: &str) -> Option<Arc<Vec<PolicyRule>>> {
         match role_ref.kind.as_str() {
             "ClusterRole" => self.cluster_roles.get(&role_ref.name).map(|r| r.effective.clone()),

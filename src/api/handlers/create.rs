@@ -193,6 +193,7 @@ pub async fn create_object_tracked(
         crate::fieldmanager::update(None, &mut object, &manager.write());
     }
     let object = order_fields(object);
+    super::check_escalation(backend, head, resolved, &name, &object).await?;
     let namespace = resolved.namespace.clone().unwrap_or_default();
     if info.namespaced {
         let namespace_key = ObjectKey::new("", "namespaces", "", &namespace);

@@ -231,3 +231,35 @@ pub fn append_error(e: crate::log::AppendError) -> ApiError {
         crate::log::AppendError::Conflict { .. } => ApiError::Internal("unexpected precondition failure".into()),
     }
 }
+
+/// RBAC's privilege-escalation rule for a Role, ClusterRole or binding about
+/// to be stored (created, replaced, patched or applied): 403 unless the user
+/// holds what it grants or may `escalate`/`bind` (see `auth::escalation`).
+pub async fn check_escalation(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    name: &str,
+    object: &crate::api::object::Object,
+) -> Result<(), ApiError> {
+    let info = &resolved.info;
+    if info.group != crate::auth::rbac::RBAC_GROUP {
+        return Ok(());
+    }
+    let index = backend.rbac_index().await;
+    let namespace = resolved.namespace.as_deref().unwrap_or("");
+    crate::auth::escalation::check(
+        backend.config().authorization_mode,
+        &index,
+        &head.user,
+        &info.group,
+        &info.resource,
+        namespace,
+        name,
+        object,
+    )
+    .map_err(|refusal| ApiError::Forbidden {
+        target: Target::new(&info.group, &info.resource, name),
+        message: refusal.0,
+    })
+}

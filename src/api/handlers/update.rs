@@ -149,6 +149,7 @@ pub async fn replace_current_tracked(
     if !causes.is_empty() {
         return Err(crate::api::object::invalid(&resolved.info, &url_name, causes));
     }
+    super::check_escalation(backend, head, resolved, &url_name, &updated).await?;
     let value = storage_value(&updated)?;
     if value == storage_value(&stored)? {
         return Ok(Some(current.json.clone()));
