@@ -19,20 +19,21 @@ use serde_json::{Map, Value};
 #[derive(Debug, PartialEq, Eq)]
 pub struct Refusal(pub String);
 
-/// Whether `user` may store `object` as the RBAC object `resource`
-/// (`roles`, `clusterroles`, `rolebindings`, `clusterrolebindings`) named
-/// `name` in `namespace` (empty for cluster-scoped). Other groups and
-/// resources always pass.
-pub fn check(
-    mode: AuthorizationMode,
-    index: &RbacIndex,
-    user: &UserInfo,
-    group: &str,
-    resource: &str,
-    namespace: &str,
-    name: &str,
-    object: &Map<String, Value>,
-) -> Result<(), Refusal> {
+/// An object about to be stored: `resource` of `group` (RBAC's `roles`,
+/// `clusterroles`, `rolebindings`, `clusterrolebindings` are checked),
+/// `name` in `namespace` (empty for cluster-scoped).
+#[derive(Clone, Copy, Debug)]
+pub struct Write<'a> {
+    pub group: &'a str,
+    pub resource: &'a str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub object: &'a Map<String, Value>,
+}
+
+/// Whether `user` may store `write`. Other groups and resources always pass.
+pub fn check(mode: AuthorizationMode, index: &RbacIndex, user: &UserInfo, write: Write<'_>) -> Result<(), Refusal> {
+    let Write { group, resource, namespace, name, object } = write;
     if group != RBAC_GROUP || mode != AuthorizationMode::Rbac || user.in_group(MASTERS_GROUP) {
         return Ok(());
     }
@@ -270,6 +271,16 @@ mod tests {
         index
     }
 
+    fn w<'a>(
+        group: &'a str,
+        resource: &'a str,
+        namespace: &'a str,
+        name: &'a str,
+        object: &'a Map<String, Value>,
+    ) -> Write<'a> {
+        Write { group, resource, namespace, name, object }
+    }
+
     fn map(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
     }
@@ -310,43 +321,39 @@ mod tests {
         let role = |verbs: Value| map(json!({"rules": [{"verbs": verbs, "apiGroups": [""], "resources": ["pods"]}]}));
         // Within what alice holds: allowed.
         assert_eq!(
-            check(rbac, &index, &alice, RBAC_GROUP, "roles", "team", "r", &role(json!(["get", "list"]))),
+            check(rbac, &index, &alice, w(RBAC_GROUP, "roles", "team", "r", &role(json!(["get", "list"])))),
             Ok(())
         );
         // Beyond it: refused, naming the missing permission.
         let Err(Refusal(message)) =
-            check(rbac, &index, &alice, RBAC_GROUP, "roles", "team", "r", &role(json!(["delete"])))
+            check(rbac, &index, &alice, w(RBAC_GROUP, "roles", "team", "r", &role(json!(["delete"]))))
         else {
             panic!("escalation allowed")
         };
         assert!(message.contains("attempting to grant RBAC permissions not currently held"), "{message}");
         assert!(message.contains(r#"Verbs:["delete"]"#), "{message}");
         // Held rules are per namespace: nothing in another namespace.
-        assert!(check(rbac, &index, &alice, RBAC_GROUP, "roles", "other", "r", &role(json!(["get"]))).is_err());
+        assert!(check(rbac, &index, &alice, w(RBAC_GROUP, "roles", "other", "r", &role(json!(["get"])))).is_err());
         // Bindings: to a role whose rules alice holds, yes; to a wider one, no.
         let binding = |name: &str| {
             map(json!({"subjects": [{"kind": "User", "name": "bob"}], "roleRef": {"kind": "Role", "name": name}}))
         };
-        assert_eq!(check(rbac, &index, &alice, RBAC_GROUP, "rolebindings", "team", "b", &binding("reader")), Ok(()));
-        assert!(check(rbac, &index, &alice, RBAC_GROUP, "rolebindings", "team", "b", &binding("wide")).is_err());
-        assert!(check(rbac, &index, &alice, RBAC_GROUP, "rolebindings", "team", "b", &binding("missing")).is_err());
+        assert_eq!(check(rbac, &index, &alice, w(RBAC_GROUP, "rolebindings", "team", "b", &binding("reader"))), Ok(()));
+        assert!(check(rbac, &index, &alice, w(RBAC_GROUP, "rolebindings", "team", "b", &binding("wide"))).is_err());
+        assert!(check(rbac, &index, &alice, w(RBAC_GROUP, "rolebindings", "team", "b", &binding("missing"))).is_err());
         // AlwaysAllow, masters and other resources are not checked.
         assert_eq!(
             check(
                 AuthorizationMode::AlwaysAllow,
                 &index,
                 &alice,
-                RBAC_GROUP,
-                "rolebindings",
-                "team",
-                "b",
-                &binding("wide")
+                w(RBAC_GROUP, "rolebindings", "team", "b", &binding("wide"))
             ),
             Ok(())
         );
         let root = UserInfo::authenticated("root".into(), String::new(), vec![MASTERS_GROUP.into()]);
-        assert_eq!(check(rbac, &index, &root, RBAC_GROUP, "rolebindings", "team", "b", &binding("wide")), Ok(()));
-        assert_eq!(check(rbac, &index, &alice, "", "configmaps", "team", "c", &role(json!(["*"]))), Ok(()));
+        assert_eq!(check(rbac, &index, &root, w(RBAC_GROUP, "rolebindings", "team", "b", &binding("wide"))), Ok(()));
+        assert_eq!(check(rbac, &index, &alice, w("", "configmaps", "team", "c", &role(json!(["*"])))), Ok(()));
 
         // `bind` on the role, or `escalate` on roles, lets a user past the check.
         let index = index_with(&[
@@ -372,8 +379,8 @@ mod tests {
                 json!({"subjects": [{"kind": "User", "name": "alice"}], "roleRef": {"kind": "Role", "name": "binder"}}),
             ),
         ]);
-        assert_eq!(check(rbac, &index, &alice, RBAC_GROUP, "rolebindings", "team", "b", &binding("wide")), Ok(()));
-        assert_eq!(check(rbac, &index, &alice, RBAC_GROUP, "roles", "team", "r", &role(json!(["*"]))), Ok(()));
+        assert_eq!(check(rbac, &index, &alice, w(RBAC_GROUP, "rolebindings", "team", "b", &binding("wide"))), Ok(()));
+        assert_eq!(check(rbac, &index, &alice, w(RBAC_GROUP, "roles", "team", "r", &role(json!(["*"])))), Ok(()));
     }
 
     #[test]
@@ -395,7 +402,7 @@ mod tests {
         ]);
         let aggregated = map(json!({"aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}}));
         let Err(Refusal(message)) =
-            check(AuthorizationMode::Rbac, &index, &alice, RBAC_GROUP, "clusterroles", "", "agg", &aggregated)
+            check(AuthorizationMode::Rbac, &index, &alice, w(RBAC_GROUP, "clusterroles", "", "agg", &aggregated))
         else {
             panic!("aggregation allowed")
         };

@@ -252,11 +252,7 @@ pub async fn check_escalation(
         backend.config().authorization_mode,
         &index,
         &head.user,
-        &info.group,
-        &info.resource,
-        namespace,
-        name,
-        object,
+        crate::auth::escalation::Write { group: &info.group, resource: &info.resource, namespace, name, object },
     )
     .map_err(|refusal| ApiError::Forbidden {
         target: Target::new(&info.group, &info.resource, name),
