@@ -142,6 +142,12 @@ pub struct Config {
     /// (glommio's preempt timer): the longest a request's socket read, log
     /// sync or response write waits behind runnable work.
     pub shard_io_poll_interval: Duration,
+    /// The longest a shard's executor sleeps without a timer due. glommio
+    /// 0.9 may park with runnable tasks when its preempt timer fired before
+    /// any task ran, and would then sleep until the next I/O completion;
+    /// this timer bounds that stall. Costs one wake-up per interval per idle
+    /// core.
+    pub shard_park_wakeup_interval: Duration,
     /// Appends in flight at the log at once; more wait at the log's channel.
     pub log_appends_in_flight_max: usize,
     /// How often the log checks whether a snapshot is due.
@@ -273,6 +279,7 @@ impl Config {
             watch_delivery_round_watchers: 256,
             watch_frame_events_max: 64,
             shard_io_poll_interval: Duration::from_millis(2),
+            shard_park_wakeup_interval: Duration::from_millis(50),
             connection_outbox_bytes_max: 256 * 1024,
             log_appends_in_flight_max: 4096,
             log_snapshot_check_interval: Duration::from_secs(1),

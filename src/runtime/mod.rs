@@ -785,6 +785,18 @@ async fn shard_main(
     bound_tx: std::sync::mpsc::Sender<Result<ShardId, String>>,
 ) -> Result<(), String> {
     let config = &shared.config;
+    // glommio 0.9 can park its executor in io_uring_enter while a task queue
+    // is still runnable, when the preempt timer fired before any task ran
+    // (more likely with a short `shard_io_poll_interval` on a loaded
+    // machine): with no I/O or timer due, it never wakes. A pending timer
+    // bounds every park, so such a stall lasts at most this interval.
+    let wakeup = config.shard_park_wakeup_interval;
+    glommio::spawn_local(async move {
+        loop {
+            glommio::timer::sleep(wakeup).await;
+        }
+    })
+    .detach();
     let local = Rc::new(Local {
         id: shard,
         store: RefCell::new(ShardStore::new(shard, config.shards, config.history_window.as_millis() as u64)),
