@@ -19,5 +19,6 @@ pub mod log;
 pub mod patch;
 pub mod runtime;
 pub mod store;
+pub mod strategy;
 pub mod types;
 pub mod watch;

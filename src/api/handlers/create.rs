@@ -136,6 +136,8 @@ pub async fn create_object_tracked(
     track: bool,
 ) -> Result<Bytes, ApiError> {
     let info = &resolved.info;
+    let body_name = object::meta_str(&object, "name").to_string();
+    crate::strategy::decode_and_default(info, &mut object).map_err(|r| super::rejection(info, &body_name, r))?;
     apply_namespace(&mut object, resolved)?;
     let now = timestamp(backend.now());
     let name = {
@@ -187,12 +189,15 @@ pub async fn create_object_tracked(
         };
         object.insert("status".into(), status);
     }
+    crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved))
+        .map_err(|r| super::rejection(info, &name, r))?;
     super::custom::prepare(backend, resolved, &mut object, true)?;
     if track {
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(None, &mut object, &manager.write());
     }
-    let object = order_fields(object);
+    let mut object = order_fields(object);
+    crate::strategy::finish(info, &mut object);
     super::check_escalation(backend, head, resolved, &name, &object).await?;
     let namespace = resolved.namespace.clone().unwrap_or_default();
     if info.namespaced {

@@ -259,3 +259,30 @@ pub async fn check_escalation(
         message: refusal.0,
     })
 }
+
+/// A refusal of the typed layer as the API error kube-apiserver answers for a
+/// request body: a decoding error is 400 (`Pod in version "v1" cannot be
+/// handled as a Pod: ...`), validation 422, a rule 403.
+pub fn rejection(
+    info: &crate::types::registry::ResourceInfo,
+    name: &str,
+    rejection: crate::strategy::Rejection,
+) -> ApiError {
+    use crate::strategy::Rejection;
+    match rejection {
+        Rejection::Decode(message) => ApiError::BadRequest(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: {message}",
+            kind = info.kind,
+            version = info.version
+        )),
+        Rejection::Invalid(errors) => crate::api::object::invalid(info, name, create::causes(errors)),
+        Rejection::Forbidden(message) => {
+            ApiError::Forbidden { target: Target::new(&info.group, &info.resource, name), message }
+        }
+    }
+}
+
+/// The typed layer's context for a request.
+pub fn strategy_context<'a>(now: &'a str, resolved: &'a Resolved) -> crate::strategy::Context<'a> {
+    crate::strategy::Context { now, subresource: resolved.subresource.as_deref() }
+}

@@ -78,6 +78,14 @@ pub async fn serve(
         let problems = field_validation::problems(&mut object, info, duplicates_from);
         let warnings = field_validation::decide(directive, problems, |m| strict_patch_error(&shown, m))?;
         check_type_meta(&mut object, info)?;
+        // The patched object must decode into the kind's type: kube answers
+        // 422 on the field `patch`, showing the patched object.
+        if crate::strategy::handles(info) {
+            if let Err(message) = crate::strategy::decode::check(&info.group, &info.version, &info.kind, &mut object) {
+                let patched = serde_json::to_vec(&object).unwrap_or_default();
+                return Err(strict_patch_error(&patched, message));
+            }
+        }
         check_identity(&object, resolved, &url_name)?;
         // The resourceVersion the patched object carries: the current one
         // unless the patch set another (a precondition, as in kube-apiserver,

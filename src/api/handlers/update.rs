@@ -137,13 +137,20 @@ pub async fn replace_current_tracked(
     let key = resolved.key(&url_name);
     let stored: Object = serde_json::from_slice(&current.json)
         .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
+    let mut object = object;
+    crate::strategy::decode_and_default(&resolved.info, &mut object)
+        .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     let mut updated = merge_server_fields(object, &stored, resolved);
+    let now = crate::api::object::timestamp(backend.now());
+    crate::strategy::update(&resolved.info, &mut updated, &stored, &super::strategy_context(&now, resolved))
+        .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     super::custom::prepare(backend, resolved, &mut updated, false)?;
     if track {
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(Some(&stored), &mut updated, &manager.write());
     }
-    let updated = order_fields(updated);
+    let mut updated = order_fields(updated);
+    crate::strategy::finish(&resolved.info, &mut updated);
     let mut causes = super::create::metadata_causes(resolved, &updated)?;
     causes.extend(new_finalizers_while_deleting(&stored, &updated));
     if !causes.is_empty() {

@@ -1,0 +1,114 @@
+//! The typed layer: every built-in kind's rules between decoding and the log,
+//! as kube-apiserver's registry strategies hold them. A write goes through
+//! [`create`] or [`update`], whatever its entry point (POST, PUT, the PATCH
+//! types, server-side apply, subresources, dry-run), in kube's order:
+//!
+//! 1. decode (`decode.rs`): every field's JSON type checked against the kind's
+//!    schema (Go's `json: cannot unmarshal ...` wording), nulls dropped and
+//!    quantities made canonical, as a decode into the Go type and back does;
+//! 2. default (`defaults/`): the `SetDefaults_*` functions and `+default`
+//!    markers of kube-apiserver v1.36, field for field;
+//! 3. prepare (`rules.rs`): create and update rules: status reset or kept,
+//!    `metadata.generation`, fields the server derives;
+//! 4. validate (`validate/`): kube's validation, as `FieldError`s (422);
+//! 5. allocate (`allocate.rs`): what needs state in the log (Service cluster
+//!    IPs, node ports) is planned here and written by the API layer;
+//! 6. order (`decode.rs`): fields in kube's (Go struct) order, so the stored
+//!    bytes are the bytes kube-apiserver would store.
+//!
+//! Admission plugins that change objects from other objects' state
+//! (`admission.rs`) are pure functions over what the API layer reads for them.
+//!
+//! Invariant: no I/O, no clock (the time is in [`Context`]), no HTTP; every
+//! input, however malformed, gives `Ok` or a [`Rejection`], never a panic.
+//! Invariant: custom resources and definitions are not handled here (their
+//! schema-driven path is `api/handlers/custom.rs`); every other served
+//! resource is.
+
+pub mod admission;
+pub mod allocate;
+pub mod decode;
+pub mod defaults;
+pub mod rules;
+pub mod validate;
+
+use crate::types::registry::ResourceInfo;
+use crate::types::validation::FieldError;
+use serde_json::{Map, Value};
+
+/// A JSON object, in document order.
+pub type Object = Map<String, Value>;
+
+/// What a step needs besides the object.
+#[derive(Clone, Copy, Debug)]
+pub struct Context<'a> {
+    /// The request time, RFC 3339 at second precision (`metav1.Time`).
+    pub now: &'a str,
+    /// The subresource written (`status`, `scale`), `None` for the resource.
+    pub subresource: Option<&'a str>,
+}
+
+/// Why a write is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// The body does not decode into the kind's type: Go's decoding error
+    /// (`json: cannot unmarshal string into Go struct field ...`). The API
+    /// layer wraps it (400 for a body, 422 `patch` for a patched object).
+    Decode(String),
+    /// Validation failed: 422 Invalid with these causes.
+    Invalid(Vec<FieldError>),
+    /// A rule refuses the write outright: 403 Forbidden with this message.
+    Forbidden(String),
+}
+
+/// Whether the typed layer owns this resource's objects (a built-in kind).
+pub fn handles(info: &ResourceInfo) -> bool {
+    info.custom.is_none() && !(info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions")
+}
+
+/// Decoding and defaulting of a new body (or a patched object): what kube's
+/// codec does before any strategy runs.
+pub fn decode_and_default(info: &ResourceInfo, object: &mut Object) -> Result<(), Rejection> {
+    if !handles(info) {
+        return Ok(());
+    }
+    decode::check(&info.group, &info.version, &info.kind, object).map_err(Rejection::Decode)?;
+    defaults::apply(&info.group, &info.kind, object);
+    Ok(())
+}
+
+/// The create rules and validation of a decoded, defaulted object whose
+/// server-set metadata (name, uid, creationTimestamp) is in place.
+pub fn create(info: &ResourceInfo, object: &mut Object, context: &Context) -> Result<(), Rejection> {
+    if !handles(info) {
+        return Ok(());
+    }
+    rules::prepare_for_create(info, object, context);
+    let errors = validate::create(&info.group, &info.kind, object);
+    if !errors.is_empty() {
+        return Err(Rejection::Invalid(errors));
+    }
+    Ok(())
+}
+
+/// The update rules and validation of a decoded, defaulted new version
+/// against the stored one (`old`), whose server-owned metadata the caller
+/// has already carried over.
+pub fn update(info: &ResourceInfo, object: &mut Object, old: &Object, context: &Context) -> Result<(), Rejection> {
+    if !handles(info) {
+        return Ok(());
+    }
+    rules::prepare_for_update(info, object, old, context)?;
+    let errors = validate::update(&info.group, &info.kind, object, old, context.subresource);
+    if !errors.is_empty() {
+        return Err(Rejection::Invalid(errors));
+    }
+    Ok(())
+}
+
+/// The last step before the log: fields in kube's order.
+pub fn finish(info: &ResourceInfo, object: &mut Object) {
+    if handles(info) {
+        decode::order(&info.group, &info.version, &info.kind, object);
+    }
+}
