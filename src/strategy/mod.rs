@@ -28,6 +28,7 @@
 pub mod admission;
 pub mod allocate;
 pub mod decode;
+pub mod quantity;
 pub mod defaults;
 pub mod rules;
 pub mod validate;

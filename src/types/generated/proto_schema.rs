@@ -974,7 +974,7 @@ pub static MESSAGES: &[Message] = &[
         Field { tag: 7, json: "imageID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
         Field { tag: 8, json: "containerID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
         Field { tag: 9, json: "started", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 10, json: "allocatedResources", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 10, json: "allocatedResources", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
         Field { tag: 11, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 0 },
         Field { tag: 12, json: "volumeMounts", ty: Msg(242), shape: Repeated, go: "[]v1.VolumeMountStatus", go_element: "v1.VolumeMountStatus", go_flags: 0 },
         Field { tag: 13, json: "user", ty: Msg(86), shape: One, go: "v1.ContainerUser", go_element: "v1.ContainerUser", go_flags: 0 },
@@ -1708,8 +1708,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "externalID", message: 155, field: 1 },
     ], by_name: &[5, 6, 0, 1, 2, 4, 3] },
     Message { name: "io.k8s.api.core.v1.NodeStatus", form: Object, go_name: "NodeStatus", known: false, fields: &[
-        Field { tag: 1, json: "capacity", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "allocatable", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 1, json: "capacity", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 2, json: "allocatable", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
         Field { tag: 3, json: "phase", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
         Field { tag: 4, json: "conditions", ty: Msg(144), shape: Repeated, go: "[]v1.NodeCondition", go_element: "v1.NodeCondition", go_flags: 0 },
         Field { tag: 5, json: "addresses", ty: Msg(142), shape: Repeated, go: "[]v1.NodeAddress", go_element: "v1.NodeAddress", go_flags: 0 },
@@ -1856,9 +1856,9 @@ pub static MESSAGES: &[Message] = &[
     Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimStatus", form: Object, go_name: "PersistentVolumeClaimStatus", known: false, fields: &[
         Field { tag: 1, json: "phase", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
         Field { tag: 2, json: "accessModes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "capacity", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 3, json: "capacity", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
         Field { tag: 4, json: "conditions", ty: Msg(163), shape: Repeated, go: "[]v1.PersistentVolumeClaimCondition", go_element: "v1.PersistentVolumeClaimCondition", go_flags: 0 },
-        Field { tag: 5, json: "allocatedResources", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 5, json: "allocatedResources", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
         Field { tag: 7, json: "allocatedResourceStatuses", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
         Field { tag: 8, json: "currentVolumeAttributesClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
         Field { tag: 9, json: "modifyVolumeStatus", ty: Msg(134), shape: One, go: "v1.ModifyVolumeStatus", go_element: "v1.ModifyVolumeStatus", go_flags: 0 },
@@ -1941,7 +1941,7 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "csi", message: 170, field: 21 },
     ], by_name: &[1, 15, 12, 8, 7, 21, 9, 11, 10, 0, 3, 2, 6, 19, 4, 16, 17, 14, 5, 18, 20, 13] },
     Message { name: "io.k8s.api.core.v1.PersistentVolumeSpec", form: Object, go_name: "PersistentVolumeSpec", known: false, fields: &[
-        Field { tag: 1, json: "capacity", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 1, json: "capacity", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
         Field { tag: 2, json: "persistentVolumeSource", ty: Msg(170), shape: Inline, go: "v1.PersistentVolumeSource", go_element: "v1.PersistentVolumeSource", go_flags: 0 },
         Field { tag: 3, json: "accessModes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
         Field { tag: 4, json: "claimRef", ty: Msg(160), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 0 },
@@ -2201,7 +2201,7 @@ pub static MESSAGES: &[Message] = &[
         Field { tag: 29, json: "runtimeClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
         Field { tag: 30, json: "enableServiceLinks", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
         Field { tag: 31, json: "preemptionPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 32, json: "overhead", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 32, json: "overhead", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
         Field { tag: 33, json: "topologySpreadConstraints", ty: Msg(236), shape: Repeated, go: "[]v1.TopologySpreadConstraint", go_element: "v1.TopologySpreadConstraint", go_flags: 0 },
         Field { tag: 34, json: "ephemeralContainers", ty: Msg(100), shape: Repeated, go: "[]v1.EphemeralContainer", go_element: "v1.EphemeralContainer", go_flags: 0 },
         Field { tag: 35, json: "setHostnameAsFQDN", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
@@ -2275,7 +2275,7 @@ pub static MESSAGES: &[Message] = &[
         Field { tag: 16, json: "hostIPs", ty: Msg(121), shape: Repeated, go: "[]v1.HostIP", go_element: "v1.HostIP", go_flags: 0 },
         Field { tag: 17, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
         Field { tag: 18, json: "extendedResourceClaimStatus", ty: Msg(182), shape: One, go: "v1.PodExtendedResourceClaimStatus", go_element: "v1.PodExtendedResourceClaimStatus", go_flags: 0 },
-        Field { tag: 19, json: "allocatedResources", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 19, json: "allocatedResources", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
         Field { tag: 20, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 0 },
     ], json: &[
         Slot { name: "observedGeneration", message: 192, field: 16 },
@@ -2446,8 +2446,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "health", message: 205, field: 1 },
     ], by_name: &[1, 0] },
     Message { name: "io.k8s.api.core.v1.ResourceRequirements", form: Object, go_name: "ResourceRequirements", known: false, fields: &[
-        Field { tag: 1, json: "limits", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "requests", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 1, json: "limits", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 2, json: "requests", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
         Field { tag: 3, json: "claims", ty: Msg(203), shape: Repeated, go: "[]v1.ResourceClaim", go_element: "v1.ResourceClaim", go_flags: 0 },
     ], json: &[
         Slot { name: "limits", message: 206, field: 0 },
@@ -2928,8 +2928,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "podCertificate", message: 244, field: 5 },
     ], by_name: &[4, 2, 1, 5, 0, 3] },
     Message { name: "io.k8s.api.core.v1.VolumeResourceRequirements", form: Object, go_name: "VolumeResourceRequirements", known: false, fields: &[
-        Field { tag: 1, json: "limits", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "requests", ty: Msg(287), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 1, json: "limits", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
+        Field { tag: 2, json: "requests", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
     ], json: &[
         Slot { name: "limits", message: 245, field: 0 },
         Slot { name: "requests", message: 245, field: 1 },

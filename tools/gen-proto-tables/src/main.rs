@@ -197,7 +197,12 @@ fn main() {
                 }
                 (None, None) => go_scalar(&field.ty).to_string(),
             };
-            let whole = match (*shape, fact.and_then(|f| f.container.as_deref())) {
+            // core/v1 declares every map of quantities as `ResourceList`.
+            let resource_list = (*shape == "Map"
+                && name.starts_with("io.k8s.api.core.v1.")
+                && element == "resource.Quantity")
+                .then_some("v1.ResourceList");
+            let whole = match (*shape, fact.and_then(|f| f.container.as_deref()).or(resource_list)) {
                 (_, Some(container)) if !container.contains('.') => format!("{go_package}.{container}"),
                 (_, Some(container)) => container.to_string(),
                 ("Repeated", None) => format!("[]{element}"),
