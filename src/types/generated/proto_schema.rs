@@ -7,21 +7,21 @@ use crate::types::proto_schema::{Field, Form::*, Kind, Message, Shape::*, Slot, 
 /// Every message, sorted by name; `Msg(i)` is an index into this table.
 #[rustfmt::skip]
 pub static MESSAGES: &[Message] = &[
-    Message { name: "io.k8s.api.apps.v1.DaemonSet", form: Object, go_name: "DaemonSet", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(3), shape: One, go: "v1.DaemonSetSpec", go_element: "v1.DaemonSetSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(4), shape: One, go: "v1.DaemonSetStatus", go_element: "v1.DaemonSetStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DaemonSet", form: Object, go_name: "DaemonSet", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(3), shape: One, go: "v1.DaemonSetSpec", go_element: "v1.DaemonSetSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(4), shape: One, go: "v1.DaemonSetStatus", go_element: "v1.DaemonSetStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 0, field: 0 },
         Slot { name: "spec", message: 0, field: 1 },
         Slot { name: "status", message: 0, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.apps.v1.DaemonSetCondition", form: Object, go_name: "DaemonSetCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DaemonSetCondition", form: Object, go_name: "DaemonSetCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.DaemonSetConditionType", go_element: "v1.DaemonSetConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 1, field: 0 },
         Slot { name: "status", message: 1, field: 1 },
@@ -29,19 +29,19 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 1, field: 3 },
         Slot { name: "message", message: 1, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.apps.v1.DaemonSetList", form: Object, go_name: "DaemonSetList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(0), shape: Repeated, go: "[]v1.DaemonSet", go_element: "v1.DaemonSet", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DaemonSetList", form: Object, go_name: "DaemonSetList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(0), shape: Repeated, go: "[]v1.DaemonSet", go_element: "v1.DaemonSet", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 2, field: 0 },
         Slot { name: "items", message: 2, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.apps.v1.DaemonSetSpec", form: Object, go_name: "DaemonSetSpec", known: false, fields: &[
-        Field { tag: 1, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 2, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 0 },
-        Field { tag: 3, json: "updateStrategy", ty: Msg(5), shape: One, go: "v1.DaemonSetUpdateStrategy", go_element: "v1.DaemonSetUpdateStrategy", go_flags: 0 },
-        Field { tag: 4, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "revisionHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DaemonSetSpec", form: Object, go_name: "DaemonSetSpec", known: true, fields: &[
+        Field { tag: 1, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 3 },
+        Field { tag: 2, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 1 },
+        Field { tag: 3, json: "updateStrategy", ty: Msg(5), shape: One, go: "v1.DaemonSetUpdateStrategy", go_element: "v1.DaemonSetUpdateStrategy", go_flags: 5 },
+        Field { tag: 4, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "revisionHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "selector", message: 3, field: 0 },
         Slot { name: "template", message: 3, field: 1 },
@@ -49,17 +49,17 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "minReadySeconds", message: 3, field: 3 },
         Slot { name: "revisionHistoryLimit", message: 3, field: 4 },
     ], by_name: &[3, 4, 0, 1, 2] },
-    Message { name: "io.k8s.api.apps.v1.DaemonSetStatus", form: Object, go_name: "DaemonSetStatus", known: false, fields: &[
-        Field { tag: 1, json: "currentNumberScheduled", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "numberMisscheduled", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "desiredNumberScheduled", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "numberReady", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 6, json: "updatedNumberScheduled", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 7, json: "numberAvailable", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "numberUnavailable", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 9, json: "collisionCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 10, json: "conditions", ty: Msg(1), shape: Repeated, go: "[]v1.DaemonSetCondition", go_element: "v1.DaemonSetCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DaemonSetStatus", form: Object, go_name: "DaemonSetStatus", known: true, fields: &[
+        Field { tag: 1, json: "currentNumberScheduled", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "numberMisscheduled", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "desiredNumberScheduled", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "numberReady", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 5, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 6, json: "updatedNumberScheduled", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 7, json: "numberAvailable", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 8, json: "numberUnavailable", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 9, json: "collisionCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 10, json: "conditions", ty: Msg(1), shape: Repeated, go: "[]v1.DaemonSetCondition", go_element: "v1.DaemonSetCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "currentNumberScheduled", message: 4, field: 0 },
         Slot { name: "numberMisscheduled", message: 4, field: 1 },
@@ -72,29 +72,29 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "collisionCount", message: 4, field: 8 },
         Slot { name: "conditions", message: 4, field: 9 },
     ], by_name: &[8, 9, 0, 2, 6, 1, 3, 7, 4, 5] },
-    Message { name: "io.k8s.api.apps.v1.DaemonSetUpdateStrategy", form: Object, go_name: "DaemonSetUpdateStrategy", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "rollingUpdate", ty: Msg(17), shape: One, go: "v1.RollingUpdateDaemonSet", go_element: "v1.RollingUpdateDaemonSet", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DaemonSetUpdateStrategy", form: Object, go_name: "DaemonSetUpdateStrategy", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.DaemonSetUpdateStrategyType", go_element: "v1.DaemonSetUpdateStrategyType", go_flags: 5 },
+        Field { tag: 2, json: "rollingUpdate", ty: Msg(17), shape: One, go: "v1.RollingUpdateDaemonSet", go_element: "v1.RollingUpdateDaemonSet", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 5, field: 0 },
         Slot { name: "rollingUpdate", message: 5, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.apps.v1.Deployment", form: Object, go_name: "Deployment", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(9), shape: One, go: "v1.DeploymentSpec", go_element: "v1.DeploymentSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(10), shape: One, go: "v1.DeploymentStatus", go_element: "v1.DeploymentStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.Deployment", form: Object, go_name: "Deployment", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(9), shape: One, go: "v1.DeploymentSpec", go_element: "v1.DeploymentSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(10), shape: One, go: "v1.DeploymentStatus", go_element: "v1.DeploymentStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 6, field: 0 },
         Slot { name: "spec", message: 6, field: 1 },
         Slot { name: "status", message: 6, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.apps.v1.DeploymentCondition", form: Object, go_name: "DeploymentCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "lastUpdateTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 7, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DeploymentCondition", form: Object, go_name: "DeploymentCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.DeploymentConditionType", go_element: "v1.DeploymentConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "lastUpdateTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 7, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 7, field: 0 },
         Slot { name: "status", message: 7, field: 1 },
@@ -103,22 +103,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 7, field: 2 },
         Slot { name: "message", message: 7, field: 3 },
     ], by_name: &[3, 2, 5, 4, 1, 0] },
-    Message { name: "io.k8s.api.apps.v1.DeploymentList", form: Object, go_name: "DeploymentList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(6), shape: Repeated, go: "[]v1.Deployment", go_element: "v1.Deployment", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DeploymentList", form: Object, go_name: "DeploymentList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(6), shape: Repeated, go: "[]v1.Deployment", go_element: "v1.Deployment", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 8, field: 0 },
         Slot { name: "items", message: 8, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.apps.v1.DeploymentSpec", form: Object, go_name: "DeploymentSpec", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 0 },
-        Field { tag: 4, json: "strategy", ty: Msg(11), shape: One, go: "v1.DeploymentStrategy", go_element: "v1.DeploymentStrategy", go_flags: 0 },
-        Field { tag: 5, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "revisionHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 7, json: "paused", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 9, json: "progressDeadlineSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DeploymentSpec", form: Object, go_name: "DeploymentSpec", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 2, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 3 },
+        Field { tag: 3, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 1 },
+        Field { tag: 4, json: "strategy", ty: Msg(11), shape: One, go: "v1.DeploymentStrategy", go_element: "v1.DeploymentStrategy", go_flags: 5 },
+        Field { tag: 5, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "revisionHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 7, json: "paused", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 9, json: "progressDeadlineSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "replicas", message: 9, field: 0 },
         Slot { name: "selector", message: 9, field: 1 },
@@ -129,16 +129,16 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "paused", message: 9, field: 6 },
         Slot { name: "progressDeadlineSeconds", message: 9, field: 7 },
     ], by_name: &[4, 6, 7, 0, 5, 1, 3, 2] },
-    Message { name: "io.k8s.api.apps.v1.DeploymentStatus", form: Object, go_name: "DeploymentStatus", known: false, fields: &[
-        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 2, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "updatedReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "unavailableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "conditions", ty: Msg(7), shape: Repeated, go: "[]v1.DeploymentCondition", go_element: "v1.DeploymentCondition", go_flags: 0 },
-        Field { tag: 7, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "collisionCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 9, json: "terminatingReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DeploymentStatus", form: Object, go_name: "DeploymentStatus", known: true, fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 2, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 3, json: "updatedReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 4, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 5, json: "unavailableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "conditions", ty: Msg(7), shape: Repeated, go: "[]v1.DeploymentCondition", go_element: "v1.DeploymentCondition", go_flags: 5 },
+        Field { tag: 7, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 8, json: "collisionCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 9, json: "terminatingReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "observedGeneration", message: 10, field: 0 },
         Slot { name: "replicas", message: 10, field: 1 },
@@ -150,28 +150,28 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "conditions", message: 10, field: 5 },
         Slot { name: "collisionCount", message: 10, field: 7 },
     ], by_name: &[4, 8, 7, 0, 3, 1, 6, 5, 2] },
-    Message { name: "io.k8s.api.apps.v1.DeploymentStrategy", form: Object, go_name: "DeploymentStrategy", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "rollingUpdate", ty: Msg(18), shape: One, go: "v1.RollingUpdateDeployment", go_element: "v1.RollingUpdateDeployment", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.DeploymentStrategy", form: Object, go_name: "DeploymentStrategy", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.DeploymentStrategyType", go_element: "v1.DeploymentStrategyType", go_flags: 5 },
+        Field { tag: 2, json: "rollingUpdate", ty: Msg(18), shape: One, go: "v1.RollingUpdateDeployment", go_element: "v1.RollingUpdateDeployment", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 11, field: 0 },
         Slot { name: "rollingUpdate", message: 11, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.apps.v1.ReplicaSet", form: Object, go_name: "ReplicaSet", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(15), shape: One, go: "v1.ReplicaSetSpec", go_element: "v1.ReplicaSetSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(16), shape: One, go: "v1.ReplicaSetStatus", go_element: "v1.ReplicaSetStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.ReplicaSet", form: Object, go_name: "ReplicaSet", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(15), shape: One, go: "v1.ReplicaSetSpec", go_element: "v1.ReplicaSetSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(16), shape: One, go: "v1.ReplicaSetStatus", go_element: "v1.ReplicaSetStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 12, field: 0 },
         Slot { name: "spec", message: 12, field: 1 },
         Slot { name: "status", message: 12, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.apps.v1.ReplicaSetCondition", form: Object, go_name: "ReplicaSetCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.ReplicaSetCondition", form: Object, go_name: "ReplicaSetCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.ReplicaSetConditionType", go_element: "v1.ReplicaSetConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 13, field: 0 },
         Slot { name: "status", message: 13, field: 1 },
@@ -179,32 +179,32 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 13, field: 3 },
         Slot { name: "message", message: 13, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.apps.v1.ReplicaSetList", form: Object, go_name: "ReplicaSetList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(12), shape: Repeated, go: "[]v1.ReplicaSet", go_element: "v1.ReplicaSet", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.ReplicaSetList", form: Object, go_name: "ReplicaSetList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(12), shape: Repeated, go: "[]v1.ReplicaSet", go_element: "v1.ReplicaSet", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 14, field: 0 },
         Slot { name: "items", message: 14, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.apps.v1.ReplicaSetSpec", form: Object, go_name: "ReplicaSetSpec", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 0 },
-        Field { tag: 4, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.ReplicaSetSpec", form: Object, go_name: "ReplicaSetSpec", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 2, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 3 },
+        Field { tag: 3, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 5 },
+        Field { tag: 4, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
     ], json: &[
         Slot { name: "replicas", message: 15, field: 0 },
         Slot { name: "minReadySeconds", message: 15, field: 3 },
         Slot { name: "selector", message: 15, field: 1 },
         Slot { name: "template", message: 15, field: 2 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.apps.v1.ReplicaSetStatus", form: Object, go_name: "ReplicaSetStatus", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "fullyLabeledReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 4, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "conditions", ty: Msg(13), shape: Repeated, go: "[]v1.ReplicaSetCondition", go_element: "v1.ReplicaSetCondition", go_flags: 0 },
-        Field { tag: 7, json: "terminatingReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.ReplicaSetStatus", form: Object, go_name: "ReplicaSetStatus", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "fullyLabeledReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 3, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 4, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 5, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "conditions", ty: Msg(13), shape: Repeated, go: "[]v1.ReplicaSetCondition", go_element: "v1.ReplicaSetCondition", go_flags: 5 },
+        Field { tag: 7, json: "terminatingReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "replicas", message: 16, field: 0 },
         Slot { name: "fullyLabeledReplicas", message: 16, field: 1 },
@@ -214,42 +214,42 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "observedGeneration", message: 16, field: 2 },
         Slot { name: "conditions", message: 16, field: 5 },
     ], by_name: &[3, 6, 1, 5, 2, 0, 4] },
-    Message { name: "io.k8s.api.apps.v1.RollingUpdateDaemonSet", form: Object, go_name: "RollingUpdateDaemonSet", known: false, fields: &[
-        Field { tag: 1, json: "maxUnavailable", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 2, json: "maxSurge", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.RollingUpdateDaemonSet", form: Object, go_name: "RollingUpdateDaemonSet", known: true, fields: &[
+        Field { tag: 1, json: "maxUnavailable", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
+        Field { tag: 2, json: "maxSurge", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
     ], json: &[
         Slot { name: "maxUnavailable", message: 17, field: 0 },
         Slot { name: "maxSurge", message: 17, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.apps.v1.RollingUpdateDeployment", form: Object, go_name: "RollingUpdateDeployment", known: false, fields: &[
-        Field { tag: 1, json: "maxUnavailable", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 2, json: "maxSurge", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.RollingUpdateDeployment", form: Object, go_name: "RollingUpdateDeployment", known: true, fields: &[
+        Field { tag: 1, json: "maxUnavailable", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
+        Field { tag: 2, json: "maxSurge", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
     ], json: &[
         Slot { name: "maxUnavailable", message: 18, field: 0 },
         Slot { name: "maxSurge", message: 18, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.apps.v1.RollingUpdateStatefulSetStrategy", form: Object, go_name: "RollingUpdateStatefulSetStrategy", known: false, fields: &[
-        Field { tag: 1, json: "partition", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "maxUnavailable", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.RollingUpdateStatefulSetStrategy", form: Object, go_name: "RollingUpdateStatefulSetStrategy", known: true, fields: &[
+        Field { tag: 1, json: "partition", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 2, json: "maxUnavailable", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
     ], json: &[
         Slot { name: "partition", message: 19, field: 0 },
         Slot { name: "maxUnavailable", message: 19, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.apps.v1.StatefulSet", form: Object, go_name: "StatefulSet", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(25), shape: One, go: "v1.StatefulSetSpec", go_element: "v1.StatefulSetSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(26), shape: One, go: "v1.StatefulSetStatus", go_element: "v1.StatefulSetStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.StatefulSet", form: Object, go_name: "StatefulSet", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(25), shape: One, go: "v1.StatefulSetSpec", go_element: "v1.StatefulSetSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(26), shape: One, go: "v1.StatefulSetStatus", go_element: "v1.StatefulSetStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 20, field: 0 },
         Slot { name: "spec", message: 20, field: 1 },
         Slot { name: "status", message: 20, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.apps.v1.StatefulSetCondition", form: Object, go_name: "StatefulSetCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.StatefulSetCondition", form: Object, go_name: "StatefulSetCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.StatefulSetConditionType", go_element: "v1.StatefulSetConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 21, field: 0 },
         Slot { name: "status", message: 21, field: 1 },
@@ -257,37 +257,37 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 21, field: 3 },
         Slot { name: "message", message: 21, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.apps.v1.StatefulSetList", form: Object, go_name: "StatefulSetList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(20), shape: Repeated, go: "[]v1.StatefulSet", go_element: "v1.StatefulSet", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.StatefulSetList", form: Object, go_name: "StatefulSetList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(20), shape: Repeated, go: "[]v1.StatefulSet", go_element: "v1.StatefulSet", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 22, field: 0 },
         Slot { name: "items", message: 22, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.apps.v1.StatefulSetOrdinals", form: Object, go_name: "StatefulSetOrdinals", known: false, fields: &[
-        Field { tag: 1, json: "start", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.StatefulSetOrdinals", form: Object, go_name: "StatefulSetOrdinals", known: true, fields: &[
+        Field { tag: 1, json: "start", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "start", message: 23, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy", form: Object, go_name: "StatefulSetPersistentVolumeClaimRetentionPolicy", known: false, fields: &[
-        Field { tag: 1, json: "whenDeleted", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "whenScaled", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy", form: Object, go_name: "StatefulSetPersistentVolumeClaimRetentionPolicy", known: true, fields: &[
+        Field { tag: 1, json: "whenDeleted", ty: String, shape: One, go: "v1.PersistentVolumeClaimRetentionPolicyType", go_element: "v1.PersistentVolumeClaimRetentionPolicyType", go_flags: 5 },
+        Field { tag: 2, json: "whenScaled", ty: String, shape: One, go: "v1.PersistentVolumeClaimRetentionPolicyType", go_element: "v1.PersistentVolumeClaimRetentionPolicyType", go_flags: 5 },
     ], json: &[
         Slot { name: "whenDeleted", message: 24, field: 0 },
         Slot { name: "whenScaled", message: 24, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.apps.v1.StatefulSetSpec", form: Object, go_name: "StatefulSetSpec", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 0 },
-        Field { tag: 4, json: "volumeClaimTemplates", ty: Msg(162), shape: Repeated, go: "[]v1.PersistentVolumeClaim", go_element: "v1.PersistentVolumeClaim", go_flags: 0 },
-        Field { tag: 5, json: "serviceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "podManagementPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "updateStrategy", ty: Msg(27), shape: One, go: "v1.StatefulSetUpdateStrategy", go_element: "v1.StatefulSetUpdateStrategy", go_flags: 0 },
-        Field { tag: 8, json: "revisionHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 9, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 10, json: "persistentVolumeClaimRetentionPolicy", ty: Msg(24), shape: One, go: "v1.StatefulSetPersistentVolumeClaimRetentionPolicy", go_element: "v1.StatefulSetPersistentVolumeClaimRetentionPolicy", go_flags: 0 },
-        Field { tag: 11, json: "ordinals", ty: Msg(23), shape: One, go: "v1.StatefulSetOrdinals", go_element: "v1.StatefulSetOrdinals", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.StatefulSetSpec", form: Object, go_name: "StatefulSetSpec", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 2, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 3 },
+        Field { tag: 3, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 1 },
+        Field { tag: 4, json: "volumeClaimTemplates", ty: Msg(162), shape: Repeated, go: "[]v1.PersistentVolumeClaim", go_element: "v1.PersistentVolumeClaim", go_flags: 5 },
+        Field { tag: 5, json: "serviceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 6, json: "podManagementPolicy", ty: String, shape: One, go: "v1.PodManagementPolicyType", go_element: "v1.PodManagementPolicyType", go_flags: 5 },
+        Field { tag: 7, json: "updateStrategy", ty: Msg(27), shape: One, go: "v1.StatefulSetUpdateStrategy", go_element: "v1.StatefulSetUpdateStrategy", go_flags: 5 },
+        Field { tag: 8, json: "revisionHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 9, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 10, json: "persistentVolumeClaimRetentionPolicy", ty: Msg(24), shape: One, go: "v1.StatefulSetPersistentVolumeClaimRetentionPolicy", go_element: "v1.StatefulSetPersistentVolumeClaimRetentionPolicy", go_flags: 7 },
+        Field { tag: 11, json: "ordinals", ty: Msg(23), shape: One, go: "v1.StatefulSetOrdinals", go_element: "v1.StatefulSetOrdinals", go_flags: 7 },
     ], json: &[
         Slot { name: "replicas", message: 25, field: 0 },
         Slot { name: "selector", message: 25, field: 1 },
@@ -301,17 +301,17 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "persistentVolumeClaimRetentionPolicy", message: 25, field: 9 },
         Slot { name: "ordinals", message: 25, field: 10 },
     ], by_name: &[8, 10, 9, 5, 0, 7, 1, 4, 2, 6, 3] },
-    Message { name: "io.k8s.api.apps.v1.StatefulSetStatus", form: Object, go_name: "StatefulSetStatus", known: false, fields: &[
-        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 2, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "currentReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "updatedReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "currentRevision", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "updateRevision", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "collisionCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 10, json: "conditions", ty: Msg(21), shape: Repeated, go: "[]v1.StatefulSetCondition", go_element: "v1.StatefulSetCondition", go_flags: 0 },
-        Field { tag: 11, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.StatefulSetStatus", form: Object, go_name: "StatefulSetStatus", known: true, fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 2, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 4, json: "currentReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 5, json: "updatedReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "currentRevision", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 7, json: "updateRevision", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 9, json: "collisionCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 10, json: "conditions", ty: Msg(21), shape: Repeated, go: "[]v1.StatefulSetCondition", go_element: "v1.StatefulSetCondition", go_flags: 5 },
+        Field { tag: 11, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "observedGeneration", message: 26, field: 0 },
         Slot { name: "replicas", message: 26, field: 1 },
@@ -324,30 +324,30 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "conditions", message: 26, field: 8 },
         Slot { name: "availableReplicas", message: 26, field: 9 },
     ], by_name: &[9, 7, 8, 3, 5, 0, 2, 1, 6, 4] },
-    Message { name: "io.k8s.api.apps.v1.StatefulSetUpdateStrategy", form: Object, go_name: "StatefulSetUpdateStrategy", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "rollingUpdate", ty: Msg(19), shape: One, go: "v1.RollingUpdateStatefulSetStrategy", go_element: "v1.RollingUpdateStatefulSetStrategy", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.StatefulSetUpdateStrategy", form: Object, go_name: "StatefulSetUpdateStrategy", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.StatefulSetUpdateStrategyType", go_element: "v1.StatefulSetUpdateStrategyType", go_flags: 5 },
+        Field { tag: 2, json: "rollingUpdate", ty: Msg(19), shape: One, go: "v1.RollingUpdateStatefulSetStrategy", go_element: "v1.RollingUpdateStatefulSetStrategy", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 27, field: 0 },
         Slot { name: "rollingUpdate", message: 27, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v1.Scale", form: Object, go_name: "Scale", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(29), shape: One, go: "v1.ScaleSpec", go_element: "v1.ScaleSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(30), shape: One, go: "v1.ScaleStatus", go_element: "v1.ScaleStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.Scale", form: Object, go_name: "Scale", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(29), shape: One, go: "v1.ScaleSpec", go_element: "v1.ScaleSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(30), shape: One, go: "v1.ScaleStatus", go_element: "v1.ScaleStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 28, field: 0 },
         Slot { name: "spec", message: 28, field: 1 },
         Slot { name: "status", message: 28, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.autoscaling.v1.ScaleSpec", form: Object, go_name: "ScaleSpec", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.ScaleSpec", form: Object, go_name: "ScaleSpec", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
     ], json: &[
         Slot { name: "replicas", message: 29, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.autoscaling.v1.ScaleStatus", form: Object, go_name: "ScaleStatus", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.ScaleStatus", form: Object, go_name: "ScaleStatus", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "selector", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "replicas", message: 30, field: 0 },
         Slot { name: "selector", message: 30, field: 1 },
@@ -543,28 +543,28 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "succeeded", message: 47, field: 0 },
         Slot { name: "failed", message: 47, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.coordination.v1.Lease", form: Object, go_name: "Lease", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(50), shape: One, go: "v1.LeaseSpec", go_element: "v1.LeaseSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.coordination.v1.Lease", form: Object, go_name: "Lease", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(50), shape: One, go: "v1.LeaseSpec", go_element: "v1.LeaseSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 48, field: 0 },
         Slot { name: "spec", message: 48, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.coordination.v1.LeaseList", form: Object, go_name: "LeaseList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(48), shape: Repeated, go: "[]v1.Lease", go_element: "v1.Lease", go_flags: 0 },
+    Message { name: "io.k8s.api.coordination.v1.LeaseList", form: Object, go_name: "LeaseList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(48), shape: Repeated, go: "[]v1.Lease", go_element: "v1.Lease", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 49, field: 0 },
         Slot { name: "items", message: 49, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.coordination.v1.LeaseSpec", form: Object, go_name: "LeaseSpec", known: false, fields: &[
-        Field { tag: 1, json: "holderIdentity", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "leaseDurationSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "acquireTime", ty: Msg(297), shape: One, go: "v1.MicroTime", go_element: "v1.MicroTime", go_flags: 0 },
-        Field { tag: 4, json: "renewTime", ty: Msg(297), shape: One, go: "v1.MicroTime", go_element: "v1.MicroTime", go_flags: 0 },
-        Field { tag: 5, json: "leaseTransitions", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "strategy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "preferredHolder", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.coordination.v1.LeaseSpec", form: Object, go_name: "LeaseSpec", known: true, fields: &[
+        Field { tag: 1, json: "holderIdentity", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "leaseDurationSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 3, json: "acquireTime", ty: Msg(297), shape: One, go: "v1.MicroTime", go_element: "v1.MicroTime", go_flags: 7 },
+        Field { tag: 4, json: "renewTime", ty: Msg(297), shape: One, go: "v1.MicroTime", go_element: "v1.MicroTime", go_flags: 7 },
+        Field { tag: 5, json: "leaseTransitions", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 6, json: "strategy", ty: String, shape: One, go: "v1.CoordinatedLeaseStrategy", go_element: "v1.CoordinatedLeaseStrategy", go_flags: 7 },
+        Field { tag: 7, json: "preferredHolder", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "holderIdentity", message: 50, field: 0 },
         Slot { name: "leaseDurationSeconds", message: 50, field: 1 },
@@ -3035,49 +3035,49 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "podGroup", message: 250, field: 1 },
         Slot { name: "podGroupReplicaKey", message: 250, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.rbac.v1.AggregationRule", form: Object, go_name: "AggregationRule", known: false, fields: &[
-        Field { tag: 1, json: "clusterRoleSelectors", ty: Msg(293), shape: Repeated, go: "[]v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.AggregationRule", form: Object, go_name: "AggregationRule", known: true, fields: &[
+        Field { tag: 1, json: "clusterRoleSelectors", ty: Msg(293), shape: Repeated, go: "[]v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 5 },
     ], json: &[
         Slot { name: "clusterRoleSelectors", message: 251, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.rbac.v1.ClusterRole", form: Object, go_name: "ClusterRole", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "rules", ty: Msg(256), shape: Repeated, go: "[]v1.PolicyRule", go_element: "v1.PolicyRule", go_flags: 0 },
-        Field { tag: 3, json: "aggregationRule", ty: Msg(251), shape: One, go: "v1.AggregationRule", go_element: "v1.AggregationRule", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.ClusterRole", form: Object, go_name: "ClusterRole", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "rules", ty: Msg(256), shape: Repeated, go: "[]v1.PolicyRule", go_element: "v1.PolicyRule", go_flags: 1 },
+        Field { tag: 3, json: "aggregationRule", ty: Msg(251), shape: One, go: "v1.AggregationRule", go_element: "v1.AggregationRule", go_flags: 7 },
     ], json: &[
         Slot { name: "metadata", message: 252, field: 0 },
         Slot { name: "rules", message: 252, field: 1 },
         Slot { name: "aggregationRule", message: 252, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.rbac.v1.ClusterRoleBinding", form: Object, go_name: "ClusterRoleBinding", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "subjects", ty: Msg(262), shape: Repeated, go: "[]v1.Subject", go_element: "v1.Subject", go_flags: 0 },
-        Field { tag: 3, json: "roleRef", ty: Msg(261), shape: One, go: "v1.RoleRef", go_element: "v1.RoleRef", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.ClusterRoleBinding", form: Object, go_name: "ClusterRoleBinding", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "subjects", ty: Msg(262), shape: Repeated, go: "[]v1.Subject", go_element: "v1.Subject", go_flags: 5 },
+        Field { tag: 3, json: "roleRef", ty: Msg(261), shape: One, go: "v1.RoleRef", go_element: "v1.RoleRef", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 253, field: 0 },
         Slot { name: "subjects", message: 253, field: 1 },
         Slot { name: "roleRef", message: 253, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.rbac.v1.ClusterRoleBindingList", form: Object, go_name: "ClusterRoleBindingList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(253), shape: Repeated, go: "[]v1.ClusterRoleBinding", go_element: "v1.ClusterRoleBinding", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.ClusterRoleBindingList", form: Object, go_name: "ClusterRoleBindingList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(253), shape: Repeated, go: "[]v1.ClusterRoleBinding", go_element: "v1.ClusterRoleBinding", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 254, field: 0 },
         Slot { name: "items", message: 254, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.rbac.v1.ClusterRoleList", form: Object, go_name: "ClusterRoleList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(252), shape: Repeated, go: "[]v1.ClusterRole", go_element: "v1.ClusterRole", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.ClusterRoleList", form: Object, go_name: "ClusterRoleList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(252), shape: Repeated, go: "[]v1.ClusterRole", go_element: "v1.ClusterRole", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 255, field: 0 },
         Slot { name: "items", message: 255, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.rbac.v1.PolicyRule", form: Object, go_name: "PolicyRule", known: false, fields: &[
-        Field { tag: 1, json: "verbs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "apiGroups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "resources", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "resourceNames", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "nonResourceURLs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.PolicyRule", form: Object, go_name: "PolicyRule", known: true, fields: &[
+        Field { tag: 1, json: "verbs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "apiGroups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "resources", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "resourceNames", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "nonResourceURLs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "verbs", message: 256, field: 0 },
         Slot { name: "apiGroups", message: 256, field: 1 },
@@ -3085,50 +3085,50 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "resourceNames", message: 256, field: 3 },
         Slot { name: "nonResourceURLs", message: 256, field: 4 },
     ], by_name: &[1, 4, 3, 2, 0] },
-    Message { name: "io.k8s.api.rbac.v1.Role", form: Object, go_name: "Role", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "rules", ty: Msg(256), shape: Repeated, go: "[]v1.PolicyRule", go_element: "v1.PolicyRule", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.Role", form: Object, go_name: "Role", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "rules", ty: Msg(256), shape: Repeated, go: "[]v1.PolicyRule", go_element: "v1.PolicyRule", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 257, field: 0 },
         Slot { name: "rules", message: 257, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.rbac.v1.RoleBinding", form: Object, go_name: "RoleBinding", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "subjects", ty: Msg(262), shape: Repeated, go: "[]v1.Subject", go_element: "v1.Subject", go_flags: 0 },
-        Field { tag: 3, json: "roleRef", ty: Msg(261), shape: One, go: "v1.RoleRef", go_element: "v1.RoleRef", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.RoleBinding", form: Object, go_name: "RoleBinding", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "subjects", ty: Msg(262), shape: Repeated, go: "[]v1.Subject", go_element: "v1.Subject", go_flags: 5 },
+        Field { tag: 3, json: "roleRef", ty: Msg(261), shape: One, go: "v1.RoleRef", go_element: "v1.RoleRef", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 258, field: 0 },
         Slot { name: "subjects", message: 258, field: 1 },
         Slot { name: "roleRef", message: 258, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.rbac.v1.RoleBindingList", form: Object, go_name: "RoleBindingList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(258), shape: Repeated, go: "[]v1.RoleBinding", go_element: "v1.RoleBinding", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.RoleBindingList", form: Object, go_name: "RoleBindingList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(258), shape: Repeated, go: "[]v1.RoleBinding", go_element: "v1.RoleBinding", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 259, field: 0 },
         Slot { name: "items", message: 259, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.rbac.v1.RoleList", form: Object, go_name: "RoleList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(257), shape: Repeated, go: "[]v1.Role", go_element: "v1.Role", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.RoleList", form: Object, go_name: "RoleList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(257), shape: Repeated, go: "[]v1.Role", go_element: "v1.Role", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 260, field: 0 },
         Slot { name: "items", message: 260, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.rbac.v1.RoleRef", form: Object, go_name: "RoleRef", known: false, fields: &[
-        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.RoleRef", form: Object, go_name: "RoleRef", known: true, fields: &[
+        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "apiGroup", message: 261, field: 0 },
         Slot { name: "kind", message: 261, field: 1 },
         Slot { name: "name", message: 261, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.rbac.v1.Subject", form: Object, go_name: "Subject", known: false, fields: &[
-        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.rbac.v1.Subject", form: Object, go_name: "Subject", known: true, fields: &[
+        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "kind", message: 262, field: 0 },
         Slot { name: "apiGroup", message: 262, field: 1 },
@@ -3514,41 +3514,41 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "raw", message: 292, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector", form: Object, go_name: "LabelSelector", known: false, fields: &[
-        Field { tag: 1, json: "matchLabels", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "matchExpressions", ty: Msg(294), shape: Repeated, go: "[]v1.LabelSelectorRequirement", go_element: "v1.LabelSelectorRequirement", go_flags: 0 },
+    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector", form: Object, go_name: "LabelSelector", known: true, fields: &[
+        Field { tag: 1, json: "matchLabels", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "matchExpressions", ty: Msg(294), shape: Repeated, go: "[]v1.LabelSelectorRequirement", go_element: "v1.LabelSelectorRequirement", go_flags: 5 },
     ], json: &[
         Slot { name: "matchLabels", message: 293, field: 0 },
         Slot { name: "matchExpressions", message: 293, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement", form: Object, go_name: "LabelSelectorRequirement", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "operator", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement", form: Object, go_name: "LabelSelectorRequirement", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "operator", ty: String, shape: One, go: "v1.LabelSelectorOperator", go_element: "v1.LabelSelectorOperator", go_flags: 1 },
+        Field { tag: 3, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "key", message: 294, field: 0 },
         Slot { name: "operator", message: 294, field: 1 },
         Slot { name: "values", message: 294, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", form: Object, go_name: "ListMeta", known: false, fields: &[
-        Field { tag: 1, json: "selfLink", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "continue", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "remainingItemCount", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", form: Object, go_name: "ListMeta", known: true, fields: &[
+        Field { tag: 1, json: "selfLink", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "continue", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "remainingItemCount", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
     ], json: &[
         Slot { name: "selfLink", message: 295, field: 0 },
         Slot { name: "resourceVersion", message: 295, field: 1 },
         Slot { name: "continue", message: 295, field: 2 },
         Slot { name: "remainingItemCount", message: 295, field: 3 },
     ], by_name: &[2, 3, 1, 0] },
-    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry", form: Object, go_name: "ManagedFieldsEntry", known: false, fields: &[
-        Field { tag: 1, json: "manager", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "operation", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "time", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 6, json: "fieldsType", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "fieldsV1", ty: Msg(292), shape: One, go: "v1.FieldsV1", go_element: "v1.FieldsV1", go_flags: 0 },
-        Field { tag: 8, json: "subresource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry", form: Object, go_name: "ManagedFieldsEntry", known: true, fields: &[
+        Field { tag: 1, json: "manager", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "operation", ty: String, shape: One, go: "v1.ManagedFieldsOperationType", go_element: "v1.ManagedFieldsOperationType", go_flags: 5 },
+        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "time", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
+        Field { tag: 6, json: "fieldsType", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 7, json: "fieldsV1", ty: Msg(292), shape: One, go: "v1.FieldsV1", go_element: "v1.FieldsV1", go_flags: 7 },
+        Field { tag: 8, json: "subresource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "manager", message: 296, field: 0 },
         Slot { name: "operation", message: 296, field: 1 },
@@ -3565,22 +3565,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "seconds", message: 297, field: 0 },
         Slot { name: "nanos", message: 297, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", form: Object, go_name: "ObjectMeta", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "generateName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "selfLink", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "generation", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 8, json: "creationTimestamp", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 9, json: "deletionTimestamp", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 10, json: "deletionGracePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 11, json: "labels", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 12, json: "annotations", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 13, json: "ownerReferences", ty: Msg(299), shape: Repeated, go: "[]v1.OwnerReference", go_element: "v1.OwnerReference", go_flags: 0 },
-        Field { tag: 14, json: "finalizers", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 17, json: "managedFields", ty: Msg(296), shape: Repeated, go: "[]v1.ManagedFieldsEntry", go_element: "v1.ManagedFieldsEntry", go_flags: 0 },
+    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", form: Object, go_name: "ObjectMeta", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "generateName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "selfLink", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "uid", ty: String, shape: One, go: "types.UID", go_element: "types.UID", go_flags: 5 },
+        Field { tag: 6, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 7, json: "generation", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 8, json: "creationTimestamp", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 13 },
+        Field { tag: 9, json: "deletionTimestamp", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
+        Field { tag: 10, json: "deletionGracePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 11, json: "labels", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 12, json: "annotations", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 13, json: "ownerReferences", ty: Msg(299), shape: Repeated, go: "[]v1.OwnerReference", go_element: "v1.OwnerReference", go_flags: 5 },
+        Field { tag: 14, json: "finalizers", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 17, json: "managedFields", ty: Msg(296), shape: Repeated, go: "[]v1.ManagedFieldsEntry", go_element: "v1.ManagedFieldsEntry", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 298, field: 0 },
         Slot { name: "generateName", message: 298, field: 1 },
@@ -3598,13 +3598,13 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "finalizers", message: 298, field: 13 },
         Slot { name: "managedFields", message: 298, field: 14 },
     ], by_name: &[11, 7, 9, 8, 13, 1, 6, 10, 14, 0, 2, 12, 5, 3, 4] },
-    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference", form: Object, go_name: "OwnerReference", known: false, fields: &[
-        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "controller", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 7, json: "blockOwnerDeletion", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference", form: Object, go_name: "OwnerReference", known: true, fields: &[
+        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "uid", ty: String, shape: One, go: "types.UID", go_element: "types.UID", go_flags: 1 },
+        Field { tag: 5, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 6, json: "controller", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 7, json: "blockOwnerDeletion", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "apiVersion", message: 299, field: 3 },
         Slot { name: "kind", message: 299, field: 0 },

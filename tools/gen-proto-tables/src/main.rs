@@ -184,6 +184,14 @@ fn main() {
                 Some(m) => format!("Msg({})", ids[openapi_name(m).as_str()]),
                 None => scalar_type(&field.ty).to_string(),
             };
+            if let Some(facts) = facts {
+                for named in facts.keys() {
+                    assert!(
+                        fields.iter().any(|(_, j, _)| j == named),
+                        "go_fields.txt: {name} has no field {named}"
+                    );
+                }
+            }
             let fact = facts.and_then(|f| f.get(json.as_str()));
             if facts.is_some() && fact.is_none() && *shape != "Inline" {
                 panic!("{name}.{json}: no Go facts (tools/gen-proto-tables/go_fields.txt)");
