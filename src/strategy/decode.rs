@@ -907,6 +907,34 @@ mod tests {
         assert_eq!(unknown, json!({"nope": null, "data": {"a": "b"}}));
     }
 
+    /// What Go's encoder writes for a minimal object: every non-pointer
+    /// struct (`metadata`, `resources`, `status`), `null` for a nil slice
+    /// without `omitempty`, nothing for an `omitempty` zero.
+    #[test]
+    fn order_adds_what_go_encodes_for_zero_fields() {
+        let mut pod = object(json!({"spec": {"containers": [{"image": "i", "name": "a", "stdin": false}]}, "kind": "Pod", "apiVersion": "v1"}));
+        order("", "v1", "Pod", &mut pod);
+        assert_eq!(
+            serde_json::to_string(&pod).unwrap(),
+            r#"{"kind":"Pod","apiVersion":"v1","metadata":{},"spec":{"containers":[{"name":"a","image":"i","resources":{},"stdin":false}]},"status":{}}"#
+        );
+        let mut role = object(json!({"metadata": {"name": "r"}}));
+        order("rbac.authorization.k8s.io", "v1", "ClusterRole", &mut role);
+        assert_eq!(serde_json::to_string(&role).unwrap(), r#"{"metadata":{"name":"r"},"rules":null}"#);
+        let mut service = object(json!({"spec": {"ports": [{"port": 80}]}}));
+        order("", "v1", "Service", &mut service);
+        assert_eq!(
+            serde_json::to_string(&service).unwrap(),
+            r#"{"metadata":{},"spec":{"ports":[{"port":80,"targetPort":0}]},"status":{"loadBalancer":{}}}"#
+        );
+        let mut event = object(json!({"involvedObject": {"kind": "Pod"}}));
+        order("", "v1", "Event", &mut event);
+        assert_eq!(
+            serde_json::to_string(&event).unwrap(),
+            r#"{"metadata":{},"involvedObject":{"kind":"Pod"},"source":{},"firstTimestamp":null,"lastTimestamp":null,"eventTime":null,"reportingComponent":"","reportingInstance":""}"#
+        );
+    }
+
     #[test]
     fn base64_follows_go() {
         assert_eq!(go_base64_decode(b""), Ok(vec![]));

@@ -352,31 +352,31 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "replicas", message: 30, field: 0 },
         Slot { name: "selector", message: 30, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.batch.v1.CronJob", form: Object, go_name: "CronJob", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(33), shape: One, go: "v1.CronJobSpec", go_element: "v1.CronJobSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(34), shape: One, go: "v1.CronJobStatus", go_element: "v1.CronJobStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.CronJob", form: Object, go_name: "CronJob", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(33), shape: One, go: "v1.CronJobSpec", go_element: "v1.CronJobSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(34), shape: One, go: "v1.CronJobStatus", go_element: "v1.CronJobStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 31, field: 0 },
         Slot { name: "spec", message: 31, field: 1 },
         Slot { name: "status", message: 31, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.batch.v1.CronJobList", form: Object, go_name: "CronJobList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(31), shape: Repeated, go: "[]v1.CronJob", go_element: "v1.CronJob", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.CronJobList", form: Object, go_name: "CronJobList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(31), shape: Repeated, go: "[]v1.CronJob", go_element: "v1.CronJob", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 32, field: 0 },
         Slot { name: "items", message: 32, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.batch.v1.CronJobSpec", form: Object, go_name: "CronJobSpec", known: false, fields: &[
-        Field { tag: 1, json: "schedule", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "startingDeadlineSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 3, json: "concurrencyPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "suspend", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 5, json: "jobTemplate", ty: Msg(40), shape: One, go: "v1.JobTemplateSpec", go_element: "v1.JobTemplateSpec", go_flags: 0 },
-        Field { tag: 6, json: "successfulJobsHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 7, json: "failedJobsHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "timeZone", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.CronJobSpec", form: Object, go_name: "CronJobSpec", known: true, fields: &[
+        Field { tag: 1, json: "schedule", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "startingDeadlineSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 3, json: "concurrencyPolicy", ty: String, shape: One, go: "v1.ConcurrencyPolicy", go_element: "v1.ConcurrencyPolicy", go_flags: 5 },
+        Field { tag: 4, json: "suspend", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 5, json: "jobTemplate", ty: Msg(40), shape: One, go: "v1.JobTemplateSpec", go_element: "v1.JobTemplateSpec", go_flags: 1 },
+        Field { tag: 6, json: "successfulJobsHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 7, json: "failedJobsHistoryLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 8, json: "timeZone", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "schedule", message: 33, field: 0 },
         Slot { name: "timeZone", message: 33, field: 7 },
@@ -387,31 +387,31 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "successfulJobsHistoryLimit", message: 33, field: 5 },
         Slot { name: "failedJobsHistoryLimit", message: 33, field: 6 },
     ], by_name: &[3, 7, 5, 0, 2, 6, 4, 1] },
-    Message { name: "io.k8s.api.batch.v1.CronJobStatus", form: Object, go_name: "CronJobStatus", known: false, fields: &[
-        Field { tag: 1, json: "active", ty: Msg(160), shape: Repeated, go: "[]v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 0 },
-        Field { tag: 4, json: "lastScheduleTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 5, json: "lastSuccessfulTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.CronJobStatus", form: Object, go_name: "CronJobStatus", known: true, fields: &[
+        Field { tag: 1, json: "active", ty: Msg(160), shape: Repeated, go: "[]v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 5 },
+        Field { tag: 4, json: "lastScheduleTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
+        Field { tag: 5, json: "lastSuccessfulTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
     ], json: &[
         Slot { name: "active", message: 34, field: 0 },
         Slot { name: "lastScheduleTime", message: 34, field: 1 },
         Slot { name: "lastSuccessfulTime", message: 34, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.batch.v1.Job", form: Object, go_name: "Job", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(38), shape: One, go: "v1.JobSpec", go_element: "v1.JobSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(39), shape: One, go: "v1.JobStatus", go_element: "v1.JobStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.Job", form: Object, go_name: "Job", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(38), shape: One, go: "v1.JobSpec", go_element: "v1.JobSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(39), shape: One, go: "v1.JobStatus", go_element: "v1.JobStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 35, field: 0 },
         Slot { name: "spec", message: 35, field: 1 },
         Slot { name: "status", message: 35, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.batch.v1.JobCondition", form: Object, go_name: "JobCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastProbeTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.JobCondition", form: Object, go_name: "JobCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.JobConditionType", go_element: "v1.JobConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastProbeTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 36, field: 0 },
         Slot { name: "status", message: 36, field: 1 },
@@ -420,30 +420,30 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 36, field: 4 },
         Slot { name: "message", message: 36, field: 5 },
     ], by_name: &[2, 3, 5, 4, 1, 0] },
-    Message { name: "io.k8s.api.batch.v1.JobList", form: Object, go_name: "JobList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(35), shape: Repeated, go: "[]v1.Job", go_element: "v1.Job", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.JobList", form: Object, go_name: "JobList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(35), shape: Repeated, go: "[]v1.Job", go_element: "v1.Job", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 37, field: 0 },
         Slot { name: "items", message: 37, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.batch.v1.JobSpec", form: Object, go_name: "JobSpec", known: false, fields: &[
-        Field { tag: 1, json: "parallelism", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "completions", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "activeDeadlineSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 4, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 5, json: "manualSelector", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 6, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 0 },
-        Field { tag: 7, json: "backoffLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "ttlSecondsAfterFinished", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 9, json: "completionMode", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "suspend", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 11, json: "podFailurePolicy", ty: Msg(41), shape: One, go: "v1.PodFailurePolicy", go_element: "v1.PodFailurePolicy", go_flags: 0 },
-        Field { tag: 12, json: "backoffLimitPerIndex", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 13, json: "maxFailedIndexes", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 14, json: "podReplacementPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 15, json: "managedBy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 16, json: "successPolicy", ty: Msg(45), shape: One, go: "v1.SuccessPolicy", go_element: "v1.SuccessPolicy", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.JobSpec", form: Object, go_name: "JobSpec", known: true, fields: &[
+        Field { tag: 1, json: "parallelism", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 2, json: "completions", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 3, json: "activeDeadlineSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 4, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 5, json: "manualSelector", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 6, json: "template", ty: Msg(193), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 1 },
+        Field { tag: 7, json: "backoffLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 8, json: "ttlSecondsAfterFinished", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 9, json: "completionMode", ty: String, shape: One, go: "v1.CompletionMode", go_element: "v1.CompletionMode", go_flags: 7 },
+        Field { tag: 10, json: "suspend", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 11, json: "podFailurePolicy", ty: Msg(41), shape: One, go: "v1.PodFailurePolicy", go_element: "v1.PodFailurePolicy", go_flags: 7 },
+        Field { tag: 12, json: "backoffLimitPerIndex", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 13, json: "maxFailedIndexes", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 14, json: "podReplacementPolicy", ty: String, shape: One, go: "v1.PodReplacementPolicy", go_element: "v1.PodReplacementPolicy", go_flags: 7 },
+        Field { tag: 15, json: "managedBy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 16, json: "successPolicy", ty: Msg(45), shape: One, go: "v1.SuccessPolicy", go_element: "v1.SuccessPolicy", go_flags: 7 },
     ], json: &[
         Slot { name: "parallelism", message: 38, field: 0 },
         Slot { name: "completions", message: 38, field: 1 },
@@ -462,18 +462,18 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "podReplacementPolicy", message: 38, field: 13 },
         Slot { name: "managedBy", message: 38, field: 14 },
     ], by_name: &[2, 5, 6, 12, 1, 15, 9, 7, 0, 3, 14, 8, 4, 13, 10, 11] },
-    Message { name: "io.k8s.api.batch.v1.JobStatus", form: Object, go_name: "JobStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(36), shape: Repeated, go: "[]v1.JobCondition", go_element: "v1.JobCondition", go_flags: 0 },
-        Field { tag: 2, json: "startTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 3, json: "completionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "active", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "succeeded", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "failed", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 7, json: "completedIndexes", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "uncountedTerminatedPods", ty: Msg(47), shape: One, go: "v1.UncountedTerminatedPods", go_element: "v1.UncountedTerminatedPods", go_flags: 0 },
-        Field { tag: 9, json: "ready", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 10, json: "failedIndexes", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 11, json: "terminating", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.JobStatus", form: Object, go_name: "JobStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(36), shape: Repeated, go: "[]v1.JobCondition", go_element: "v1.JobCondition", go_flags: 5 },
+        Field { tag: 2, json: "startTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
+        Field { tag: 3, json: "completionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
+        Field { tag: 4, json: "active", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 5, json: "succeeded", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "failed", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 7, json: "completedIndexes", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 8, json: "uncountedTerminatedPods", ty: Msg(47), shape: One, go: "v1.UncountedTerminatedPods", go_element: "v1.UncountedTerminatedPods", go_flags: 7 },
+        Field { tag: 9, json: "ready", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 10, json: "failedIndexes", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 11, json: "terminating", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "conditions", message: 39, field: 0 },
         Slot { name: "startTime", message: 39, field: 1 },
@@ -487,22 +487,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "uncountedTerminatedPods", message: 39, field: 7 },
         Slot { name: "ready", message: 39, field: 8 },
     ], by_name: &[3, 7, 2, 0, 5, 8, 10, 1, 4, 6, 9] },
-    Message { name: "io.k8s.api.batch.v1.JobTemplateSpec", form: Object, go_name: "JobTemplateSpec", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(38), shape: One, go: "v1.JobSpec", go_element: "v1.JobSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.JobTemplateSpec", form: Object, go_name: "JobTemplateSpec", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(38), shape: One, go: "v1.JobSpec", go_element: "v1.JobSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 40, field: 0 },
         Slot { name: "spec", message: 40, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.batch.v1.PodFailurePolicy", form: Object, go_name: "PodFailurePolicy", known: false, fields: &[
-        Field { tag: 1, json: "rules", ty: Msg(44), shape: Repeated, go: "[]v1.PodFailurePolicyRule", go_element: "v1.PodFailurePolicyRule", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.PodFailurePolicy", form: Object, go_name: "PodFailurePolicy", known: true, fields: &[
+        Field { tag: 1, json: "rules", ty: Msg(44), shape: Repeated, go: "[]v1.PodFailurePolicyRule", go_element: "v1.PodFailurePolicyRule", go_flags: 1 },
     ], json: &[
         Slot { name: "rules", message: 41, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement", form: Object, go_name: "PodFailurePolicyOnExitCodesRequirement", known: false, fields: &[
-        Field { tag: 1, json: "containerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "operator", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "values", ty: Int32, shape: Repeated, go: "[]int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement", form: Object, go_name: "PodFailurePolicyOnExitCodesRequirement", known: true, fields: &[
+        Field { tag: 1, json: "containerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "operator", ty: String, shape: One, go: "v1.PodFailurePolicyOnExitCodesOperator", go_element: "v1.PodFailurePolicyOnExitCodesOperator", go_flags: 1 },
+        Field { tag: 3, json: "values", ty: Int32, shape: Repeated, go: "[]int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "containerName", message: 42, field: 0 },
         Slot { name: "operator", message: 42, field: 1 },
@@ -515,30 +515,30 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "type", message: 43, field: 0 },
         Slot { name: "status", message: 43, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.batch.v1.PodFailurePolicyRule", form: Object, go_name: "PodFailurePolicyRule", known: false, fields: &[
-        Field { tag: 1, json: "action", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "onExitCodes", ty: Msg(42), shape: One, go: "v1.PodFailurePolicyOnExitCodesRequirement", go_element: "v1.PodFailurePolicyOnExitCodesRequirement", go_flags: 0 },
-        Field { tag: 3, json: "onPodConditions", ty: Msg(43), shape: Repeated, go: "[]v1.PodFailurePolicyOnPodConditionsPattern", go_element: "v1.PodFailurePolicyOnPodConditionsPattern", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.PodFailurePolicyRule", form: Object, go_name: "PodFailurePolicyRule", known: true, fields: &[
+        Field { tag: 1, json: "action", ty: String, shape: One, go: "v1.PodFailurePolicyAction", go_element: "v1.PodFailurePolicyAction", go_flags: 1 },
+        Field { tag: 2, json: "onExitCodes", ty: Msg(42), shape: One, go: "v1.PodFailurePolicyOnExitCodesRequirement", go_element: "v1.PodFailurePolicyOnExitCodesRequirement", go_flags: 7 },
+        Field { tag: 3, json: "onPodConditions", ty: Msg(43), shape: Repeated, go: "[]v1.PodFailurePolicyOnPodConditionsPattern", go_element: "v1.PodFailurePolicyOnPodConditionsPattern", go_flags: 5 },
     ], json: &[
         Slot { name: "action", message: 44, field: 0 },
         Slot { name: "onExitCodes", message: 44, field: 1 },
         Slot { name: "onPodConditions", message: 44, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.batch.v1.SuccessPolicy", form: Object, go_name: "SuccessPolicy", known: false, fields: &[
-        Field { tag: 1, json: "rules", ty: Msg(46), shape: Repeated, go: "[]v1.SuccessPolicyRule", go_element: "v1.SuccessPolicyRule", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.SuccessPolicy", form: Object, go_name: "SuccessPolicy", known: true, fields: &[
+        Field { tag: 1, json: "rules", ty: Msg(46), shape: Repeated, go: "[]v1.SuccessPolicyRule", go_element: "v1.SuccessPolicyRule", go_flags: 1 },
     ], json: &[
         Slot { name: "rules", message: 45, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.batch.v1.SuccessPolicyRule", form: Object, go_name: "SuccessPolicyRule", known: false, fields: &[
-        Field { tag: 1, json: "succeededIndexes", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "succeededCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.SuccessPolicyRule", form: Object, go_name: "SuccessPolicyRule", known: true, fields: &[
+        Field { tag: 1, json: "succeededIndexes", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "succeededCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "succeededIndexes", message: 46, field: 0 },
         Slot { name: "succeededCount", message: 46, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.batch.v1.UncountedTerminatedPods", form: Object, go_name: "UncountedTerminatedPods", known: false, fields: &[
-        Field { tag: 1, json: "succeeded", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "failed", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.UncountedTerminatedPods", form: Object, go_name: "UncountedTerminatedPods", known: true, fields: &[
+        Field { tag: 1, json: "succeeded", ty: String, shape: Repeated, go: "[]types.UID", go_element: "types.UID", go_flags: 5 },
+        Field { tag: 2, json: "failed", ty: String, shape: Repeated, go: "[]types.UID", go_element: "types.UID", go_flags: 5 },
     ], json: &[
         Slot { name: "succeeded", message: 47, field: 0 },
         Slot { name: "failed", message: 47, field: 1 },
@@ -585,18 +585,18 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "partition", message: 51, field: 2 },
         Slot { name: "readOnly", message: 51, field: 3 },
     ], by_name: &[1, 2, 3, 0] },
-    Message { name: "io.k8s.api.core.v1.Affinity", form: Object, go_name: "Affinity", known: false, fields: &[
-        Field { tag: 1, json: "nodeAffinity", ty: Msg(143), shape: One, go: "v1.NodeAffinity", go_element: "v1.NodeAffinity", go_flags: 0 },
-        Field { tag: 2, json: "podAffinity", ty: Msg(175), shape: One, go: "v1.PodAffinity", go_element: "v1.PodAffinity", go_flags: 0 },
-        Field { tag: 3, json: "podAntiAffinity", ty: Msg(177), shape: One, go: "v1.PodAntiAffinity", go_element: "v1.PodAntiAffinity", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Affinity", form: Object, go_name: "Affinity", known: true, fields: &[
+        Field { tag: 1, json: "nodeAffinity", ty: Msg(143), shape: One, go: "v1.NodeAffinity", go_element: "v1.NodeAffinity", go_flags: 7 },
+        Field { tag: 2, json: "podAffinity", ty: Msg(175), shape: One, go: "v1.PodAffinity", go_element: "v1.PodAffinity", go_flags: 7 },
+        Field { tag: 3, json: "podAntiAffinity", ty: Msg(177), shape: One, go: "v1.PodAntiAffinity", go_element: "v1.PodAntiAffinity", go_flags: 7 },
     ], json: &[
         Slot { name: "nodeAffinity", message: 52, field: 0 },
         Slot { name: "podAffinity", message: 52, field: 1 },
         Slot { name: "podAntiAffinity", message: 52, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.AppArmorProfile", form: Object, go_name: "AppArmorProfile", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "localhostProfile", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.AppArmorProfile", form: Object, go_name: "AppArmorProfile", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.AppArmorProfileType", go_element: "v1.AppArmorProfileType", go_flags: 1 },
+        Field { tag: 2, json: "localhostProfile", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 53, field: 0 },
         Slot { name: "localhostProfile", message: 53, field: 1 },
@@ -679,9 +679,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "volumeAttributes", message: 59, field: 3 },
         Slot { name: "nodePublishSecretRef", message: 59, field: 4 },
     ], by_name: &[0, 2, 4, 1, 3] },
-    Message { name: "io.k8s.api.core.v1.Capabilities", form: Object, go_name: "Capabilities", known: false, fields: &[
-        Field { tag: 1, json: "add", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "drop", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Capabilities", form: Object, go_name: "Capabilities", known: true, fields: &[
+        Field { tag: 1, json: "add", ty: String, shape: Repeated, go: "[]v1.Capability", go_element: "v1.Capability", go_flags: 5 },
+        Field { tag: 2, json: "drop", ty: String, shape: Repeated, go: "[]v1.Capability", go_element: "v1.Capability", go_flags: 5 },
     ], json: &[
         Slot { name: "add", message: 60, field: 0 },
         Slot { name: "drop", message: 60, field: 1 },
@@ -738,8 +738,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "readOnly", message: 64, field: 2 },
         Slot { name: "secretRef", message: 64, field: 3 },
     ], by_name: &[1, 2, 3, 0] },
-    Message { name: "io.k8s.api.core.v1.ClientIPConfig", form: Object, go_name: "ClientIPConfig", known: false, fields: &[
-        Field { tag: 1, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ClientIPConfig", form: Object, go_name: "ClientIPConfig", known: true, fields: &[
+        Field { tag: 1, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "timeoutSeconds", message: 65, field: 0 },
     ], by_name: &[0] },
@@ -756,36 +756,36 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "optional", message: 66, field: 4 },
         Slot { name: "path", message: 66, field: 3 },
     ], by_name: &[2, 0, 3, 4, 1] },
-    Message { name: "io.k8s.api.core.v1.ConfigMap", form: Object, go_name: "ConfigMap", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "data", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "binaryData", ty: Bytes, shape: Map, go: "map[string][]uint8", go_element: "[]uint8", go_flags: 0 },
-        Field { tag: 4, json: "immutable", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ConfigMap", form: Object, go_name: "ConfigMap", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "data", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "binaryData", ty: Bytes, shape: Map, go: "map[string][]uint8", go_element: "[]uint8", go_flags: 5 },
+        Field { tag: 4, json: "immutable", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "metadata", message: 67, field: 0 },
         Slot { name: "immutable", message: 67, field: 3 },
         Slot { name: "data", message: 67, field: 1 },
         Slot { name: "binaryData", message: 67, field: 2 },
     ], by_name: &[3, 2, 1, 0] },
-    Message { name: "io.k8s.api.core.v1.ConfigMapEnvSource", form: Object, go_name: "ConfigMapEnvSource", known: false, fields: &[
+    Message { name: "io.k8s.api.core.v1.ConfigMapEnvSource", form: Object, go_name: "ConfigMapEnvSource", known: true, fields: &[
         Field { tag: 1, json: "localObjectReference", ty: Msg(132), shape: Inline, go: "v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+        Field { tag: 2, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 132, field: 0 },
         Slot { name: "optional", message: 68, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.ConfigMapKeySelector", form: Object, go_name: "ConfigMapKeySelector", known: false, fields: &[
+    Message { name: "io.k8s.api.core.v1.ConfigMapKeySelector", form: Object, go_name: "ConfigMapKeySelector", known: true, fields: &[
         Field { tag: 1, json: "localObjectReference", ty: Msg(132), shape: Inline, go: "v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+        Field { tag: 2, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 132, field: 0 },
         Slot { name: "key", message: 69, field: 1 },
         Slot { name: "optional", message: 69, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.core.v1.ConfigMapList", form: Object, go_name: "ConfigMapList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(67), shape: Repeated, go: "[]v1.ConfigMap", go_element: "v1.ConfigMap", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ConfigMapList", form: Object, go_name: "ConfigMapList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(67), shape: Repeated, go: "[]v1.ConfigMap", go_element: "v1.ConfigMap", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 70, field: 0 },
         Slot { name: "items", message: 70, field: 1 },
@@ -812,43 +812,43 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "items", message: 72, field: 1 },
         Slot { name: "optional", message: 72, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.core.v1.ConfigMapVolumeSource", form: Object, go_name: "ConfigMapVolumeSource", known: false, fields: &[
+    Message { name: "io.k8s.api.core.v1.ConfigMapVolumeSource", form: Object, go_name: "ConfigMapVolumeSource", known: true, fields: &[
         Field { tag: 1, json: "localObjectReference", ty: Msg(132), shape: Inline, go: "v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(126), shape: Repeated, go: "[]v1.KeyToPath", go_element: "v1.KeyToPath", go_flags: 0 },
-        Field { tag: 3, json: "defaultMode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+        Field { tag: 2, json: "items", ty: Msg(126), shape: Repeated, go: "[]v1.KeyToPath", go_element: "v1.KeyToPath", go_flags: 5 },
+        Field { tag: 3, json: "defaultMode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 4, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 132, field: 0 },
         Slot { name: "items", message: 73, field: 1 },
         Slot { name: "defaultMode", message: 73, field: 2 },
         Slot { name: "optional", message: 73, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.core.v1.Container", form: Object, go_name: "Container", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "image", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "command", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "args", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "workingDir", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "ports", ty: Msg(77), shape: Repeated, go: "[]v1.ContainerPort", go_element: "v1.ContainerPort", go_flags: 0 },
-        Field { tag: 7, json: "env", ty: Msg(98), shape: Repeated, go: "[]v1.EnvVar", go_element: "v1.EnvVar", go_flags: 0 },
-        Field { tag: 8, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 0 },
-        Field { tag: 9, json: "volumeMounts", ty: Msg(241), shape: Repeated, go: "[]v1.VolumeMount", go_element: "v1.VolumeMount", go_flags: 0 },
-        Field { tag: 10, json: "livenessProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 0 },
-        Field { tag: 11, json: "readinessProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 0 },
-        Field { tag: 12, json: "lifecycle", ty: Msg(127), shape: One, go: "v1.Lifecycle", go_element: "v1.Lifecycle", go_flags: 0 },
-        Field { tag: 13, json: "terminationMessagePath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 14, json: "imagePullPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 15, json: "securityContext", ty: Msg(219), shape: One, go: "v1.SecurityContext", go_element: "v1.SecurityContext", go_flags: 0 },
-        Field { tag: 16, json: "stdin", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 17, json: "stdinOnce", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 18, json: "tty", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 19, json: "envFrom", ty: Msg(97), shape: Repeated, go: "[]v1.EnvFromSource", go_element: "v1.EnvFromSource", go_flags: 0 },
-        Field { tag: 20, json: "terminationMessagePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 21, json: "volumeDevices", ty: Msg(240), shape: Repeated, go: "[]v1.VolumeDevice", go_element: "v1.VolumeDevice", go_flags: 0 },
-        Field { tag: 22, json: "startupProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 0 },
-        Field { tag: 23, json: "resizePolicy", ty: Msg(78), shape: Repeated, go: "[]v1.ContainerResizePolicy", go_element: "v1.ContainerResizePolicy", go_flags: 0 },
-        Field { tag: 24, json: "restartPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 25, json: "restartPolicyRules", ty: Msg(79), shape: Repeated, go: "[]v1.ContainerRestartRule", go_element: "v1.ContainerRestartRule", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Container", form: Object, go_name: "Container", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "image", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "command", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "args", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "workingDir", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "ports", ty: Msg(77), shape: Repeated, go: "[]v1.ContainerPort", go_element: "v1.ContainerPort", go_flags: 5 },
+        Field { tag: 7, json: "env", ty: Msg(98), shape: Repeated, go: "[]v1.EnvVar", go_element: "v1.EnvVar", go_flags: 5 },
+        Field { tag: 8, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 5 },
+        Field { tag: 9, json: "volumeMounts", ty: Msg(241), shape: Repeated, go: "[]v1.VolumeMount", go_element: "v1.VolumeMount", go_flags: 5 },
+        Field { tag: 10, json: "livenessProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 7 },
+        Field { tag: 11, json: "readinessProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 7 },
+        Field { tag: 12, json: "lifecycle", ty: Msg(127), shape: One, go: "v1.Lifecycle", go_element: "v1.Lifecycle", go_flags: 7 },
+        Field { tag: 13, json: "terminationMessagePath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 14, json: "imagePullPolicy", ty: String, shape: One, go: "v1.PullPolicy", go_element: "v1.PullPolicy", go_flags: 5 },
+        Field { tag: 15, json: "securityContext", ty: Msg(219), shape: One, go: "v1.SecurityContext", go_element: "v1.SecurityContext", go_flags: 7 },
+        Field { tag: 16, json: "stdin", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 17, json: "stdinOnce", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 18, json: "tty", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 19, json: "envFrom", ty: Msg(97), shape: Repeated, go: "[]v1.EnvFromSource", go_element: "v1.EnvFromSource", go_flags: 5 },
+        Field { tag: 20, json: "terminationMessagePolicy", ty: String, shape: One, go: "v1.TerminationMessagePolicy", go_element: "v1.TerminationMessagePolicy", go_flags: 5 },
+        Field { tag: 21, json: "volumeDevices", ty: Msg(240), shape: Repeated, go: "[]v1.VolumeDevice", go_element: "v1.VolumeDevice", go_flags: 5 },
+        Field { tag: 22, json: "startupProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 7 },
+        Field { tag: 23, json: "resizePolicy", ty: Msg(78), shape: Repeated, go: "[]v1.ContainerResizePolicy", go_element: "v1.ContainerResizePolicy", go_flags: 5 },
+        Field { tag: 24, json: "restartPolicy", ty: String, shape: One, go: "v1.ContainerRestartPolicy", go_element: "v1.ContainerRestartPolicy", go_flags: 7 },
+        Field { tag: 25, json: "restartPolicyRules", ty: Msg(79), shape: Repeated, go: "[]v1.ContainerRestartRule", go_element: "v1.ContainerRestartRule", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 74, field: 0 },
         Slot { name: "image", message: 74, field: 1 },
@@ -892,12 +892,12 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "names", message: 76, field: 0 },
         Slot { name: "sizeBytes", message: 76, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.ContainerPort", form: Object, go_name: "ContainerPort", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "hostPort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "containerPort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "hostIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ContainerPort", form: Object, go_name: "ContainerPort", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "hostPort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 3, json: "containerPort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 5 },
+        Field { tag: 5, json: "hostIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 77, field: 0 },
         Slot { name: "hostPort", message: 77, field: 1 },
@@ -1012,100 +1012,100 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "items", message: 88, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.DownwardAPIVolumeFile", form: Object, go_name: "DownwardAPIVolumeFile", known: false, fields: &[
-        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "fieldRef", ty: Msg(159), shape: One, go: "v1.ObjectFieldSelector", go_element: "v1.ObjectFieldSelector", go_flags: 0 },
-        Field { tag: 3, json: "resourceFieldRef", ty: Msg(204), shape: One, go: "v1.ResourceFieldSelector", go_element: "v1.ResourceFieldSelector", go_flags: 0 },
-        Field { tag: 4, json: "mode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.DownwardAPIVolumeFile", form: Object, go_name: "DownwardAPIVolumeFile", known: true, fields: &[
+        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "fieldRef", ty: Msg(159), shape: One, go: "v1.ObjectFieldSelector", go_element: "v1.ObjectFieldSelector", go_flags: 7 },
+        Field { tag: 3, json: "resourceFieldRef", ty: Msg(204), shape: One, go: "v1.ResourceFieldSelector", go_element: "v1.ResourceFieldSelector", go_flags: 7 },
+        Field { tag: 4, json: "mode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "path", message: 89, field: 0 },
         Slot { name: "fieldRef", message: 89, field: 1 },
         Slot { name: "resourceFieldRef", message: 89, field: 2 },
         Slot { name: "mode", message: 89, field: 3 },
     ], by_name: &[1, 3, 0, 2] },
-    Message { name: "io.k8s.api.core.v1.DownwardAPIVolumeSource", form: Object, go_name: "DownwardAPIVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "items", ty: Msg(89), shape: Repeated, go: "[]v1.DownwardAPIVolumeFile", go_element: "v1.DownwardAPIVolumeFile", go_flags: 0 },
-        Field { tag: 2, json: "defaultMode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.DownwardAPIVolumeSource", form: Object, go_name: "DownwardAPIVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "items", ty: Msg(89), shape: Repeated, go: "[]v1.DownwardAPIVolumeFile", go_element: "v1.DownwardAPIVolumeFile", go_flags: 5 },
+        Field { tag: 2, json: "defaultMode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "items", message: 90, field: 0 },
         Slot { name: "defaultMode", message: 90, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.EmptyDirVolumeSource", form: Object, go_name: "EmptyDirVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "medium", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "sizeLimit", ty: Msg(287), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EmptyDirVolumeSource", form: Object, go_name: "EmptyDirVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "medium", ty: String, shape: One, go: "v1.StorageMedium", go_element: "v1.StorageMedium", go_flags: 5 },
+        Field { tag: 2, json: "sizeLimit", ty: Msg(287), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
     ], json: &[
         Slot { name: "medium", message: 91, field: 0 },
         Slot { name: "sizeLimit", message: 91, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.EndpointAddress", form: Object, go_name: "EndpointAddress", known: false, fields: &[
-        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "targetRef", ty: Msg(160), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 0 },
-        Field { tag: 3, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EndpointAddress", form: Object, go_name: "EndpointAddress", known: true, fields: &[
+        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "targetRef", ty: Msg(160), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 7 },
+        Field { tag: 3, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "ip", message: 92, field: 0 },
         Slot { name: "hostname", message: 92, field: 2 },
         Slot { name: "nodeName", message: 92, field: 3 },
         Slot { name: "targetRef", message: 92, field: 1 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.core.v1.EndpointPort", form: Object, go_name: "EndpointPort", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "appProtocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EndpointPort", form: Object, go_name: "EndpointPort", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 5 },
+        Field { tag: 4, json: "appProtocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 93, field: 0 },
         Slot { name: "port", message: 93, field: 1 },
         Slot { name: "protocol", message: 93, field: 2 },
         Slot { name: "appProtocol", message: 93, field: 3 },
     ], by_name: &[3, 0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.EndpointSubset", form: Object, go_name: "EndpointSubset", known: false, fields: &[
-        Field { tag: 1, json: "addresses", ty: Msg(92), shape: Repeated, go: "[]v1.EndpointAddress", go_element: "v1.EndpointAddress", go_flags: 0 },
-        Field { tag: 2, json: "notReadyAddresses", ty: Msg(92), shape: Repeated, go: "[]v1.EndpointAddress", go_element: "v1.EndpointAddress", go_flags: 0 },
-        Field { tag: 3, json: "ports", ty: Msg(93), shape: Repeated, go: "[]v1.EndpointPort", go_element: "v1.EndpointPort", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EndpointSubset", form: Object, go_name: "EndpointSubset", known: true, fields: &[
+        Field { tag: 1, json: "addresses", ty: Msg(92), shape: Repeated, go: "[]v1.EndpointAddress", go_element: "v1.EndpointAddress", go_flags: 5 },
+        Field { tag: 2, json: "notReadyAddresses", ty: Msg(92), shape: Repeated, go: "[]v1.EndpointAddress", go_element: "v1.EndpointAddress", go_flags: 5 },
+        Field { tag: 3, json: "ports", ty: Msg(93), shape: Repeated, go: "[]v1.EndpointPort", go_element: "v1.EndpointPort", go_flags: 5 },
     ], json: &[
         Slot { name: "addresses", message: 94, field: 0 },
         Slot { name: "notReadyAddresses", message: 94, field: 1 },
         Slot { name: "ports", message: 94, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.Endpoints", form: Object, go_name: "Endpoints", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "subsets", ty: Msg(94), shape: Repeated, go: "[]v1.EndpointSubset", go_element: "v1.EndpointSubset", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Endpoints", form: Object, go_name: "Endpoints", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "subsets", ty: Msg(94), shape: Repeated, go: "[]v1.EndpointSubset", go_element: "v1.EndpointSubset", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 95, field: 0 },
         Slot { name: "subsets", message: 95, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.EndpointsList", form: Object, go_name: "EndpointsList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(95), shape: Repeated, go: "[]v1.Endpoints", go_element: "v1.Endpoints", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EndpointsList", form: Object, go_name: "EndpointsList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(95), shape: Repeated, go: "[]v1.Endpoints", go_element: "v1.Endpoints", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 96, field: 0 },
         Slot { name: "items", message: 96, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.EnvFromSource", form: Object, go_name: "EnvFromSource", known: false, fields: &[
-        Field { tag: 1, json: "prefix", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "configMapRef", ty: Msg(68), shape: One, go: "v1.ConfigMapEnvSource", go_element: "v1.ConfigMapEnvSource", go_flags: 0 },
-        Field { tag: 3, json: "secretRef", ty: Msg(213), shape: One, go: "v1.SecretEnvSource", go_element: "v1.SecretEnvSource", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EnvFromSource", form: Object, go_name: "EnvFromSource", known: true, fields: &[
+        Field { tag: 1, json: "prefix", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "configMapRef", ty: Msg(68), shape: One, go: "v1.ConfigMapEnvSource", go_element: "v1.ConfigMapEnvSource", go_flags: 7 },
+        Field { tag: 3, json: "secretRef", ty: Msg(213), shape: One, go: "v1.SecretEnvSource", go_element: "v1.SecretEnvSource", go_flags: 7 },
     ], json: &[
         Slot { name: "prefix", message: 97, field: 0 },
         Slot { name: "configMapRef", message: 97, field: 1 },
         Slot { name: "secretRef", message: 97, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.core.v1.EnvVar", form: Object, go_name: "EnvVar", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "valueFrom", ty: Msg(99), shape: One, go: "v1.EnvVarSource", go_element: "v1.EnvVarSource", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EnvVar", form: Object, go_name: "EnvVar", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "valueFrom", ty: Msg(99), shape: One, go: "v1.EnvVarSource", go_element: "v1.EnvVarSource", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 98, field: 0 },
         Slot { name: "value", message: 98, field: 1 },
         Slot { name: "valueFrom", message: 98, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.EnvVarSource", form: Object, go_name: "EnvVarSource", known: false, fields: &[
-        Field { tag: 1, json: "fieldRef", ty: Msg(159), shape: One, go: "v1.ObjectFieldSelector", go_element: "v1.ObjectFieldSelector", go_flags: 0 },
-        Field { tag: 2, json: "resourceFieldRef", ty: Msg(204), shape: One, go: "v1.ResourceFieldSelector", go_element: "v1.ResourceFieldSelector", go_flags: 0 },
-        Field { tag: 3, json: "configMapKeyRef", ty: Msg(69), shape: One, go: "v1.ConfigMapKeySelector", go_element: "v1.ConfigMapKeySelector", go_flags: 0 },
-        Field { tag: 4, json: "secretKeyRef", ty: Msg(214), shape: One, go: "v1.SecretKeySelector", go_element: "v1.SecretKeySelector", go_flags: 0 },
-        Field { tag: 5, json: "fileKeyRef", ty: Msg(109), shape: One, go: "v1.FileKeySelector", go_element: "v1.FileKeySelector", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EnvVarSource", form: Object, go_name: "EnvVarSource", known: true, fields: &[
+        Field { tag: 1, json: "fieldRef", ty: Msg(159), shape: One, go: "v1.ObjectFieldSelector", go_element: "v1.ObjectFieldSelector", go_flags: 7 },
+        Field { tag: 2, json: "resourceFieldRef", ty: Msg(204), shape: One, go: "v1.ResourceFieldSelector", go_element: "v1.ResourceFieldSelector", go_flags: 7 },
+        Field { tag: 3, json: "configMapKeyRef", ty: Msg(69), shape: One, go: "v1.ConfigMapKeySelector", go_element: "v1.ConfigMapKeySelector", go_flags: 7 },
+        Field { tag: 4, json: "secretKeyRef", ty: Msg(214), shape: One, go: "v1.SecretKeySelector", go_element: "v1.SecretKeySelector", go_flags: 7 },
+        Field { tag: 5, json: "fileKeyRef", ty: Msg(109), shape: One, go: "v1.FileKeySelector", go_element: "v1.FileKeySelector", go_flags: 7 },
     ], json: &[
         Slot { name: "fieldRef", message: 99, field: 0 },
         Slot { name: "resourceFieldRef", message: 99, field: 1 },
@@ -1202,22 +1202,22 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "volumeClaimTemplate", message: 102, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.Event", form: Object, go_name: "Event", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "involvedObject", ty: Msg(160), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 0 },
-        Field { tag: 3, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "source", ty: Msg(106), shape: One, go: "v1.EventSource", go_element: "v1.EventSource", go_flags: 0 },
-        Field { tag: 6, json: "firstTimestamp", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 7, json: "lastTimestamp", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 8, json: "count", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 9, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "eventTime", ty: Msg(297), shape: One, go: "v1.MicroTime", go_element: "v1.MicroTime", go_flags: 0 },
-        Field { tag: 11, json: "series", ty: Msg(105), shape: One, go: "v1.EventSeries", go_element: "v1.EventSeries", go_flags: 0 },
-        Field { tag: 12, json: "action", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 13, json: "related", ty: Msg(160), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 0 },
-        Field { tag: 14, json: "reportingComponent", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 15, json: "reportingInstance", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Event", form: Object, go_name: "Event", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 1 },
+        Field { tag: 2, json: "involvedObject", ty: Msg(160), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 1 },
+        Field { tag: 3, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "source", ty: Msg(106), shape: One, go: "v1.EventSource", go_element: "v1.EventSource", go_flags: 5 },
+        Field { tag: 6, json: "firstTimestamp", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 7, json: "lastTimestamp", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 8, json: "count", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 9, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 10, json: "eventTime", ty: Msg(297), shape: One, go: "v1.MicroTime", go_element: "v1.MicroTime", go_flags: 5 },
+        Field { tag: 11, json: "series", ty: Msg(105), shape: One, go: "v1.EventSeries", go_element: "v1.EventSeries", go_flags: 7 },
+        Field { tag: 12, json: "action", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 13, json: "related", ty: Msg(160), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 7 },
+        Field { tag: 14, json: "reportingComponent", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 15, json: "reportingInstance", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 103, field: 0 },
         Slot { name: "involvedObject", message: 103, field: 1 },
@@ -1235,29 +1235,29 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reportingComponent", message: 103, field: 13 },
         Slot { name: "reportingInstance", message: 103, field: 14 },
     ], by_name: &[11, 7, 9, 5, 1, 6, 3, 0, 2, 12, 13, 14, 10, 4, 8] },
-    Message { name: "io.k8s.api.core.v1.EventList", form: Object, go_name: "EventList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(103), shape: Repeated, go: "[]v1.Event", go_element: "v1.Event", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EventList", form: Object, go_name: "EventList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(103), shape: Repeated, go: "[]v1.Event", go_element: "v1.Event", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 104, field: 0 },
         Slot { name: "items", message: 104, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.EventSeries", form: Object, go_name: "EventSeries", known: false, fields: &[
-        Field { tag: 1, json: "count", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "lastObservedTime", ty: Msg(297), shape: One, go: "v1.MicroTime", go_element: "v1.MicroTime", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EventSeries", form: Object, go_name: "EventSeries", known: true, fields: &[
+        Field { tag: 1, json: "count", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 2, json: "lastObservedTime", ty: Msg(297), shape: One, go: "v1.MicroTime", go_element: "v1.MicroTime", go_flags: 5 },
     ], json: &[
         Slot { name: "count", message: 105, field: 0 },
         Slot { name: "lastObservedTime", message: 105, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.EventSource", form: Object, go_name: "EventSource", known: false, fields: &[
-        Field { tag: 1, json: "component", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EventSource", form: Object, go_name: "EventSource", known: true, fields: &[
+        Field { tag: 1, json: "component", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "component", message: 106, field: 0 },
         Slot { name: "host", message: 106, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.ExecAction", form: Object, go_name: "ExecAction", known: false, fields: &[
-        Field { tag: 1, json: "command", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ExecAction", form: Object, go_name: "ExecAction", known: true, fields: &[
+        Field { tag: 1, json: "command", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "command", message: 107, field: 0 },
     ], by_name: &[0] },
@@ -1329,9 +1329,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "partition", message: 113, field: 2 },
         Slot { name: "readOnly", message: 113, field: 3 },
     ], by_name: &[1, 2, 0, 3] },
-    Message { name: "io.k8s.api.core.v1.GRPCAction", form: Object, go_name: "GRPCAction", known: false, fields: &[
-        Field { tag: 1, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "service", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.GRPCAction", form: Object, go_name: "GRPCAction", known: true, fields: &[
+        Field { tag: 1, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "service", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "port", message: 114, field: 0 },
         Slot { name: "service", message: 114, field: 1 },
@@ -1365,12 +1365,12 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "path", message: 117, field: 1 },
         Slot { name: "readOnly", message: 117, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.HTTPGetAction", form: Object, go_name: "HTTPGetAction", known: false, fields: &[
-        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "port", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 3, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "scheme", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "httpHeaders", ty: Msg(119), shape: Repeated, go: "[]v1.HTTPHeader", go_element: "v1.HTTPHeader", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.HTTPGetAction", form: Object, go_name: "HTTPGetAction", known: true, fields: &[
+        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "port", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 1 },
+        Field { tag: 3, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "scheme", ty: String, shape: One, go: "v1.URIScheme", go_element: "v1.URIScheme", go_flags: 5 },
+        Field { tag: 5, json: "httpHeaders", ty: Msg(119), shape: Repeated, go: "[]v1.HTTPHeader", go_element: "v1.HTTPHeader", go_flags: 5 },
     ], json: &[
         Slot { name: "path", message: 118, field: 0 },
         Slot { name: "port", message: 118, field: 1 },
@@ -1378,16 +1378,16 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "scheme", message: 118, field: 3 },
         Slot { name: "httpHeaders", message: 118, field: 4 },
     ], by_name: &[2, 4, 0, 1, 3] },
-    Message { name: "io.k8s.api.core.v1.HTTPHeader", form: Object, go_name: "HTTPHeader", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.HTTPHeader", form: Object, go_name: "HTTPHeader", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 119, field: 0 },
         Slot { name: "value", message: 119, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.HostAlias", form: Object, go_name: "HostAlias", known: false, fields: &[
-        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "hostnames", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.HostAlias", form: Object, go_name: "HostAlias", known: true, fields: &[
+        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "hostnames", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "ip", message: 120, field: 0 },
         Slot { name: "hostnames", message: 120, field: 1 },
@@ -1397,9 +1397,9 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "ip", message: 121, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.HostPathVolumeSource", form: Object, go_name: "HostPathVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.HostPathVolumeSource", form: Object, go_name: "HostPathVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "type", ty: String, shape: One, go: "v1.HostPathType", go_element: "v1.HostPathType", go_flags: 7 },
     ], json: &[
         Slot { name: "path", message: 122, field: 0 },
         Slot { name: "type", message: 122, field: 1 },
@@ -1461,29 +1461,29 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reference", message: 125, field: 0 },
         Slot { name: "pullPolicy", message: 125, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.KeyToPath", form: Object, go_name: "KeyToPath", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "mode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.KeyToPath", form: Object, go_name: "KeyToPath", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "mode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "key", message: 126, field: 0 },
         Slot { name: "path", message: 126, field: 1 },
         Slot { name: "mode", message: 126, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.core.v1.Lifecycle", form: Object, go_name: "Lifecycle", known: false, fields: &[
-        Field { tag: 1, json: "postStart", ty: Msg(128), shape: One, go: "v1.LifecycleHandler", go_element: "v1.LifecycleHandler", go_flags: 0 },
-        Field { tag: 2, json: "preStop", ty: Msg(128), shape: One, go: "v1.LifecycleHandler", go_element: "v1.LifecycleHandler", go_flags: 0 },
-        Field { tag: 3, json: "stopSignal", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Lifecycle", form: Object, go_name: "Lifecycle", known: true, fields: &[
+        Field { tag: 1, json: "postStart", ty: Msg(128), shape: One, go: "v1.LifecycleHandler", go_element: "v1.LifecycleHandler", go_flags: 7 },
+        Field { tag: 2, json: "preStop", ty: Msg(128), shape: One, go: "v1.LifecycleHandler", go_element: "v1.LifecycleHandler", go_flags: 7 },
+        Field { tag: 3, json: "stopSignal", ty: String, shape: One, go: "v1.Signal", go_element: "v1.Signal", go_flags: 7 },
     ], json: &[
         Slot { name: "postStart", message: 127, field: 0 },
         Slot { name: "preStop", message: 127, field: 1 },
         Slot { name: "stopSignal", message: 127, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.LifecycleHandler", form: Object, go_name: "LifecycleHandler", known: false, fields: &[
-        Field { tag: 1, json: "exec", ty: Msg(107), shape: One, go: "v1.ExecAction", go_element: "v1.ExecAction", go_flags: 0 },
-        Field { tag: 2, json: "httpGet", ty: Msg(118), shape: One, go: "v1.HTTPGetAction", go_element: "v1.HTTPGetAction", go_flags: 0 },
-        Field { tag: 3, json: "tcpSocket", ty: Msg(233), shape: One, go: "v1.TCPSocketAction", go_element: "v1.TCPSocketAction", go_flags: 0 },
-        Field { tag: 4, json: "sleep", ty: Msg(229), shape: One, go: "v1.SleepAction", go_element: "v1.SleepAction", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LifecycleHandler", form: Object, go_name: "LifecycleHandler", known: true, fields: &[
+        Field { tag: 1, json: "exec", ty: Msg(107), shape: One, go: "v1.ExecAction", go_element: "v1.ExecAction", go_flags: 7 },
+        Field { tag: 2, json: "httpGet", ty: Msg(118), shape: One, go: "v1.HTTPGetAction", go_element: "v1.HTTPGetAction", go_flags: 7 },
+        Field { tag: 3, json: "tcpSocket", ty: Msg(233), shape: One, go: "v1.TCPSocketAction", go_element: "v1.TCPSocketAction", go_flags: 7 },
+        Field { tag: 4, json: "sleep", ty: Msg(229), shape: One, go: "v1.SleepAction", go_element: "v1.SleepAction", go_flags: 7 },
     ], json: &[
         Slot { name: "exec", message: 128, field: 0 },
         Slot { name: "httpGet", message: 128, field: 1 },
@@ -1499,24 +1499,24 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "gid", message: 129, field: 1 },
         Slot { name: "supplementalGroups", message: 129, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.core.v1.LoadBalancerIngress", form: Object, go_name: "LoadBalancerIngress", known: false, fields: &[
-        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "ipMode", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "ports", ty: Msg(194), shape: Repeated, go: "[]v1.PortStatus", go_element: "v1.PortStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LoadBalancerIngress", form: Object, go_name: "LoadBalancerIngress", known: true, fields: &[
+        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "ipMode", ty: String, shape: One, go: "v1.LoadBalancerIPMode", go_element: "v1.LoadBalancerIPMode", go_flags: 7 },
+        Field { tag: 4, json: "ports", ty: Msg(194), shape: Repeated, go: "[]v1.PortStatus", go_element: "v1.PortStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "ip", message: 130, field: 0 },
         Slot { name: "hostname", message: 130, field: 1 },
         Slot { name: "ipMode", message: 130, field: 2 },
         Slot { name: "ports", message: 130, field: 3 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.core.v1.LoadBalancerStatus", form: Object, go_name: "LoadBalancerStatus", known: false, fields: &[
-        Field { tag: 1, json: "ingress", ty: Msg(130), shape: Repeated, go: "[]v1.LoadBalancerIngress", go_element: "v1.LoadBalancerIngress", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LoadBalancerStatus", form: Object, go_name: "LoadBalancerStatus", known: true, fields: &[
+        Field { tag: 1, json: "ingress", ty: Msg(130), shape: Repeated, go: "[]v1.LoadBalancerIngress", go_element: "v1.LoadBalancerIngress", go_flags: 5 },
     ], json: &[
         Slot { name: "ingress", message: 131, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.LocalObjectReference", form: Object, go_name: "LocalObjectReference", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LocalObjectReference", form: Object, go_name: "LocalObjectReference", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 132, field: 0 },
     ], by_name: &[0] },
@@ -1543,21 +1543,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "path", message: 135, field: 1 },
         Slot { name: "readOnly", message: 135, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.core.v1.Namespace", form: Object, go_name: "Namespace", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(139), shape: One, go: "v1.NamespaceSpec", go_element: "v1.NamespaceSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(140), shape: One, go: "v1.NamespaceStatus", go_element: "v1.NamespaceStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Namespace", form: Object, go_name: "Namespace", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(139), shape: One, go: "v1.NamespaceSpec", go_element: "v1.NamespaceSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(140), shape: One, go: "v1.NamespaceStatus", go_element: "v1.NamespaceStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 136, field: 0 },
         Slot { name: "spec", message: 136, field: 1 },
         Slot { name: "status", message: 136, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.NamespaceCondition", form: Object, go_name: "NamespaceCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NamespaceCondition", form: Object, go_name: "NamespaceCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.NamespaceConditionType", go_element: "v1.NamespaceConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 137, field: 0 },
         Slot { name: "status", message: 137, field: 1 },
@@ -1565,21 +1565,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 137, field: 3 },
         Slot { name: "message", message: 137, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.core.v1.NamespaceList", form: Object, go_name: "NamespaceList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(136), shape: Repeated, go: "[]v1.Namespace", go_element: "v1.Namespace", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NamespaceList", form: Object, go_name: "NamespaceList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(136), shape: Repeated, go: "[]v1.Namespace", go_element: "v1.Namespace", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 138, field: 0 },
         Slot { name: "items", message: 138, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.NamespaceSpec", form: Object, go_name: "NamespaceSpec", known: false, fields: &[
-        Field { tag: 1, json: "finalizers", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NamespaceSpec", form: Object, go_name: "NamespaceSpec", known: true, fields: &[
+        Field { tag: 1, json: "finalizers", ty: String, shape: Repeated, go: "[]v1.FinalizerName", go_element: "v1.FinalizerName", go_flags: 5 },
     ], json: &[
         Slot { name: "finalizers", message: 139, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.NamespaceStatus", form: Object, go_name: "NamespaceStatus", known: false, fields: &[
-        Field { tag: 1, json: "phase", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "conditions", ty: Msg(137), shape: Repeated, go: "[]v1.NamespaceCondition", go_element: "v1.NamespaceCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NamespaceStatus", form: Object, go_name: "NamespaceStatus", known: true, fields: &[
+        Field { tag: 1, json: "phase", ty: String, shape: One, go: "v1.NamespacePhase", go_element: "v1.NamespacePhase", go_flags: 5 },
+        Field { tag: 2, json: "conditions", ty: Msg(137), shape: Repeated, go: "[]v1.NamespaceCondition", go_element: "v1.NamespaceCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "phase", message: 140, field: 0 },
         Slot { name: "conditions", message: 140, field: 1 },
@@ -1600,9 +1600,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "type", message: 142, field: 0 },
         Slot { name: "address", message: 142, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.NodeAffinity", form: Object, go_name: "NodeAffinity", known: false, fields: &[
-        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Msg(152), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 0 },
-        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Msg(196), shape: Repeated, go: "[]v1.PreferredSchedulingTerm", go_element: "v1.PreferredSchedulingTerm", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeAffinity", form: Object, go_name: "NodeAffinity", known: true, fields: &[
+        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Msg(152), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 7 },
+        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Msg(196), shape: Repeated, go: "[]v1.PreferredSchedulingTerm", go_element: "v1.PreferredSchedulingTerm", go_flags: 5 },
     ], json: &[
         Slot { name: "requiredDuringSchedulingIgnoredDuringExecution", message: 143, field: 0 },
         Slot { name: "preferredDuringSchedulingIgnoredDuringExecution", message: 143, field: 1 },
@@ -1669,23 +1669,23 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "recursiveReadOnlyMounts", message: 151, field: 0 },
         Slot { name: "userNamespaces", message: 151, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.NodeSelector", form: Object, go_name: "NodeSelector", known: false, fields: &[
-        Field { tag: 1, json: "nodeSelectorTerms", ty: Msg(154), shape: Repeated, go: "[]v1.NodeSelectorTerm", go_element: "v1.NodeSelectorTerm", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeSelector", form: Object, go_name: "NodeSelector", known: true, fields: &[
+        Field { tag: 1, json: "nodeSelectorTerms", ty: Msg(154), shape: Repeated, go: "[]v1.NodeSelectorTerm", go_element: "v1.NodeSelectorTerm", go_flags: 1 },
     ], json: &[
         Slot { name: "nodeSelectorTerms", message: 152, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.NodeSelectorRequirement", form: Object, go_name: "NodeSelectorRequirement", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "operator", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeSelectorRequirement", form: Object, go_name: "NodeSelectorRequirement", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "operator", ty: String, shape: One, go: "v1.NodeSelectorOperator", go_element: "v1.NodeSelectorOperator", go_flags: 1 },
+        Field { tag: 3, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "key", message: 153, field: 0 },
         Slot { name: "operator", message: 153, field: 1 },
         Slot { name: "values", message: 153, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.NodeSelectorTerm", form: Object, go_name: "NodeSelectorTerm", known: false, fields: &[
-        Field { tag: 1, json: "matchExpressions", ty: Msg(153), shape: Repeated, go: "[]v1.NodeSelectorRequirement", go_element: "v1.NodeSelectorRequirement", go_flags: 0 },
-        Field { tag: 2, json: "matchFields", ty: Msg(153), shape: Repeated, go: "[]v1.NodeSelectorRequirement", go_element: "v1.NodeSelectorRequirement", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeSelectorTerm", form: Object, go_name: "NodeSelectorTerm", known: true, fields: &[
+        Field { tag: 1, json: "matchExpressions", ty: Msg(153), shape: Repeated, go: "[]v1.NodeSelectorRequirement", go_element: "v1.NodeSelectorRequirement", go_flags: 5 },
+        Field { tag: 2, json: "matchFields", ty: Msg(153), shape: Repeated, go: "[]v1.NodeSelectorRequirement", go_element: "v1.NodeSelectorRequirement", go_flags: 5 },
     ], json: &[
         Slot { name: "matchExpressions", message: 154, field: 0 },
         Slot { name: "matchFields", message: 154, field: 1 },
@@ -1768,21 +1768,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "architecture", message: 158, field: 9 },
         Slot { name: "swap", message: 158, field: 10 },
     ], by_name: &[9, 2, 5, 3, 7, 6, 0, 8, 4, 10, 1] },
-    Message { name: "io.k8s.api.core.v1.ObjectFieldSelector", form: Object, go_name: "ObjectFieldSelector", known: false, fields: &[
-        Field { tag: 1, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "fieldPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ObjectFieldSelector", form: Object, go_name: "ObjectFieldSelector", known: true, fields: &[
+        Field { tag: 1, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "fieldPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "apiVersion", message: 159, field: 0 },
         Slot { name: "fieldPath", message: 159, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.ObjectReference", form: Object, go_name: "ObjectReference", known: false, fields: &[
-        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "fieldPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ObjectReference", form: Object, go_name: "ObjectReference", known: true, fields: &[
+        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "uid", ty: String, shape: One, go: "types.UID", go_element: "types.UID", go_flags: 5 },
+        Field { tag: 5, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 7, json: "fieldPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "kind", message: 160, field: 0 },
         Slot { name: "namespace", message: 160, field: 1 },
@@ -1879,9 +1879,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "metadata", message: 167, field: 0 },
         Slot { name: "spec", message: 167, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource", form: Object, go_name: "PersistentVolumeClaimVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "claimName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource", form: Object, go_name: "PersistentVolumeClaimVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "claimName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
     ], json: &[
         Slot { name: "claimName", message: 168, field: 0 },
         Slot { name: "readOnly", message: 168, field: 1 },
@@ -2002,29 +2002,29 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "pdID", message: 173, field: 0 },
         Slot { name: "fsType", message: 173, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.Pod", form: Object, go_name: "Pod", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(191), shape: One, go: "v1.PodSpec", go_element: "v1.PodSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(192), shape: One, go: "v1.PodStatus", go_element: "v1.PodStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Pod", form: Object, go_name: "Pod", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(191), shape: One, go: "v1.PodSpec", go_element: "v1.PodSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(192), shape: One, go: "v1.PodStatus", go_element: "v1.PodStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 174, field: 0 },
         Slot { name: "spec", message: 174, field: 1 },
         Slot { name: "status", message: 174, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.PodAffinity", form: Object, go_name: "PodAffinity", known: false, fields: &[
-        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Msg(176), shape: Repeated, go: "[]v1.PodAffinityTerm", go_element: "v1.PodAffinityTerm", go_flags: 0 },
-        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Msg(248), shape: Repeated, go: "[]v1.WeightedPodAffinityTerm", go_element: "v1.WeightedPodAffinityTerm", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodAffinity", form: Object, go_name: "PodAffinity", known: true, fields: &[
+        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Msg(176), shape: Repeated, go: "[]v1.PodAffinityTerm", go_element: "v1.PodAffinityTerm", go_flags: 5 },
+        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Msg(248), shape: Repeated, go: "[]v1.WeightedPodAffinityTerm", go_element: "v1.WeightedPodAffinityTerm", go_flags: 5 },
     ], json: &[
         Slot { name: "requiredDuringSchedulingIgnoredDuringExecution", message: 175, field: 0 },
         Slot { name: "preferredDuringSchedulingIgnoredDuringExecution", message: 175, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.PodAffinityTerm", form: Object, go_name: "PodAffinityTerm", known: false, fields: &[
-        Field { tag: 1, json: "labelSelector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 2, json: "namespaces", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "topologyKey", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "namespaceSelector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 5, json: "matchLabelKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "mismatchLabelKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodAffinityTerm", form: Object, go_name: "PodAffinityTerm", known: true, fields: &[
+        Field { tag: 1, json: "labelSelector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 2, json: "namespaces", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "topologyKey", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "namespaceSelector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 5, json: "matchLabelKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "mismatchLabelKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "labelSelector", message: 176, field: 0 },
         Slot { name: "namespaces", message: 176, field: 1 },
@@ -2033,9 +2033,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "matchLabelKeys", message: 176, field: 4 },
         Slot { name: "mismatchLabelKeys", message: 176, field: 5 },
     ], by_name: &[0, 4, 5, 3, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.PodAntiAffinity", form: Object, go_name: "PodAntiAffinity", known: false, fields: &[
-        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Msg(176), shape: Repeated, go: "[]v1.PodAffinityTerm", go_element: "v1.PodAffinityTerm", go_flags: 0 },
-        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Msg(248), shape: Repeated, go: "[]v1.WeightedPodAffinityTerm", go_element: "v1.WeightedPodAffinityTerm", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodAntiAffinity", form: Object, go_name: "PodAntiAffinity", known: true, fields: &[
+        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Msg(176), shape: Repeated, go: "[]v1.PodAffinityTerm", go_element: "v1.PodAffinityTerm", go_flags: 5 },
+        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Msg(248), shape: Repeated, go: "[]v1.WeightedPodAffinityTerm", go_element: "v1.WeightedPodAffinityTerm", go_flags: 5 },
     ], json: &[
         Slot { name: "requiredDuringSchedulingIgnoredDuringExecution", message: 177, field: 0 },
         Slot { name: "preferredDuringSchedulingIgnoredDuringExecution", message: 177, field: 1 },
@@ -2074,18 +2074,18 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 179, field: 4 },
         Slot { name: "message", message: 179, field: 5 },
     ], by_name: &[3, 4, 6, 1, 5, 2, 0] },
-    Message { name: "io.k8s.api.core.v1.PodDNSConfig", form: Object, go_name: "PodDNSConfig", known: false, fields: &[
-        Field { tag: 1, json: "nameservers", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "searches", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "options", ty: Msg(181), shape: Repeated, go: "[]v1.PodDNSConfigOption", go_element: "v1.PodDNSConfigOption", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodDNSConfig", form: Object, go_name: "PodDNSConfig", known: true, fields: &[
+        Field { tag: 1, json: "nameservers", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "searches", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "options", ty: Msg(181), shape: Repeated, go: "[]v1.PodDNSConfigOption", go_element: "v1.PodDNSConfigOption", go_flags: 5 },
     ], json: &[
         Slot { name: "nameservers", message: 180, field: 0 },
         Slot { name: "searches", message: 180, field: 1 },
         Slot { name: "options", message: 180, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.core.v1.PodDNSConfigOption", form: Object, go_name: "PodDNSConfigOption", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodDNSConfigOption", form: Object, go_name: "PodDNSConfigOption", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 181, field: 0 },
         Slot { name: "value", message: 181, field: 1 },
@@ -2102,9 +2102,9 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "ip", message: 183, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.PodList", form: Object, go_name: "PodList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(174), shape: Repeated, go: "[]v1.Pod", go_element: "v1.Pod", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodList", form: Object, go_name: "PodList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(174), shape: Repeated, go: "[]v1.Pod", go_element: "v1.Pod", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 184, field: 0 },
         Slot { name: "items", message: 184, field: 1 },
@@ -2114,8 +2114,8 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "name", message: 185, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.PodReadinessGate", form: Object, go_name: "PodReadinessGate", known: false, fields: &[
-        Field { tag: 1, json: "conditionType", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodReadinessGate", form: Object, go_name: "PodReadinessGate", known: true, fields: &[
+        Field { tag: 1, json: "conditionType", ty: String, shape: One, go: "v1.PodConditionType", go_element: "v1.PodConditionType", go_flags: 1 },
     ], json: &[
         Slot { name: "conditionType", message: 186, field: 0 },
     ], by_name: &[0] },
@@ -2140,20 +2140,20 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "name", message: 189, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.PodSecurityContext", form: Object, go_name: "PodSecurityContext", known: false, fields: &[
-        Field { tag: 1, json: "seLinuxOptions", ty: Msg(208), shape: One, go: "v1.SELinuxOptions", go_element: "v1.SELinuxOptions", go_flags: 0 },
-        Field { tag: 2, json: "runAsUser", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 3, json: "runAsNonRoot", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 4, json: "supplementalGroups", ty: Int64, shape: Repeated, go: "[]int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 5, json: "fsGroup", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 6, json: "runAsGroup", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 7, json: "sysctls", ty: Msg(232), shape: Repeated, go: "[]v1.Sysctl", go_element: "v1.Sysctl", go_flags: 0 },
-        Field { tag: 8, json: "windowsOptions", ty: Msg(249), shape: One, go: "v1.WindowsSecurityContextOptions", go_element: "v1.WindowsSecurityContextOptions", go_flags: 0 },
-        Field { tag: 9, json: "fsGroupChangePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "seccompProfile", ty: Msg(211), shape: One, go: "v1.SeccompProfile", go_element: "v1.SeccompProfile", go_flags: 0 },
-        Field { tag: 11, json: "appArmorProfile", ty: Msg(53), shape: One, go: "v1.AppArmorProfile", go_element: "v1.AppArmorProfile", go_flags: 0 },
-        Field { tag: 12, json: "supplementalGroupsPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 13, json: "seLinuxChangePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodSecurityContext", form: Object, go_name: "PodSecurityContext", known: true, fields: &[
+        Field { tag: 1, json: "seLinuxOptions", ty: Msg(208), shape: One, go: "v1.SELinuxOptions", go_element: "v1.SELinuxOptions", go_flags: 7 },
+        Field { tag: 2, json: "runAsUser", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 3, json: "runAsNonRoot", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 4, json: "supplementalGroups", ty: Int64, shape: Repeated, go: "[]int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 5, json: "fsGroup", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 6, json: "runAsGroup", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 7, json: "sysctls", ty: Msg(232), shape: Repeated, go: "[]v1.Sysctl", go_element: "v1.Sysctl", go_flags: 5 },
+        Field { tag: 8, json: "windowsOptions", ty: Msg(249), shape: One, go: "v1.WindowsSecurityContextOptions", go_element: "v1.WindowsSecurityContextOptions", go_flags: 7 },
+        Field { tag: 9, json: "fsGroupChangePolicy", ty: String, shape: One, go: "v1.PodFSGroupChangePolicy", go_element: "v1.PodFSGroupChangePolicy", go_flags: 7 },
+        Field { tag: 10, json: "seccompProfile", ty: Msg(211), shape: One, go: "v1.SeccompProfile", go_element: "v1.SeccompProfile", go_flags: 7 },
+        Field { tag: 11, json: "appArmorProfile", ty: Msg(53), shape: One, go: "v1.AppArmorProfile", go_element: "v1.AppArmorProfile", go_flags: 7 },
+        Field { tag: 12, json: "supplementalGroupsPolicy", ty: String, shape: One, go: "v1.SupplementalGroupsPolicy", go_element: "v1.SupplementalGroupsPolicy", go_flags: 7 },
+        Field { tag: 13, json: "seLinuxChangePolicy", ty: String, shape: One, go: "v1.PodSELinuxChangePolicy", go_element: "v1.PodSELinuxChangePolicy", go_flags: 7 },
     ], json: &[
         Slot { name: "seLinuxOptions", message: 190, field: 0 },
         Slot { name: "windowsOptions", message: 190, field: 7 },
@@ -2169,49 +2169,49 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "appArmorProfile", message: 190, field: 10 },
         Slot { name: "seLinuxChangePolicy", message: 190, field: 12 },
     ], by_name: &[11, 7, 9, 3, 4, 2, 12, 0, 10, 5, 6, 8, 1] },
-    Message { name: "io.k8s.api.core.v1.PodSpec", form: Object, go_name: "PodSpec", known: false, fields: &[
-        Field { tag: 1, json: "volumes", ty: Msg(239), shape: Repeated, go: "[]v1.Volume", go_element: "v1.Volume", go_flags: 0 },
-        Field { tag: 2, json: "containers", ty: Msg(74), shape: Repeated, go: "[]v1.Container", go_element: "v1.Container", go_flags: 0 },
-        Field { tag: 3, json: "restartPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "terminationGracePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 5, json: "activeDeadlineSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 6, json: "dnsPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "nodeSelector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "serviceAccountName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "serviceAccount", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 11, json: "hostNetwork", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 12, json: "hostPID", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 13, json: "hostIPC", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 14, json: "securityContext", ty: Msg(190), shape: One, go: "v1.PodSecurityContext", go_element: "v1.PodSecurityContext", go_flags: 0 },
-        Field { tag: 15, json: "imagePullSecrets", ty: Msg(132), shape: Repeated, go: "[]v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
-        Field { tag: 16, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 17, json: "subdomain", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 18, json: "affinity", ty: Msg(52), shape: One, go: "v1.Affinity", go_element: "v1.Affinity", go_flags: 0 },
-        Field { tag: 19, json: "schedulerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 20, json: "initContainers", ty: Msg(74), shape: Repeated, go: "[]v1.Container", go_element: "v1.Container", go_flags: 0 },
-        Field { tag: 21, json: "automountServiceAccountToken", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 22, json: "tolerations", ty: Msg(235), shape: Repeated, go: "[]v1.Toleration", go_element: "v1.Toleration", go_flags: 0 },
-        Field { tag: 23, json: "hostAliases", ty: Msg(120), shape: Repeated, go: "[]v1.HostAlias", go_element: "v1.HostAlias", go_flags: 0 },
-        Field { tag: 24, json: "priorityClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 25, json: "priority", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 26, json: "dnsConfig", ty: Msg(180), shape: One, go: "v1.PodDNSConfig", go_element: "v1.PodDNSConfig", go_flags: 0 },
-        Field { tag: 27, json: "shareProcessNamespace", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 28, json: "readinessGates", ty: Msg(186), shape: Repeated, go: "[]v1.PodReadinessGate", go_element: "v1.PodReadinessGate", go_flags: 0 },
-        Field { tag: 29, json: "runtimeClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 30, json: "enableServiceLinks", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 31, json: "preemptionPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 32, json: "overhead", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 33, json: "topologySpreadConstraints", ty: Msg(236), shape: Repeated, go: "[]v1.TopologySpreadConstraint", go_element: "v1.TopologySpreadConstraint", go_flags: 0 },
-        Field { tag: 34, json: "ephemeralContainers", ty: Msg(100), shape: Repeated, go: "[]v1.EphemeralContainer", go_element: "v1.EphemeralContainer", go_flags: 0 },
-        Field { tag: 35, json: "setHostnameAsFQDN", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 36, json: "os", ty: Msg(185), shape: One, go: "v1.PodOS", go_element: "v1.PodOS", go_flags: 0 },
-        Field { tag: 37, json: "hostUsers", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 38, json: "schedulingGates", ty: Msg(189), shape: Repeated, go: "[]v1.PodSchedulingGate", go_element: "v1.PodSchedulingGate", go_flags: 0 },
-        Field { tag: 39, json: "resourceClaims", ty: Msg(187), shape: Repeated, go: "[]v1.PodResourceClaim", go_element: "v1.PodResourceClaim", go_flags: 0 },
-        Field { tag: 40, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 0 },
-        Field { tag: 41, json: "hostnameOverride", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 42, json: "workloadRef", ty: Msg(250), shape: One, go: "v1.WorkloadReference", go_element: "v1.WorkloadReference", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodSpec", form: Object, go_name: "PodSpec", known: true, fields: &[
+        Field { tag: 1, json: "volumes", ty: Msg(239), shape: Repeated, go: "[]v1.Volume", go_element: "v1.Volume", go_flags: 5 },
+        Field { tag: 2, json: "containers", ty: Msg(74), shape: Repeated, go: "[]v1.Container", go_element: "v1.Container", go_flags: 1 },
+        Field { tag: 3, json: "restartPolicy", ty: String, shape: One, go: "v1.RestartPolicy", go_element: "v1.RestartPolicy", go_flags: 5 },
+        Field { tag: 4, json: "terminationGracePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 5, json: "activeDeadlineSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 6, json: "dnsPolicy", ty: String, shape: One, go: "v1.DNSPolicy", go_element: "v1.DNSPolicy", go_flags: 5 },
+        Field { tag: 7, json: "nodeSelector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 8, json: "serviceAccountName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 9, json: "serviceAccount", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 10, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 11, json: "hostNetwork", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 12, json: "hostPID", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 13, json: "hostIPC", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 14, json: "securityContext", ty: Msg(190), shape: One, go: "v1.PodSecurityContext", go_element: "v1.PodSecurityContext", go_flags: 7 },
+        Field { tag: 15, json: "imagePullSecrets", ty: Msg(132), shape: Repeated, go: "[]v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 5 },
+        Field { tag: 16, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 17, json: "subdomain", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 18, json: "affinity", ty: Msg(52), shape: One, go: "v1.Affinity", go_element: "v1.Affinity", go_flags: 7 },
+        Field { tag: 19, json: "schedulerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 20, json: "initContainers", ty: Msg(74), shape: Repeated, go: "[]v1.Container", go_element: "v1.Container", go_flags: 5 },
+        Field { tag: 21, json: "automountServiceAccountToken", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 22, json: "tolerations", ty: Msg(235), shape: Repeated, go: "[]v1.Toleration", go_element: "v1.Toleration", go_flags: 5 },
+        Field { tag: 23, json: "hostAliases", ty: Msg(120), shape: Repeated, go: "[]v1.HostAlias", go_element: "v1.HostAlias", go_flags: 5 },
+        Field { tag: 24, json: "priorityClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 25, json: "priority", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 26, json: "dnsConfig", ty: Msg(180), shape: One, go: "v1.PodDNSConfig", go_element: "v1.PodDNSConfig", go_flags: 7 },
+        Field { tag: 27, json: "shareProcessNamespace", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 28, json: "readinessGates", ty: Msg(186), shape: Repeated, go: "[]v1.PodReadinessGate", go_element: "v1.PodReadinessGate", go_flags: 5 },
+        Field { tag: 29, json: "runtimeClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 30, json: "enableServiceLinks", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 31, json: "preemptionPolicy", ty: String, shape: One, go: "v1.PreemptionPolicy", go_element: "v1.PreemptionPolicy", go_flags: 7 },
+        Field { tag: 32, json: "overhead", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 33, json: "topologySpreadConstraints", ty: Msg(236), shape: Repeated, go: "[]v1.TopologySpreadConstraint", go_element: "v1.TopologySpreadConstraint", go_flags: 5 },
+        Field { tag: 34, json: "ephemeralContainers", ty: Msg(100), shape: Repeated, go: "[]v1.EphemeralContainer", go_element: "v1.EphemeralContainer", go_flags: 5 },
+        Field { tag: 35, json: "setHostnameAsFQDN", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 36, json: "os", ty: Msg(185), shape: One, go: "v1.PodOS", go_element: "v1.PodOS", go_flags: 7 },
+        Field { tag: 37, json: "hostUsers", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 38, json: "schedulingGates", ty: Msg(189), shape: Repeated, go: "[]v1.PodSchedulingGate", go_element: "v1.PodSchedulingGate", go_flags: 5 },
+        Field { tag: 39, json: "resourceClaims", ty: Msg(187), shape: Repeated, go: "[]v1.PodResourceClaim", go_element: "v1.PodResourceClaim", go_flags: 5 },
+        Field { tag: 40, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 7 },
+        Field { tag: 41, json: "hostnameOverride", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 42, json: "workloadRef", ty: Msg(250), shape: One, go: "v1.WorkloadReference", go_element: "v1.WorkloadReference", go_flags: 7 },
     ], json: &[
         Slot { name: "volumes", message: 191, field: 0 },
         Slot { name: "initContainers", message: 191, field: 19 },
@@ -2299,17 +2299,17 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "allocatedResources", message: 192, field: 18 },
         Slot { name: "resources", message: 192, field: 19 },
     ], by_name: &[18, 2, 12, 14, 17, 6, 7, 11, 3, 5, 0, 1, 8, 9, 13, 4, 15, 16, 19, 10] },
-    Message { name: "io.k8s.api.core.v1.PodTemplateSpec", form: Object, go_name: "PodTemplateSpec", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(191), shape: One, go: "v1.PodSpec", go_element: "v1.PodSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodTemplateSpec", form: Object, go_name: "PodTemplateSpec", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(191), shape: One, go: "v1.PodSpec", go_element: "v1.PodSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 193, field: 0 },
         Slot { name: "spec", message: 193, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.PortStatus", form: Object, go_name: "PortStatus", known: false, fields: &[
-        Field { tag: 1, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PortStatus", form: Object, go_name: "PortStatus", known: true, fields: &[
+        Field { tag: 1, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 1 },
+        Field { tag: 3, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "port", message: 194, field: 0 },
         Slot { name: "protocol", message: 194, field: 1 },
@@ -2324,21 +2324,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "fsType", message: 195, field: 1 },
         Slot { name: "readOnly", message: 195, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.core.v1.PreferredSchedulingTerm", form: Object, go_name: "PreferredSchedulingTerm", known: false, fields: &[
-        Field { tag: 1, json: "weight", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "preference", ty: Msg(154), shape: One, go: "v1.NodeSelectorTerm", go_element: "v1.NodeSelectorTerm", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PreferredSchedulingTerm", form: Object, go_name: "PreferredSchedulingTerm", known: true, fields: &[
+        Field { tag: 1, json: "weight", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "preference", ty: Msg(154), shape: One, go: "v1.NodeSelectorTerm", go_element: "v1.NodeSelectorTerm", go_flags: 1 },
     ], json: &[
         Slot { name: "weight", message: 196, field: 0 },
         Slot { name: "preference", message: 196, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.Probe", form: Object, go_name: "Probe", known: false, fields: &[
+    Message { name: "io.k8s.api.core.v1.Probe", form: Object, go_name: "Probe", known: true, fields: &[
         Field { tag: 1, json: "handler", ty: Msg(198), shape: Inline, go: "v1.ProbeHandler", go_element: "v1.ProbeHandler", go_flags: 0 },
-        Field { tag: 2, json: "initialDelaySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "periodSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "successThreshold", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "failureThreshold", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 7, json: "terminationGracePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+        Field { tag: 2, json: "initialDelaySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 3, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 4, json: "periodSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 5, json: "successThreshold", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "failureThreshold", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 7, json: "terminationGracePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
     ], json: &[
         Slot { name: "exec", message: 198, field: 0 },
         Slot { name: "httpGet", message: 198, field: 1 },
@@ -2351,11 +2351,11 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "failureThreshold", message: 197, field: 5 },
         Slot { name: "terminationGracePeriodSeconds", message: 197, field: 6 },
     ], by_name: &[0, 8, 3, 1, 4, 6, 7, 2, 9, 5] },
-    Message { name: "io.k8s.api.core.v1.ProbeHandler", form: Object, go_name: "ProbeHandler", known: false, fields: &[
-        Field { tag: 1, json: "exec", ty: Msg(107), shape: One, go: "v1.ExecAction", go_element: "v1.ExecAction", go_flags: 0 },
-        Field { tag: 2, json: "httpGet", ty: Msg(118), shape: One, go: "v1.HTTPGetAction", go_element: "v1.HTTPGetAction", go_flags: 0 },
-        Field { tag: 3, json: "tcpSocket", ty: Msg(233), shape: One, go: "v1.TCPSocketAction", go_element: "v1.TCPSocketAction", go_flags: 0 },
-        Field { tag: 4, json: "grpc", ty: Msg(114), shape: One, go: "v1.GRPCAction", go_element: "v1.GRPCAction", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ProbeHandler", form: Object, go_name: "ProbeHandler", known: true, fields: &[
+        Field { tag: 1, json: "exec", ty: Msg(107), shape: One, go: "v1.ExecAction", go_element: "v1.ExecAction", go_flags: 7 },
+        Field { tag: 2, json: "httpGet", ty: Msg(118), shape: One, go: "v1.HTTPGetAction", go_element: "v1.HTTPGetAction", go_flags: 7 },
+        Field { tag: 3, json: "tcpSocket", ty: Msg(233), shape: One, go: "v1.TCPSocketAction", go_element: "v1.TCPSocketAction", go_flags: 7 },
+        Field { tag: 4, json: "grpc", ty: Msg(114), shape: One, go: "v1.GRPCAction", go_element: "v1.GRPCAction", go_flags: 7 },
     ], json: &[
         Slot { name: "exec", message: 198, field: 0 },
         Slot { name: "httpGet", message: 198, field: 1 },
@@ -2422,17 +2422,17 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "secretRef", message: 202, field: 6 },
         Slot { name: "readOnly", message: 202, field: 7 },
     ], by_name: &[2, 1, 5, 0, 3, 7, 6, 4] },
-    Message { name: "io.k8s.api.core.v1.ResourceClaim", form: Object, go_name: "ResourceClaim", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "request", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceClaim", form: Object, go_name: "ResourceClaim", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "request", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 203, field: 0 },
         Slot { name: "request", message: 203, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.ResourceFieldSelector", form: Object, go_name: "ResourceFieldSelector", known: false, fields: &[
-        Field { tag: 1, json: "containerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "divisor", ty: Msg(287), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceFieldSelector", form: Object, go_name: "ResourceFieldSelector", known: true, fields: &[
+        Field { tag: 1, json: "containerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "divisor", ty: Msg(287), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "containerName", message: 204, field: 0 },
         Slot { name: "resource", message: 204, field: 1 },
@@ -2445,10 +2445,10 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "resourceID", message: 205, field: 0 },
         Slot { name: "health", message: 205, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ResourceRequirements", form: Object, go_name: "ResourceRequirements", known: false, fields: &[
-        Field { tag: 1, json: "limits", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "requests", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "claims", ty: Msg(203), shape: Repeated, go: "[]v1.ResourceClaim", go_element: "v1.ResourceClaim", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceRequirements", form: Object, go_name: "ResourceRequirements", known: true, fields: &[
+        Field { tag: 1, json: "limits", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 2, json: "requests", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 3, json: "claims", ty: Msg(203), shape: Repeated, go: "[]v1.ResourceClaim", go_element: "v1.ResourceClaim", go_flags: 5 },
     ], json: &[
         Slot { name: "limits", message: 206, field: 0 },
         Slot { name: "requests", message: 206, field: 1 },
@@ -2461,11 +2461,11 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "name", message: 207, field: 0 },
         Slot { name: "resources", message: 207, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.SELinuxOptions", form: Object, go_name: "SELinuxOptions", known: false, fields: &[
-        Field { tag: 1, json: "user", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "role", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "level", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.SELinuxOptions", form: Object, go_name: "SELinuxOptions", known: true, fields: &[
+        Field { tag: 1, json: "user", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "role", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "level", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "user", message: 208, field: 0 },
         Slot { name: "role", message: 208, field: 1 },
@@ -2518,19 +2518,19 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "fsType", message: 210, field: 8 },
         Slot { name: "readOnly", message: 210, field: 9 },
     ], by_name: &[8, 0, 4, 9, 2, 3, 6, 5, 1, 7] },
-    Message { name: "io.k8s.api.core.v1.SeccompProfile", form: Object, go_name: "SeccompProfile", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "localhostProfile", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.SeccompProfile", form: Object, go_name: "SeccompProfile", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.SeccompProfileType", go_element: "v1.SeccompProfileType", go_flags: 1 },
+        Field { tag: 2, json: "localhostProfile", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 211, field: 0 },
         Slot { name: "localhostProfile", message: 211, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.Secret", form: Object, go_name: "Secret", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "data", ty: Bytes, shape: Map, go: "map[string][]uint8", go_element: "[]uint8", go_flags: 0 },
-        Field { tag: 3, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "stringData", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "immutable", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Secret", form: Object, go_name: "Secret", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "data", ty: Bytes, shape: Map, go: "map[string][]uint8", go_element: "[]uint8", go_flags: 5 },
+        Field { tag: 3, json: "type", ty: String, shape: One, go: "v1.SecretType", go_element: "v1.SecretType", go_flags: 5 },
+        Field { tag: 4, json: "stringData", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "immutable", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "metadata", message: 212, field: 0 },
         Slot { name: "immutable", message: 212, field: 4 },
@@ -2538,25 +2538,25 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "stringData", message: 212, field: 3 },
         Slot { name: "type", message: 212, field: 2 },
     ], by_name: &[2, 1, 0, 3, 4] },
-    Message { name: "io.k8s.api.core.v1.SecretEnvSource", form: Object, go_name: "SecretEnvSource", known: false, fields: &[
+    Message { name: "io.k8s.api.core.v1.SecretEnvSource", form: Object, go_name: "SecretEnvSource", known: true, fields: &[
         Field { tag: 1, json: "localObjectReference", ty: Msg(132), shape: Inline, go: "v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+        Field { tag: 2, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 132, field: 0 },
         Slot { name: "optional", message: 213, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.SecretKeySelector", form: Object, go_name: "SecretKeySelector", known: false, fields: &[
+    Message { name: "io.k8s.api.core.v1.SecretKeySelector", form: Object, go_name: "SecretKeySelector", known: true, fields: &[
         Field { tag: 1, json: "localObjectReference", ty: Msg(132), shape: Inline, go: "v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+        Field { tag: 2, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 132, field: 0 },
         Slot { name: "key", message: 214, field: 1 },
         Slot { name: "optional", message: 214, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.core.v1.SecretList", form: Object, go_name: "SecretList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(212), shape: Repeated, go: "[]v1.Secret", go_element: "v1.Secret", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.SecretList", form: Object, go_name: "SecretList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(212), shape: Repeated, go: "[]v1.Secret", go_element: "v1.Secret", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 215, field: 0 },
         Slot { name: "items", message: 215, field: 1 },
@@ -2577,30 +2577,30 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "name", message: 217, field: 0 },
         Slot { name: "namespace", message: 217, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.SecretVolumeSource", form: Object, go_name: "SecretVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "secretName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(126), shape: Repeated, go: "[]v1.KeyToPath", go_element: "v1.KeyToPath", go_flags: 0 },
-        Field { tag: 3, json: "defaultMode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.SecretVolumeSource", form: Object, go_name: "SecretVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "secretName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(126), shape: Repeated, go: "[]v1.KeyToPath", go_element: "v1.KeyToPath", go_flags: 5 },
+        Field { tag: 3, json: "defaultMode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 4, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "secretName", message: 218, field: 0 },
         Slot { name: "items", message: 218, field: 1 },
         Slot { name: "defaultMode", message: 218, field: 2 },
         Slot { name: "optional", message: 218, field: 3 },
     ], by_name: &[2, 1, 3, 0] },
-    Message { name: "io.k8s.api.core.v1.SecurityContext", form: Object, go_name: "SecurityContext", known: false, fields: &[
-        Field { tag: 1, json: "capabilities", ty: Msg(60), shape: One, go: "v1.Capabilities", go_element: "v1.Capabilities", go_flags: 0 },
-        Field { tag: 2, json: "privileged", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 3, json: "seLinuxOptions", ty: Msg(208), shape: One, go: "v1.SELinuxOptions", go_element: "v1.SELinuxOptions", go_flags: 0 },
-        Field { tag: 4, json: "runAsUser", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 5, json: "runAsNonRoot", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 6, json: "readOnlyRootFilesystem", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 7, json: "allowPrivilegeEscalation", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 8, json: "runAsGroup", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 9, json: "procMount", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "windowsOptions", ty: Msg(249), shape: One, go: "v1.WindowsSecurityContextOptions", go_element: "v1.WindowsSecurityContextOptions", go_flags: 0 },
-        Field { tag: 11, json: "seccompProfile", ty: Msg(211), shape: One, go: "v1.SeccompProfile", go_element: "v1.SeccompProfile", go_flags: 0 },
-        Field { tag: 12, json: "appArmorProfile", ty: Msg(53), shape: One, go: "v1.AppArmorProfile", go_element: "v1.AppArmorProfile", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.SecurityContext", form: Object, go_name: "SecurityContext", known: true, fields: &[
+        Field { tag: 1, json: "capabilities", ty: Msg(60), shape: One, go: "v1.Capabilities", go_element: "v1.Capabilities", go_flags: 7 },
+        Field { tag: 2, json: "privileged", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 3, json: "seLinuxOptions", ty: Msg(208), shape: One, go: "v1.SELinuxOptions", go_element: "v1.SELinuxOptions", go_flags: 7 },
+        Field { tag: 4, json: "runAsUser", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 5, json: "runAsNonRoot", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 6, json: "readOnlyRootFilesystem", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 7, json: "allowPrivilegeEscalation", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 8, json: "runAsGroup", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 9, json: "procMount", ty: String, shape: One, go: "v1.ProcMountType", go_element: "v1.ProcMountType", go_flags: 7 },
+        Field { tag: 10, json: "windowsOptions", ty: Msg(249), shape: One, go: "v1.WindowsSecurityContextOptions", go_element: "v1.WindowsSecurityContextOptions", go_flags: 7 },
+        Field { tag: 11, json: "seccompProfile", ty: Msg(211), shape: One, go: "v1.SeccompProfile", go_element: "v1.SeccompProfile", go_flags: 7 },
+        Field { tag: 12, json: "appArmorProfile", ty: Msg(53), shape: One, go: "v1.AppArmorProfile", go_element: "v1.AppArmorProfile", go_flags: 7 },
     ], json: &[
         Slot { name: "capabilities", message: 219, field: 0 },
         Slot { name: "privileged", message: 219, field: 1 },
@@ -2615,29 +2615,29 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "seccompProfile", message: 219, field: 10 },
         Slot { name: "appArmorProfile", message: 219, field: 11 },
     ], by_name: &[8, 11, 0, 1, 9, 7, 5, 6, 4, 2, 10, 3] },
-    Message { name: "io.k8s.api.core.v1.Service", form: Object, go_name: "Service", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(226), shape: One, go: "v1.ServiceSpec", go_element: "v1.ServiceSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(227), shape: One, go: "v1.ServiceStatus", go_element: "v1.ServiceStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Service", form: Object, go_name: "Service", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(226), shape: One, go: "v1.ServiceSpec", go_element: "v1.ServiceSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(227), shape: One, go: "v1.ServiceStatus", go_element: "v1.ServiceStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 220, field: 0 },
         Slot { name: "spec", message: 220, field: 1 },
         Slot { name: "status", message: 220, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.ServiceAccount", form: Object, go_name: "ServiceAccount", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "secrets", ty: Msg(160), shape: Repeated, go: "[]v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 0 },
-        Field { tag: 3, json: "imagePullSecrets", ty: Msg(132), shape: Repeated, go: "[]v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
-        Field { tag: 4, json: "automountServiceAccountToken", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ServiceAccount", form: Object, go_name: "ServiceAccount", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "secrets", ty: Msg(160), shape: Repeated, go: "[]v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 5 },
+        Field { tag: 3, json: "imagePullSecrets", ty: Msg(132), shape: Repeated, go: "[]v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 5 },
+        Field { tag: 4, json: "automountServiceAccountToken", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "metadata", message: 221, field: 0 },
         Slot { name: "secrets", message: 221, field: 1 },
         Slot { name: "imagePullSecrets", message: 221, field: 2 },
         Slot { name: "automountServiceAccountToken", message: 221, field: 3 },
     ], by_name: &[3, 2, 0, 1] },
-    Message { name: "io.k8s.api.core.v1.ServiceAccountList", form: Object, go_name: "ServiceAccountList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(221), shape: Repeated, go: "[]v1.ServiceAccount", go_element: "v1.ServiceAccount", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ServiceAccountList", form: Object, go_name: "ServiceAccountList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(221), shape: Repeated, go: "[]v1.ServiceAccount", go_element: "v1.ServiceAccount", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 222, field: 0 },
         Slot { name: "items", message: 222, field: 1 },
@@ -2651,20 +2651,20 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "expirationSeconds", message: 223, field: 1 },
         Slot { name: "path", message: 223, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.ServiceList", form: Object, go_name: "ServiceList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(220), shape: Repeated, go: "[]v1.Service", go_element: "v1.Service", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ServiceList", form: Object, go_name: "ServiceList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(220), shape: Repeated, go: "[]v1.Service", go_element: "v1.Service", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 224, field: 0 },
         Slot { name: "items", message: 224, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ServicePort", form: Object, go_name: "ServicePort", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "targetPort", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 5, json: "nodePort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "appProtocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ServicePort", form: Object, go_name: "ServicePort", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 5 },
+        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "targetPort", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 5 },
+        Field { tag: 5, json: "nodePort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "appProtocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 225, field: 0 },
         Slot { name: "protocol", message: 225, field: 1 },
@@ -2673,27 +2673,27 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "targetPort", message: 225, field: 3 },
         Slot { name: "nodePort", message: 225, field: 4 },
     ], by_name: &[2, 0, 5, 3, 1, 4] },
-    Message { name: "io.k8s.api.core.v1.ServiceSpec", form: Object, go_name: "ServiceSpec", known: false, fields: &[
-        Field { tag: 1, json: "ports", ty: Msg(225), shape: Repeated, go: "[]v1.ServicePort", go_element: "v1.ServicePort", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "clusterIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "externalIPs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "sessionAffinity", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "loadBalancerIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "loadBalancerSourceRanges", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "externalName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 11, json: "externalTrafficPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 12, json: "healthCheckNodePort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 13, json: "publishNotReadyAddresses", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 14, json: "sessionAffinityConfig", ty: Msg(228), shape: One, go: "v1.SessionAffinityConfig", go_element: "v1.SessionAffinityConfig", go_flags: 0 },
-        Field { tag: 17, json: "ipFamilyPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 18, json: "clusterIPs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 19, json: "ipFamilies", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 20, json: "allocateLoadBalancerNodePorts", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 21, json: "loadBalancerClass", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 22, json: "internalTrafficPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 23, json: "trafficDistribution", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ServiceSpec", form: Object, go_name: "ServiceSpec", known: true, fields: &[
+        Field { tag: 1, json: "ports", ty: Msg(225), shape: Repeated, go: "[]v1.ServicePort", go_element: "v1.ServicePort", go_flags: 5 },
+        Field { tag: 2, json: "selector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "clusterIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "type", ty: String, shape: One, go: "v1.ServiceType", go_element: "v1.ServiceType", go_flags: 5 },
+        Field { tag: 5, json: "externalIPs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 7, json: "sessionAffinity", ty: String, shape: One, go: "v1.ServiceAffinity", go_element: "v1.ServiceAffinity", go_flags: 5 },
+        Field { tag: 8, json: "loadBalancerIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 9, json: "loadBalancerSourceRanges", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 10, json: "externalName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 11, json: "externalTrafficPolicy", ty: String, shape: One, go: "v1.ServiceExternalTrafficPolicy", go_element: "v1.ServiceExternalTrafficPolicy", go_flags: 5 },
+        Field { tag: 12, json: "healthCheckNodePort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 13, json: "publishNotReadyAddresses", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 14, json: "sessionAffinityConfig", ty: Msg(228), shape: One, go: "v1.SessionAffinityConfig", go_element: "v1.SessionAffinityConfig", go_flags: 7 },
+        Field { tag: 17, json: "ipFamilyPolicy", ty: String, shape: One, go: "v1.IPFamilyPolicy", go_element: "v1.IPFamilyPolicy", go_flags: 7 },
+        Field { tag: 18, json: "clusterIPs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 19, json: "ipFamilies", ty: String, shape: Repeated, go: "[]v1.IPFamily", go_element: "v1.IPFamily", go_flags: 5 },
+        Field { tag: 20, json: "allocateLoadBalancerNodePorts", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 21, json: "loadBalancerClass", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 22, json: "internalTrafficPolicy", ty: String, shape: One, go: "v1.ServiceInternalTrafficPolicy", go_element: "v1.ServiceInternalTrafficPolicy", go_flags: 7 },
+        Field { tag: 23, json: "trafficDistribution", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "ports", message: 226, field: 0 },
         Slot { name: "selector", message: 226, field: 1 },
@@ -2716,20 +2716,20 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "internalTrafficPolicy", message: 226, field: 18 },
         Slot { name: "trafficDistribution", message: 226, field: 19 },
     ], by_name: &[16, 2, 3, 5, 9, 10, 11, 18, 14, 15, 17, 7, 8, 0, 12, 1, 6, 13, 19, 4] },
-    Message { name: "io.k8s.api.core.v1.ServiceStatus", form: Object, go_name: "ServiceStatus", known: false, fields: &[
-        Field { tag: 1, json: "loadBalancer", ty: Msg(131), shape: One, go: "v1.LoadBalancerStatus", go_element: "v1.LoadBalancerStatus", go_flags: 0 },
-        Field { tag: 2, json: "conditions", ty: Msg(290), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ServiceStatus", form: Object, go_name: "ServiceStatus", known: true, fields: &[
+        Field { tag: 1, json: "loadBalancer", ty: Msg(131), shape: One, go: "v1.LoadBalancerStatus", go_element: "v1.LoadBalancerStatus", go_flags: 5 },
+        Field { tag: 2, json: "conditions", ty: Msg(290), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 5 },
     ], json: &[
         Slot { name: "loadBalancer", message: 227, field: 0 },
         Slot { name: "conditions", message: 227, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.SessionAffinityConfig", form: Object, go_name: "SessionAffinityConfig", known: false, fields: &[
-        Field { tag: 1, json: "clientIP", ty: Msg(65), shape: One, go: "v1.ClientIPConfig", go_element: "v1.ClientIPConfig", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.SessionAffinityConfig", form: Object, go_name: "SessionAffinityConfig", known: true, fields: &[
+        Field { tag: 1, json: "clientIP", ty: Msg(65), shape: One, go: "v1.ClientIPConfig", go_element: "v1.ClientIPConfig", go_flags: 7 },
     ], json: &[
         Slot { name: "clientIP", message: 228, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.SleepAction", form: Object, go_name: "SleepAction", known: false, fields: &[
-        Field { tag: 1, json: "seconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.SleepAction", form: Object, go_name: "SleepAction", known: true, fields: &[
+        Field { tag: 1, json: "seconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 1 },
     ], json: &[
         Slot { name: "seconds", message: 229, field: 0 },
     ], by_name: &[0] },
@@ -2759,16 +2759,16 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "readOnly", message: 231, field: 3 },
         Slot { name: "secretRef", message: 231, field: 4 },
     ], by_name: &[2, 3, 4, 0, 1] },
-    Message { name: "io.k8s.api.core.v1.Sysctl", form: Object, go_name: "Sysctl", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Sysctl", form: Object, go_name: "Sysctl", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 232, field: 0 },
         Slot { name: "value", message: 232, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.TCPSocketAction", form: Object, go_name: "TCPSocketAction", known: false, fields: &[
-        Field { tag: 1, json: "port", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 2, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.TCPSocketAction", form: Object, go_name: "TCPSocketAction", known: true, fields: &[
+        Field { tag: 1, json: "port", ty: Msg(308), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 1 },
+        Field { tag: 2, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "port", message: 233, field: 0 },
         Slot { name: "host", message: 233, field: 1 },
@@ -2784,12 +2784,12 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "effect", message: 234, field: 2 },
         Slot { name: "timeAdded", message: 234, field: 3 },
     ], by_name: &[2, 0, 3, 1] },
-    Message { name: "io.k8s.api.core.v1.Toleration", form: Object, go_name: "Toleration", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "operator", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "effect", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "tolerationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Toleration", form: Object, go_name: "Toleration", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "operator", ty: String, shape: One, go: "v1.TolerationOperator", go_element: "v1.TolerationOperator", go_flags: 5 },
+        Field { tag: 3, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "effect", ty: String, shape: One, go: "v1.TaintEffect", go_element: "v1.TaintEffect", go_flags: 5 },
+        Field { tag: 5, json: "tolerationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
     ], json: &[
         Slot { name: "key", message: 235, field: 0 },
         Slot { name: "operator", message: 235, field: 1 },
@@ -2797,15 +2797,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "effect", message: 235, field: 3 },
         Slot { name: "tolerationSeconds", message: 235, field: 4 },
     ], by_name: &[3, 0, 1, 4, 2] },
-    Message { name: "io.k8s.api.core.v1.TopologySpreadConstraint", form: Object, go_name: "TopologySpreadConstraint", known: false, fields: &[
-        Field { tag: 1, json: "maxSkew", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "topologyKey", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "whenUnsatisfiable", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "labelSelector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 5, json: "minDomains", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "nodeAffinityPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "nodeTaintsPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "matchLabelKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.TopologySpreadConstraint", form: Object, go_name: "TopologySpreadConstraint", known: true, fields: &[
+        Field { tag: 1, json: "maxSkew", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "topologyKey", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "whenUnsatisfiable", ty: String, shape: One, go: "v1.UnsatisfiableConstraintAction", go_element: "v1.UnsatisfiableConstraintAction", go_flags: 1 },
+        Field { tag: 4, json: "labelSelector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 5, json: "minDomains", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 6, json: "nodeAffinityPolicy", ty: String, shape: One, go: "v1.NodeInclusionPolicy", go_element: "v1.NodeInclusionPolicy", go_flags: 7 },
+        Field { tag: 7, json: "nodeTaintsPolicy", ty: String, shape: One, go: "v1.NodeInclusionPolicy", go_element: "v1.NodeInclusionPolicy", go_flags: 7 },
+        Field { tag: 8, json: "matchLabelKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "maxSkew", message: 236, field: 0 },
         Slot { name: "topologyKey", message: 236, field: 1 },
@@ -2836,8 +2836,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "name", message: 238, field: 2 },
         Slot { name: "namespace", message: 238, field: 3 },
     ], by_name: &[0, 1, 2, 3] },
-    Message { name: "io.k8s.api.core.v1.Volume", form: Object, go_name: "Volume", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Volume", form: Object, go_name: "Volume", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
         Field { tag: 2, json: "volumeSource", ty: Msg(246), shape: Inline, go: "v1.VolumeSource", go_element: "v1.VolumeSource", go_flags: 0 },
     ], json: &[
         Slot { name: "name", message: 239, field: 0 },
@@ -2872,21 +2872,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "ephemeral", message: 246, field: 28 },
         Slot { name: "image", message: 246, field: 29 },
     ], by_name: &[4, 22, 18, 14, 13, 19, 28, 16, 2, 29, 17, 12, 15, 3, 5, 9, 1, 30, 8, 0, 7, 10, 23, 25, 24, 21, 11, 26, 6, 27, 20] },
-    Message { name: "io.k8s.api.core.v1.VolumeDevice", form: Object, go_name: "VolumeDevice", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "devicePath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.VolumeDevice", form: Object, go_name: "VolumeDevice", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "devicePath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 240, field: 0 },
         Slot { name: "devicePath", message: 240, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.VolumeMount", form: Object, go_name: "VolumeMount", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 3, json: "mountPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "subPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "mountPropagation", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "subPathExpr", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "recursiveReadOnly", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.VolumeMount", form: Object, go_name: "VolumeMount", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 3, json: "mountPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "subPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "mountPropagation", ty: String, shape: One, go: "v1.MountPropagationMode", go_element: "v1.MountPropagationMode", go_flags: 7 },
+        Field { tag: 6, json: "subPathExpr", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 7, json: "recursiveReadOnly", ty: String, shape: One, go: "v1.RecursiveReadOnlyMode", go_element: "v1.RecursiveReadOnlyMode", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 241, field: 0 },
         Slot { name: "readOnly", message: 241, field: 1 },
@@ -2934,37 +2934,37 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "limits", message: 245, field: 0 },
         Slot { name: "requests", message: 245, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.VolumeSource", form: Object, go_name: "VolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "hostPath", ty: Msg(122), shape: One, go: "v1.HostPathVolumeSource", go_element: "v1.HostPathVolumeSource", go_flags: 0 },
-        Field { tag: 2, json: "emptyDir", ty: Msg(91), shape: One, go: "v1.EmptyDirVolumeSource", go_element: "v1.EmptyDirVolumeSource", go_flags: 0 },
-        Field { tag: 3, json: "gcePersistentDisk", ty: Msg(113), shape: One, go: "v1.GCEPersistentDiskVolumeSource", go_element: "v1.GCEPersistentDiskVolumeSource", go_flags: 0 },
-        Field { tag: 4, json: "awsElasticBlockStore", ty: Msg(51), shape: One, go: "v1.AWSElasticBlockStoreVolumeSource", go_element: "v1.AWSElasticBlockStoreVolumeSource", go_flags: 0 },
-        Field { tag: 5, json: "gitRepo", ty: Msg(115), shape: One, go: "v1.GitRepoVolumeSource", go_element: "v1.GitRepoVolumeSource", go_flags: 0 },
-        Field { tag: 6, json: "secret", ty: Msg(218), shape: One, go: "v1.SecretVolumeSource", go_element: "v1.SecretVolumeSource", go_flags: 0 },
-        Field { tag: 7, json: "nfs", ty: Msg(135), shape: One, go: "v1.NFSVolumeSource", go_element: "v1.NFSVolumeSource", go_flags: 0 },
-        Field { tag: 8, json: "iscsi", ty: Msg(124), shape: One, go: "v1.ISCSIVolumeSource", go_element: "v1.ISCSIVolumeSource", go_flags: 0 },
-        Field { tag: 9, json: "glusterfs", ty: Msg(117), shape: One, go: "v1.GlusterfsVolumeSource", go_element: "v1.GlusterfsVolumeSource", go_flags: 0 },
-        Field { tag: 10, json: "persistentVolumeClaim", ty: Msg(168), shape: One, go: "v1.PersistentVolumeClaimVolumeSource", go_element: "v1.PersistentVolumeClaimVolumeSource", go_flags: 0 },
-        Field { tag: 11, json: "rbd", ty: Msg(202), shape: One, go: "v1.RBDVolumeSource", go_element: "v1.RBDVolumeSource", go_flags: 0 },
-        Field { tag: 12, json: "flexVolume", ty: Msg(111), shape: One, go: "v1.FlexVolumeSource", go_element: "v1.FlexVolumeSource", go_flags: 0 },
-        Field { tag: 13, json: "cinder", ty: Msg(64), shape: One, go: "v1.CinderVolumeSource", go_element: "v1.CinderVolumeSource", go_flags: 0 },
-        Field { tag: 14, json: "cephfs", ty: Msg(62), shape: One, go: "v1.CephFSVolumeSource", go_element: "v1.CephFSVolumeSource", go_flags: 0 },
-        Field { tag: 15, json: "flocker", ty: Msg(112), shape: One, go: "v1.FlockerVolumeSource", go_element: "v1.FlockerVolumeSource", go_flags: 0 },
-        Field { tag: 16, json: "downwardAPI", ty: Msg(90), shape: One, go: "v1.DownwardAPIVolumeSource", go_element: "v1.DownwardAPIVolumeSource", go_flags: 0 },
-        Field { tag: 17, json: "fc", ty: Msg(108), shape: One, go: "v1.FCVolumeSource", go_element: "v1.FCVolumeSource", go_flags: 0 },
-        Field { tag: 18, json: "azureFile", ty: Msg(57), shape: One, go: "v1.AzureFileVolumeSource", go_element: "v1.AzureFileVolumeSource", go_flags: 0 },
-        Field { tag: 19, json: "configMap", ty: Msg(73), shape: One, go: "v1.ConfigMapVolumeSource", go_element: "v1.ConfigMapVolumeSource", go_flags: 0 },
-        Field { tag: 20, json: "vsphereVolume", ty: Msg(247), shape: One, go: "v1.VsphereVirtualDiskVolumeSource", go_element: "v1.VsphereVirtualDiskVolumeSource", go_flags: 0 },
-        Field { tag: 21, json: "quobyte", ty: Msg(200), shape: One, go: "v1.QuobyteVolumeSource", go_element: "v1.QuobyteVolumeSource", go_flags: 0 },
-        Field { tag: 22, json: "azureDisk", ty: Msg(55), shape: One, go: "v1.AzureDiskVolumeSource", go_element: "v1.AzureDiskVolumeSource", go_flags: 0 },
-        Field { tag: 23, json: "photonPersistentDisk", ty: Msg(173), shape: One, go: "v1.PhotonPersistentDiskVolumeSource", go_element: "v1.PhotonPersistentDiskVolumeSource", go_flags: 0 },
-        Field { tag: 24, json: "portworxVolume", ty: Msg(195), shape: One, go: "v1.PortworxVolumeSource", go_element: "v1.PortworxVolumeSource", go_flags: 0 },
-        Field { tag: 25, json: "scaleIO", ty: Msg(210), shape: One, go: "v1.ScaleIOVolumeSource", go_element: "v1.ScaleIOVolumeSource", go_flags: 0 },
-        Field { tag: 26, json: "projected", ty: Msg(199), shape: One, go: "v1.ProjectedVolumeSource", go_element: "v1.ProjectedVolumeSource", go_flags: 0 },
-        Field { tag: 27, json: "storageos", ty: Msg(231), shape: One, go: "v1.StorageOSVolumeSource", go_element: "v1.StorageOSVolumeSource", go_flags: 0 },
-        Field { tag: 28, json: "csi", ty: Msg(59), shape: One, go: "v1.CSIVolumeSource", go_element: "v1.CSIVolumeSource", go_flags: 0 },
-        Field { tag: 29, json: "ephemeral", ty: Msg(102), shape: One, go: "v1.EphemeralVolumeSource", go_element: "v1.EphemeralVolumeSource", go_flags: 0 },
-        Field { tag: 30, json: "image", ty: Msg(125), shape: One, go: "v1.ImageVolumeSource", go_element: "v1.ImageVolumeSource", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.VolumeSource", form: Object, go_name: "VolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "hostPath", ty: Msg(122), shape: One, go: "v1.HostPathVolumeSource", go_element: "v1.HostPathVolumeSource", go_flags: 7 },
+        Field { tag: 2, json: "emptyDir", ty: Msg(91), shape: One, go: "v1.EmptyDirVolumeSource", go_element: "v1.EmptyDirVolumeSource", go_flags: 7 },
+        Field { tag: 3, json: "gcePersistentDisk", ty: Msg(113), shape: One, go: "v1.GCEPersistentDiskVolumeSource", go_element: "v1.GCEPersistentDiskVolumeSource", go_flags: 7 },
+        Field { tag: 4, json: "awsElasticBlockStore", ty: Msg(51), shape: One, go: "v1.AWSElasticBlockStoreVolumeSource", go_element: "v1.AWSElasticBlockStoreVolumeSource", go_flags: 7 },
+        Field { tag: 5, json: "gitRepo", ty: Msg(115), shape: One, go: "v1.GitRepoVolumeSource", go_element: "v1.GitRepoVolumeSource", go_flags: 7 },
+        Field { tag: 6, json: "secret", ty: Msg(218), shape: One, go: "v1.SecretVolumeSource", go_element: "v1.SecretVolumeSource", go_flags: 7 },
+        Field { tag: 7, json: "nfs", ty: Msg(135), shape: One, go: "v1.NFSVolumeSource", go_element: "v1.NFSVolumeSource", go_flags: 7 },
+        Field { tag: 8, json: "iscsi", ty: Msg(124), shape: One, go: "v1.ISCSIVolumeSource", go_element: "v1.ISCSIVolumeSource", go_flags: 7 },
+        Field { tag: 9, json: "glusterfs", ty: Msg(117), shape: One, go: "v1.GlusterfsVolumeSource", go_element: "v1.GlusterfsVolumeSource", go_flags: 7 },
+        Field { tag: 10, json: "persistentVolumeClaim", ty: Msg(168), shape: One, go: "v1.PersistentVolumeClaimVolumeSource", go_element: "v1.PersistentVolumeClaimVolumeSource", go_flags: 7 },
+        Field { tag: 11, json: "rbd", ty: Msg(202), shape: One, go: "v1.RBDVolumeSource", go_element: "v1.RBDVolumeSource", go_flags: 7 },
+        Field { tag: 12, json: "flexVolume", ty: Msg(111), shape: One, go: "v1.FlexVolumeSource", go_element: "v1.FlexVolumeSource", go_flags: 7 },
+        Field { tag: 13, json: "cinder", ty: Msg(64), shape: One, go: "v1.CinderVolumeSource", go_element: "v1.CinderVolumeSource", go_flags: 7 },
+        Field { tag: 14, json: "cephfs", ty: Msg(62), shape: One, go: "v1.CephFSVolumeSource", go_element: "v1.CephFSVolumeSource", go_flags: 7 },
+        Field { tag: 15, json: "flocker", ty: Msg(112), shape: One, go: "v1.FlockerVolumeSource", go_element: "v1.FlockerVolumeSource", go_flags: 7 },
+        Field { tag: 16, json: "downwardAPI", ty: Msg(90), shape: One, go: "v1.DownwardAPIVolumeSource", go_element: "v1.DownwardAPIVolumeSource", go_flags: 7 },
+        Field { tag: 17, json: "fc", ty: Msg(108), shape: One, go: "v1.FCVolumeSource", go_element: "v1.FCVolumeSource", go_flags: 7 },
+        Field { tag: 18, json: "azureFile", ty: Msg(57), shape: One, go: "v1.AzureFileVolumeSource", go_element: "v1.AzureFileVolumeSource", go_flags: 7 },
+        Field { tag: 19, json: "configMap", ty: Msg(73), shape: One, go: "v1.ConfigMapVolumeSource", go_element: "v1.ConfigMapVolumeSource", go_flags: 7 },
+        Field { tag: 20, json: "vsphereVolume", ty: Msg(247), shape: One, go: "v1.VsphereVirtualDiskVolumeSource", go_element: "v1.VsphereVirtualDiskVolumeSource", go_flags: 7 },
+        Field { tag: 21, json: "quobyte", ty: Msg(200), shape: One, go: "v1.QuobyteVolumeSource", go_element: "v1.QuobyteVolumeSource", go_flags: 7 },
+        Field { tag: 22, json: "azureDisk", ty: Msg(55), shape: One, go: "v1.AzureDiskVolumeSource", go_element: "v1.AzureDiskVolumeSource", go_flags: 7 },
+        Field { tag: 23, json: "photonPersistentDisk", ty: Msg(173), shape: One, go: "v1.PhotonPersistentDiskVolumeSource", go_element: "v1.PhotonPersistentDiskVolumeSource", go_flags: 7 },
+        Field { tag: 24, json: "portworxVolume", ty: Msg(195), shape: One, go: "v1.PortworxVolumeSource", go_element: "v1.PortworxVolumeSource", go_flags: 7 },
+        Field { tag: 25, json: "scaleIO", ty: Msg(210), shape: One, go: "v1.ScaleIOVolumeSource", go_element: "v1.ScaleIOVolumeSource", go_flags: 7 },
+        Field { tag: 26, json: "projected", ty: Msg(199), shape: One, go: "v1.ProjectedVolumeSource", go_element: "v1.ProjectedVolumeSource", go_flags: 7 },
+        Field { tag: 27, json: "storageos", ty: Msg(231), shape: One, go: "v1.StorageOSVolumeSource", go_element: "v1.StorageOSVolumeSource", go_flags: 7 },
+        Field { tag: 28, json: "csi", ty: Msg(59), shape: One, go: "v1.CSIVolumeSource", go_element: "v1.CSIVolumeSource", go_flags: 7 },
+        Field { tag: 29, json: "ephemeral", ty: Msg(102), shape: One, go: "v1.EphemeralVolumeSource", go_element: "v1.EphemeralVolumeSource", go_flags: 7 },
+        Field { tag: 30, json: "image", ty: Msg(125), shape: One, go: "v1.ImageVolumeSource", go_element: "v1.ImageVolumeSource", go_flags: 7 },
     ], json: &[
         Slot { name: "hostPath", message: 246, field: 0 },
         Slot { name: "emptyDir", message: 246, field: 1 },
@@ -3008,18 +3008,18 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "storagePolicyName", message: 247, field: 2 },
         Slot { name: "storagePolicyID", message: 247, field: 3 },
     ], by_name: &[1, 3, 2, 0] },
-    Message { name: "io.k8s.api.core.v1.WeightedPodAffinityTerm", form: Object, go_name: "WeightedPodAffinityTerm", known: false, fields: &[
-        Field { tag: 1, json: "weight", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "podAffinityTerm", ty: Msg(176), shape: One, go: "v1.PodAffinityTerm", go_element: "v1.PodAffinityTerm", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.WeightedPodAffinityTerm", form: Object, go_name: "WeightedPodAffinityTerm", known: true, fields: &[
+        Field { tag: 1, json: "weight", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "podAffinityTerm", ty: Msg(176), shape: One, go: "v1.PodAffinityTerm", go_element: "v1.PodAffinityTerm", go_flags: 1 },
     ], json: &[
         Slot { name: "weight", message: 248, field: 0 },
         Slot { name: "podAffinityTerm", message: 248, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.WindowsSecurityContextOptions", form: Object, go_name: "WindowsSecurityContextOptions", known: false, fields: &[
-        Field { tag: 1, json: "gmsaCredentialSpecName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "gmsaCredentialSpec", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "runAsUserName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "hostProcess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.WindowsSecurityContextOptions", form: Object, go_name: "WindowsSecurityContextOptions", known: true, fields: &[
+        Field { tag: 1, json: "gmsaCredentialSpecName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "gmsaCredentialSpec", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 3, json: "runAsUserName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 4, json: "hostProcess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "gmsaCredentialSpecName", message: 249, field: 0 },
         Slot { name: "gmsaCredentialSpec", message: 249, field: 1 },
