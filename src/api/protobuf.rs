@@ -914,7 +914,11 @@ mod tests {
                     name: Some(String::new()),
                     protocol: Some("TCP".into()),
                     port: Some(80),
-                    target_port: Some(IntOrString { r#type: Some(0), int_val: Some(8080), str_val: Some(String::new()) }),
+                    target_port: Some(IntOrString {
+                        r#type: Some(0),
+                        int_val: Some(8080),
+                        str_val: Some(String::new()),
+                    }),
                     node_port: Some(0),
                     ..Default::default()
                 }],

@@ -100,7 +100,9 @@ impl Decoder {
 
     /// `json: cannot unmarshal WHAT into Go struct field S.path of type T`.
     fn type_error(&mut self, what: &str, frame: &Frame<'_>, go_type: &str) {
-        self.save(|| format!("json: cannot unmarshal {what} into Go struct field {} of type {go_type}", frame.describe()));
+        self.save(|| {
+            format!("json: cannot unmarshal {what} into Go struct field {} of type {go_type}", frame.describe())
+        });
     }
 
     fn object(&mut self, message: &'static Message, map: &mut Object, parent: Option<&Frame<'_>>) -> Result<(), Hard> {
@@ -266,8 +268,12 @@ impl Decoder {
             Form::IntOrString => match value {
                 Value::String(_) => {}
                 Value::Number(n) if integer_fits(n, Type::Int32) => {}
-                Value::Number(n) => return Err(format!("json: cannot unmarshal number {n} into Go value of type int32")),
-                other => return Err(format!("json: cannot unmarshal {} into Go value of type int32", json_kind(other))),
+                Value::Number(n) => {
+                    return Err(format!("json: cannot unmarshal number {n} into Go value of type int32"))
+                }
+                other => {
+                    return Err(format!("json: cannot unmarshal {} into Go value of type int32", json_kind(other)))
+                }
             },
             // time.go / micro_time.go UnmarshalJSON: a string parsed as RFC
             // 3339; MarshalJSON writes it back in UTC.
@@ -454,13 +460,12 @@ fn parse_time(text: &str, micro: bool) -> Result<Option<String>, String> {
     let mut nanos: u32 = 0;
     if micro {
         let hold = rest;
-        let fraction = rest.strip_prefix(['.', ',']).and_then(|r| r.get(..6)).filter(|d| d.bytes().all(|b| b.is_ascii_digit()));
+        let fraction =
+            rest.strip_prefix(['.', ',']).and_then(|r| r.get(..6)).filter(|d| d.bytes().all(|b| b.is_ascii_digit()));
         let Some(fraction) = fraction else { return Err(fail(hold, ".000000")) };
         nanos = fraction.parse::<u32>().unwrap_or(0) * 1000;
         rest = rest.get(7..).unwrap_or("");
-    } else if rest.len() >= 2
-        && rest.starts_with(['.', ','])
-        && rest.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
+    } else if rest.len() >= 2 && rest.starts_with(['.', ',']) && rest.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
     {
         // Go accepts a fraction the layout does not show.
         let digits = rest.bytes().skip(1).take_while(u8::is_ascii_digit).count();
@@ -912,7 +917,9 @@ mod tests {
     /// without `omitempty`, nothing for an `omitempty` zero.
     #[test]
     fn order_adds_what_go_encodes_for_zero_fields() {
-        let mut pod = object(json!({"spec": {"containers": [{"image": "i", "name": "a", "stdin": false}]}, "kind": "Pod", "apiVersion": "v1"}));
+        let mut pod = object(
+            json!({"spec": {"containers": [{"image": "i", "name": "a", "stdin": false}]}, "kind": "Pod", "apiVersion": "v1"}),
+        );
         order("", "v1", "Pod", &mut pod);
         assert_eq!(
             serde_json::to_string(&pod).unwrap(),

@@ -28,8 +28,8 @@
 pub mod admission;
 pub mod allocate;
 pub mod decode;
-pub mod quantity;
 pub mod defaults;
+pub mod quantity;
 pub mod rules;
 pub mod validate;
 

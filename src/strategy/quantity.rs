@@ -82,7 +82,8 @@ pub fn canonical(raw: &str) -> Result<Cow<'_, str>, QuantityError> {
         amount = Decimal { negative: amount.negative, digits: i64::MAX.to_string().into_bytes(), exponent: 0 };
     }
     // The magnitude is compared (Go negates the amount around both caps).
-    if format == Format::BinarySI && !amount.is_zero() && amount.cmp_magnitude(&Decimal::from_u64(1)) == Ordering::Less {
+    if format == Format::BinarySI && !amount.is_zero() && amount.cmp_magnitude(&Decimal::from_u64(1)) == Ordering::Less
+    {
         format = Format::DecimalSI;
     }
     Ok(Cow::Owned(amount.canonical(format)))
@@ -159,18 +160,8 @@ fn split(s: &str) -> Result<Parts<'_>, QuantityError> {
 
 /// suffix.go: the suffix's base, exponent and format.
 fn interpret(suffix: &str) -> Option<(u32, i32, Format)> {
-    const DECIMAL: &[(&str, i32)] = &[
-        ("n", -9),
-        ("u", -6),
-        ("m", -3),
-        ("", 0),
-        ("k", 3),
-        ("M", 6),
-        ("G", 9),
-        ("T", 12),
-        ("P", 15),
-        ("E", 18),
-    ];
+    const DECIMAL: &[(&str, i32)] =
+        &[("n", -9), ("u", -6), ("m", -3), ("", 0), ("k", 3), ("M", 6), ("G", 9), ("T", 12), ("P", 15), ("E", 18)];
     const BINARY: &[(&str, i32)] = &[("Ki", 10), ("Mi", 20), ("Gi", 30), ("Ti", 40), ("Pi", 50), ("Ei", 60)];
     if let Some((_, e)) = DECIMAL.iter().find(|(s, _)| *s == suffix) {
         return Some((10, *e, Format::DecimalSI));
@@ -219,9 +210,7 @@ fn fast_path_keeps_string(parts: &Parts<'_>, exponent: i32, format: Format) -> R
     }
     let keep = match format {
         Format::BinarySI => exponent % 10 == 0 && value & 0x07 != 0,
-        _ => {
-            scale % 3 == 0 && !ends_with_000(parts) && !parts.num.starts_with('0')
-        }
+        _ => scale % 3 == 0 && !ends_with_000(parts) && !parts.num.starts_with('0'),
     };
     Ok(Some(keep))
 }
@@ -406,7 +395,7 @@ impl Decimal {
             value = value.checked_mul(10)?;
         }
         let mut power = 0;
-        while value != 0 && value % 1024 == 0 {
+        while value != 0 && value.is_multiple_of(1024) {
             value /= 1024;
             power += 1;
         }
@@ -514,17 +503,7 @@ mod tests {
 
     #[test]
     fn refused_as_go_refuses() {
-        let format = [
-            "",
-            " ",
-            "abc",
-            "1x",
-            "1.5.5",
-            "1Mi5x",
-            "1 Mi",
-            "true",
-            "{}",
-        ];
+        let format = ["", " ", "abc", "1x", "1.5.5", "1Mi5x", "1 Mi", "true", "{}"];
         for input in format {
             assert_eq!(canonical(input), Err(QuantityError::Format), "{input:?}");
         }

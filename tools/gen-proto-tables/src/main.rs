@@ -186,10 +186,7 @@ fn main() {
             };
             if let Some(facts) = facts {
                 for named in facts.keys() {
-                    assert!(
-                        fields.iter().any(|(_, j, _)| j == named),
-                        "go_fields.txt: {name} has no field {named}"
-                    );
+                    assert!(fields.iter().any(|(_, j, _)| j == named), "go_fields.txt: {name} has no field {named}");
                 }
             }
             let fact = facts.and_then(|f| f.get(json.as_str()));
@@ -206,10 +203,9 @@ fn main() {
                 (None, None) => go_scalar(&field.ty).to_string(),
             };
             // core/v1 declares every map of quantities as `ResourceList`.
-            let resource_list = (*shape == "Map"
-                && name.starts_with("io.k8s.api.core.v1.")
-                && element == "resource.Quantity")
-                .then_some("v1.ResourceList");
+            let resource_list =
+                (*shape == "Map" && name.starts_with("io.k8s.api.core.v1.") && element == "resource.Quantity")
+                    .then_some("v1.ResourceList");
             let whole = match (*shape, fact.and_then(|f| f.container.as_deref()).or(resource_list)) {
                 (_, Some(container)) if !container.contains('.') => format!("{go_package}.{container}"),
                 (_, Some(container)) => container.to_string(),
