@@ -164,7 +164,7 @@ fn main() {
         tags.sort();
         tags.iter().position(|t| *t == tag).expect("tag")
     };
-    for (name, _) in &reachable {
+    for name in reachable.keys() {
         let form = FORMS.iter().find(|(n, _)| n == name).map(|(_, f)| *f).unwrap_or("Object");
         let (go_package, go_name) = go_type_name(name);
         let facts = go.get(name.as_str());
@@ -409,7 +409,7 @@ fn resolve_type(rust_type: &str, module: &[String]) -> String {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .filter(|s| !s.starts_with("::core::") && !s.starts_with("::prost::"))
-        .last()
+        .next_back()
         .unwrap_or_else(|| panic!("no message type in {rust_type}"));
     let mut path: Vec<String> = module.to_vec();
     let mut segments: Vec<&str> = inner.split("::").collect();
