@@ -408,8 +408,7 @@ fn resolve_type(rust_type: &str, module: &[String]) -> String {
         .split(['<', '>', ','])
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .filter(|s| !s.starts_with("::core::") && !s.starts_with("::prost::"))
-        .next_back()
+        .rfind(|s| !s.starts_with("::core::") && !s.starts_with("::prost::"))
         .unwrap_or_else(|| panic!("no message type in {rust_type}"));
     let mut path: Vec<String> = module.to_vec();
     let mut segments: Vec<&str> = inner.split("::").collect();
