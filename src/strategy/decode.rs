@@ -843,6 +843,12 @@ mod tests {
             ),
             (
                 "",
+                "Event",
+                json!({"eventTime": "2026-01-01T00:00:00Z"}),
+                "parsing time \"2026-01-01T00:00:00Z\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"Z\" as \".000000\"",
+            ),
+            (
+                "",
                 "ConfigMap",
                 json!({"metadata": {"creationTimestamp": 5}}),
                 "json: cannot unmarshal number into Go value of type string",
@@ -933,6 +939,17 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&service).unwrap(),
             r#"{"metadata":{},"spec":{"ports":[{"port":80,"targetPort":0}]},"status":{"loadBalancer":{}}}"#
+        );
+        // As kube stores a Node created without status (the reference list).
+        let mut node = object(json!({"metadata": {"name": "n"}}));
+        order("", "v1", "Node", &mut node);
+        assert_eq!(
+            serde_json::to_string(&node).unwrap(),
+            concat!(
+                r#"{"metadata":{"name":"n"},"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"#,
+                r#""nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","#,
+                r#""containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}}"#
+            )
         );
         let mut event = object(json!({"involvedObject": {"kind": "Pod"}}));
         order("", "v1", "Event", &mut event);

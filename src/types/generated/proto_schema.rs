@@ -601,9 +601,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "type", message: 53, field: 0 },
         Slot { name: "localhostProfile", message: 53, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.AttachedVolume", form: Object, go_name: "AttachedVolume", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "devicePath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.AttachedVolume", form: Object, go_name: "AttachedVolume", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.UniqueVolumeName", go_element: "v1.UniqueVolumeName", go_flags: 1 },
+        Field { tag: 2, json: "devicePath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 54, field: 0 },
         Slot { name: "devicePath", message: 54, field: 1 },
@@ -885,9 +885,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "resourceName", message: 75, field: 1 },
         Slot { name: "requestName", message: 75, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.core.v1.ContainerImage", form: Object, go_name: "ContainerImage", known: false, fields: &[
-        Field { tag: 1, json: "names", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "sizeBytes", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ContainerImage", form: Object, go_name: "ContainerImage", known: true, fields: &[
+        Field { tag: 1, json: "names", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "sizeBytes", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
     ], json: &[
         Slot { name: "names", message: 76, field: 0 },
         Slot { name: "sizeBytes", message: 76, field: 1 },
@@ -1002,8 +1002,8 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "linux", message: 86, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.DaemonEndpoint", form: Object, go_name: "DaemonEndpoint", known: false, fields: &[
-        Field { tag: 1, json: "Port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.DaemonEndpoint", form: Object, go_name: "DaemonEndpoint", known: true, fields: &[
+        Field { tag: 1, json: "Port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "Port", message: 87, field: 0 },
     ], by_name: &[0] },
@@ -1584,18 +1584,18 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "phase", message: 140, field: 0 },
         Slot { name: "conditions", message: 140, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.Node", form: Object, go_name: "Node", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(155), shape: One, go: "v1.NodeSpec", go_element: "v1.NodeSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(156), shape: One, go: "v1.NodeStatus", go_element: "v1.NodeStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Node", form: Object, go_name: "Node", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(155), shape: One, go: "v1.NodeSpec", go_element: "v1.NodeSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(156), shape: One, go: "v1.NodeStatus", go_element: "v1.NodeStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 141, field: 0 },
         Slot { name: "spec", message: 141, field: 1 },
         Slot { name: "status", message: 141, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.NodeAddress", form: Object, go_name: "NodeAddress", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "address", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeAddress", form: Object, go_name: "NodeAddress", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.NodeAddressType", go_element: "v1.NodeAddressType", go_flags: 1 },
+        Field { tag: 2, json: "address", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 142, field: 0 },
         Slot { name: "address", message: 142, field: 1 },
@@ -1607,13 +1607,13 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "requiredDuringSchedulingIgnoredDuringExecution", message: 143, field: 0 },
         Slot { name: "preferredDuringSchedulingIgnoredDuringExecution", message: 143, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.NodeCondition", form: Object, go_name: "NodeCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastHeartbeatTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeCondition", form: Object, go_name: "NodeCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.NodeConditionType", go_element: "v1.NodeConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastHeartbeatTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 144, field: 0 },
         Slot { name: "status", message: 144, field: 1 },
@@ -1638,8 +1638,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "lastKnownGood", message: 146, field: 2 },
         Slot { name: "error", message: 146, field: 3 },
     ], by_name: &[1, 0, 3, 2] },
-    Message { name: "io.k8s.api.core.v1.NodeDaemonEndpoints", form: Object, go_name: "NodeDaemonEndpoints", known: false, fields: &[
-        Field { tag: 1, json: "kubeletEndpoint", ty: Msg(87), shape: One, go: "v1.DaemonEndpoint", go_element: "v1.DaemonEndpoint", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeDaemonEndpoints", form: Object, go_name: "NodeDaemonEndpoints", known: true, fields: &[
+        Field { tag: 1, json: "kubeletEndpoint", ty: Msg(87), shape: One, go: "v1.DaemonEndpoint", go_element: "v1.DaemonEndpoint", go_flags: 5 },
     ], json: &[
         Slot { name: "kubeletEndpoint", message: 147, field: 0 },
     ], by_name: &[0] },
@@ -1648,9 +1648,9 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "supplementalGroupsPolicy", message: 148, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.NodeList", form: Object, go_name: "NodeList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(141), shape: Repeated, go: "[]v1.Node", go_element: "v1.Node", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeList", form: Object, go_name: "NodeList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(141), shape: Repeated, go: "[]v1.Node", go_element: "v1.Node", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 149, field: 0 },
         Slot { name: "items", message: 149, field: 1 },
@@ -1690,14 +1690,14 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "matchExpressions", message: 154, field: 0 },
         Slot { name: "matchFields", message: 154, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.NodeSpec", form: Object, go_name: "NodeSpec", known: false, fields: &[
-        Field { tag: 1, json: "podCIDR", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "externalID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "providerID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "unschedulable", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 5, json: "taints", ty: Msg(234), shape: Repeated, go: "[]v1.Taint", go_element: "v1.Taint", go_flags: 0 },
-        Field { tag: 6, json: "configSource", ty: Msg(145), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 0 },
-        Field { tag: 7, json: "podCIDRs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeSpec", form: Object, go_name: "NodeSpec", known: true, fields: &[
+        Field { tag: 1, json: "podCIDR", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "externalID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "providerID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "unschedulable", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 5, json: "taints", ty: Msg(234), shape: Repeated, go: "[]v1.Taint", go_element: "v1.Taint", go_flags: 5 },
+        Field { tag: 6, json: "configSource", ty: Msg(145), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 7 },
+        Field { tag: 7, json: "podCIDRs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "podCIDR", message: 155, field: 0 },
         Slot { name: "podCIDRs", message: 155, field: 6 },
@@ -1707,21 +1707,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "configSource", message: 155, field: 5 },
         Slot { name: "externalID", message: 155, field: 1 },
     ], by_name: &[5, 6, 0, 1, 2, 4, 3] },
-    Message { name: "io.k8s.api.core.v1.NodeStatus", form: Object, go_name: "NodeStatus", known: false, fields: &[
-        Field { tag: 1, json: "capacity", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "allocatable", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "phase", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "conditions", ty: Msg(144), shape: Repeated, go: "[]v1.NodeCondition", go_element: "v1.NodeCondition", go_flags: 0 },
-        Field { tag: 5, json: "addresses", ty: Msg(142), shape: Repeated, go: "[]v1.NodeAddress", go_element: "v1.NodeAddress", go_flags: 0 },
-        Field { tag: 6, json: "daemonEndpoints", ty: Msg(147), shape: One, go: "v1.NodeDaemonEndpoints", go_element: "v1.NodeDaemonEndpoints", go_flags: 0 },
-        Field { tag: 7, json: "nodeInfo", ty: Msg(158), shape: One, go: "v1.NodeSystemInfo", go_element: "v1.NodeSystemInfo", go_flags: 0 },
-        Field { tag: 8, json: "images", ty: Msg(76), shape: Repeated, go: "[]v1.ContainerImage", go_element: "v1.ContainerImage", go_flags: 0 },
-        Field { tag: 9, json: "volumesInUse", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "volumesAttached", ty: Msg(54), shape: Repeated, go: "[]v1.AttachedVolume", go_element: "v1.AttachedVolume", go_flags: 0 },
-        Field { tag: 11, json: "config", ty: Msg(146), shape: One, go: "v1.NodeConfigStatus", go_element: "v1.NodeConfigStatus", go_flags: 0 },
-        Field { tag: 12, json: "runtimeHandlers", ty: Msg(150), shape: Repeated, go: "[]v1.NodeRuntimeHandler", go_element: "v1.NodeRuntimeHandler", go_flags: 0 },
-        Field { tag: 13, json: "features", ty: Msg(148), shape: One, go: "v1.NodeFeatures", go_element: "v1.NodeFeatures", go_flags: 0 },
-        Field { tag: 14, json: "declaredFeatures", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeStatus", form: Object, go_name: "NodeStatus", known: true, fields: &[
+        Field { tag: 1, json: "capacity", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 2, json: "allocatable", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 3, json: "phase", ty: String, shape: One, go: "v1.NodePhase", go_element: "v1.NodePhase", go_flags: 5 },
+        Field { tag: 4, json: "conditions", ty: Msg(144), shape: Repeated, go: "[]v1.NodeCondition", go_element: "v1.NodeCondition", go_flags: 5 },
+        Field { tag: 5, json: "addresses", ty: Msg(142), shape: Repeated, go: "[]v1.NodeAddress", go_element: "v1.NodeAddress", go_flags: 5 },
+        Field { tag: 6, json: "daemonEndpoints", ty: Msg(147), shape: One, go: "v1.NodeDaemonEndpoints", go_element: "v1.NodeDaemonEndpoints", go_flags: 5 },
+        Field { tag: 7, json: "nodeInfo", ty: Msg(158), shape: One, go: "v1.NodeSystemInfo", go_element: "v1.NodeSystemInfo", go_flags: 5 },
+        Field { tag: 8, json: "images", ty: Msg(76), shape: Repeated, go: "[]v1.ContainerImage", go_element: "v1.ContainerImage", go_flags: 5 },
+        Field { tag: 9, json: "volumesInUse", ty: String, shape: Repeated, go: "[]v1.UniqueVolumeName", go_element: "v1.UniqueVolumeName", go_flags: 5 },
+        Field { tag: 10, json: "volumesAttached", ty: Msg(54), shape: Repeated, go: "[]v1.AttachedVolume", go_element: "v1.AttachedVolume", go_flags: 5 },
+        Field { tag: 11, json: "config", ty: Msg(146), shape: One, go: "v1.NodeConfigStatus", go_element: "v1.NodeConfigStatus", go_flags: 7 },
+        Field { tag: 12, json: "runtimeHandlers", ty: Msg(150), shape: Repeated, go: "[]v1.NodeRuntimeHandler", go_element: "v1.NodeRuntimeHandler", go_flags: 5 },
+        Field { tag: 13, json: "features", ty: Msg(148), shape: One, go: "v1.NodeFeatures", go_element: "v1.NodeFeatures", go_flags: 7 },
+        Field { tag: 14, json: "declaredFeatures", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "capacity", message: 156, field: 0 },
         Slot { name: "allocatable", message: 156, field: 1 },
@@ -1743,18 +1743,18 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "capacity", message: 157, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.NodeSystemInfo", form: Object, go_name: "NodeSystemInfo", known: false, fields: &[
-        Field { tag: 1, json: "machineID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "systemUUID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "bootID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "kernelVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "osImage", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "containerRuntimeVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "kubeletVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "kubeProxyVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "operatingSystem", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "architecture", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 11, json: "swap", ty: Msg(157), shape: One, go: "v1.NodeSwapStatus", go_element: "v1.NodeSwapStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeSystemInfo", form: Object, go_name: "NodeSystemInfo", known: true, fields: &[
+        Field { tag: 1, json: "machineID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "systemUUID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "bootID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "kernelVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 5, json: "osImage", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 6, json: "containerRuntimeVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 7, json: "kubeletVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 8, json: "kubeProxyVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 9, json: "operatingSystem", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 10, json: "architecture", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 11, json: "swap", ty: Msg(157), shape: One, go: "v1.NodeSwapStatus", go_element: "v1.NodeSwapStatus", go_flags: 7 },
     ], json: &[
         Slot { name: "machineID", message: 158, field: 0 },
         Slot { name: "systemUUID", message: 158, field: 1 },
@@ -1801,22 +1801,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "spec", message: 161, field: 1 },
         Slot { name: "status", message: 161, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaim", form: Object, go_name: "PersistentVolumeClaim", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(165), shape: One, go: "v1.PersistentVolumeClaimSpec", go_element: "v1.PersistentVolumeClaimSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(166), shape: One, go: "v1.PersistentVolumeClaimStatus", go_element: "v1.PersistentVolumeClaimStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaim", form: Object, go_name: "PersistentVolumeClaim", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(165), shape: One, go: "v1.PersistentVolumeClaimSpec", go_element: "v1.PersistentVolumeClaimSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(166), shape: One, go: "v1.PersistentVolumeClaimStatus", go_element: "v1.PersistentVolumeClaimStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 162, field: 0 },
         Slot { name: "spec", message: 162, field: 1 },
         Slot { name: "status", message: 162, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimCondition", form: Object, go_name: "PersistentVolumeClaimCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastProbeTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimCondition", form: Object, go_name: "PersistentVolumeClaimCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.PersistentVolumeClaimConditionType", go_element: "v1.PersistentVolumeClaimConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastProbeTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 163, field: 0 },
         Slot { name: "status", message: 163, field: 1 },
@@ -1825,23 +1825,23 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 163, field: 4 },
         Slot { name: "message", message: 163, field: 5 },
     ], by_name: &[2, 3, 5, 4, 1, 0] },
-    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimList", form: Object, go_name: "PersistentVolumeClaimList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(162), shape: Repeated, go: "[]v1.PersistentVolumeClaim", go_element: "v1.PersistentVolumeClaim", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimList", form: Object, go_name: "PersistentVolumeClaimList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(295), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(162), shape: Repeated, go: "[]v1.PersistentVolumeClaim", go_element: "v1.PersistentVolumeClaim", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 164, field: 0 },
         Slot { name: "items", message: 164, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimSpec", form: Object, go_name: "PersistentVolumeClaimSpec", known: false, fields: &[
-        Field { tag: 1, json: "accessModes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "resources", ty: Msg(245), shape: One, go: "v1.VolumeResourceRequirements", go_element: "v1.VolumeResourceRequirements", go_flags: 0 },
-        Field { tag: 3, json: "volumeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 5, json: "storageClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "volumeMode", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "dataSource", ty: Msg(237), shape: One, go: "v1.TypedLocalObjectReference", go_element: "v1.TypedLocalObjectReference", go_flags: 0 },
-        Field { tag: 8, json: "dataSourceRef", ty: Msg(238), shape: One, go: "v1.TypedObjectReference", go_element: "v1.TypedObjectReference", go_flags: 0 },
-        Field { tag: 9, json: "volumeAttributesClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimSpec", form: Object, go_name: "PersistentVolumeClaimSpec", known: true, fields: &[
+        Field { tag: 1, json: "accessModes", ty: String, shape: Repeated, go: "[]v1.PersistentVolumeAccessMode", go_element: "v1.PersistentVolumeAccessMode", go_flags: 5 },
+        Field { tag: 2, json: "resources", ty: Msg(245), shape: One, go: "v1.VolumeResourceRequirements", go_element: "v1.VolumeResourceRequirements", go_flags: 5 },
+        Field { tag: 3, json: "volumeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "selector", ty: Msg(293), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 5, json: "storageClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 6, json: "volumeMode", ty: String, shape: One, go: "v1.PersistentVolumeMode", go_element: "v1.PersistentVolumeMode", go_flags: 7 },
+        Field { tag: 7, json: "dataSource", ty: Msg(237), shape: One, go: "v1.TypedLocalObjectReference", go_element: "v1.TypedLocalObjectReference", go_flags: 7 },
+        Field { tag: 8, json: "dataSourceRef", ty: Msg(238), shape: One, go: "v1.TypedObjectReference", go_element: "v1.TypedObjectReference", go_flags: 7 },
+        Field { tag: 9, json: "volumeAttributesClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "accessModes", message: 165, field: 0 },
         Slot { name: "selector", message: 165, field: 3 },
@@ -1853,15 +1853,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "dataSourceRef", message: 165, field: 7 },
         Slot { name: "volumeAttributesClassName", message: 165, field: 8 },
     ], by_name: &[0, 6, 7, 2, 1, 4, 8, 5, 3] },
-    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimStatus", form: Object, go_name: "PersistentVolumeClaimStatus", known: false, fields: &[
-        Field { tag: 1, json: "phase", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "accessModes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "capacity", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 4, json: "conditions", ty: Msg(163), shape: Repeated, go: "[]v1.PersistentVolumeClaimCondition", go_element: "v1.PersistentVolumeClaimCondition", go_flags: 0 },
-        Field { tag: 5, json: "allocatedResources", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 7, json: "allocatedResourceStatuses", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "currentVolumeAttributesClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "modifyVolumeStatus", ty: Msg(134), shape: One, go: "v1.ModifyVolumeStatus", go_element: "v1.ModifyVolumeStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimStatus", form: Object, go_name: "PersistentVolumeClaimStatus", known: true, fields: &[
+        Field { tag: 1, json: "phase", ty: String, shape: One, go: "v1.PersistentVolumeClaimPhase", go_element: "v1.PersistentVolumeClaimPhase", go_flags: 5 },
+        Field { tag: 2, json: "accessModes", ty: String, shape: Repeated, go: "[]v1.PersistentVolumeAccessMode", go_element: "v1.PersistentVolumeAccessMode", go_flags: 5 },
+        Field { tag: 3, json: "capacity", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 4, json: "conditions", ty: Msg(163), shape: Repeated, go: "[]v1.PersistentVolumeClaimCondition", go_element: "v1.PersistentVolumeClaimCondition", go_flags: 5 },
+        Field { tag: 5, json: "allocatedResources", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 7, json: "allocatedResourceStatuses", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 8, json: "currentVolumeAttributesClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 9, json: "modifyVolumeStatus", ty: Msg(134), shape: One, go: "v1.ModifyVolumeStatus", go_element: "v1.ModifyVolumeStatus", go_flags: 7 },
     ], json: &[
         Slot { name: "phase", message: 166, field: 0 },
         Slot { name: "accessModes", message: 166, field: 1 },
@@ -2773,11 +2773,11 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "port", message: 233, field: 0 },
         Slot { name: "host", message: 233, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.Taint", form: Object, go_name: "Taint", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "effect", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "timeAdded", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.Taint", form: Object, go_name: "Taint", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "effect", ty: String, shape: One, go: "v1.TaintEffect", go_element: "v1.TaintEffect", go_flags: 1 },
+        Field { tag: 4, json: "timeAdded", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
     ], json: &[
         Slot { name: "key", message: 234, field: 0 },
         Slot { name: "value", message: 234, field: 1 },
@@ -2927,9 +2927,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "clusterTrustBundle", message: 244, field: 4 },
         Slot { name: "podCertificate", message: 244, field: 5 },
     ], by_name: &[4, 2, 1, 5, 0, 3] },
-    Message { name: "io.k8s.api.core.v1.VolumeResourceRequirements", form: Object, go_name: "VolumeResourceRequirements", known: false, fields: &[
-        Field { tag: 1, json: "limits", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "requests", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.VolumeResourceRequirements", form: Object, go_name: "VolumeResourceRequirements", known: true, fields: &[
+        Field { tag: 1, json: "limits", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 2, json: "requests", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "limits", message: 245, field: 0 },
         Slot { name: "requests", message: 245, field: 1 },
