@@ -926,28 +926,28 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "operator", message: 80, field: 0 },
         Slot { name: "values", message: 80, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.ContainerState", form: Object, go_name: "ContainerState", known: false, fields: &[
-        Field { tag: 1, json: "waiting", ty: Msg(84), shape: One, go: "v1.ContainerStateWaiting", go_element: "v1.ContainerStateWaiting", go_flags: 0 },
-        Field { tag: 2, json: "running", ty: Msg(82), shape: One, go: "v1.ContainerStateRunning", go_element: "v1.ContainerStateRunning", go_flags: 0 },
-        Field { tag: 3, json: "terminated", ty: Msg(83), shape: One, go: "v1.ContainerStateTerminated", go_element: "v1.ContainerStateTerminated", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ContainerState", form: Object, go_name: "ContainerState", known: true, fields: &[
+        Field { tag: 1, json: "waiting", ty: Msg(84), shape: One, go: "v1.ContainerStateWaiting", go_element: "v1.ContainerStateWaiting", go_flags: 7 },
+        Field { tag: 2, json: "running", ty: Msg(82), shape: One, go: "v1.ContainerStateRunning", go_element: "v1.ContainerStateRunning", go_flags: 7 },
+        Field { tag: 3, json: "terminated", ty: Msg(83), shape: One, go: "v1.ContainerStateTerminated", go_element: "v1.ContainerStateTerminated", go_flags: 7 },
     ], json: &[
         Slot { name: "waiting", message: 81, field: 0 },
         Slot { name: "running", message: 81, field: 1 },
         Slot { name: "terminated", message: 81, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.core.v1.ContainerStateRunning", form: Object, go_name: "ContainerStateRunning", known: false, fields: &[
-        Field { tag: 1, json: "startedAt", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ContainerStateRunning", form: Object, go_name: "ContainerStateRunning", known: true, fields: &[
+        Field { tag: 1, json: "startedAt", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
     ], json: &[
         Slot { name: "startedAt", message: 82, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.ContainerStateTerminated", form: Object, go_name: "ContainerStateTerminated", known: false, fields: &[
-        Field { tag: 1, json: "exitCode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "signal", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "startedAt", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 6, json: "finishedAt", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 7, json: "containerID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ContainerStateTerminated", form: Object, go_name: "ContainerStateTerminated", known: true, fields: &[
+        Field { tag: 1, json: "exitCode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "signal", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 3, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "startedAt", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 6, json: "finishedAt", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 7, json: "containerID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "exitCode", message: 83, field: 0 },
         Slot { name: "signal", message: 83, field: 1 },
@@ -957,29 +957,29 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "finishedAt", message: 83, field: 5 },
         Slot { name: "containerID", message: 83, field: 6 },
     ], by_name: &[6, 0, 5, 3, 2, 1, 4] },
-    Message { name: "io.k8s.api.core.v1.ContainerStateWaiting", form: Object, go_name: "ContainerStateWaiting", known: false, fields: &[
-        Field { tag: 1, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ContainerStateWaiting", form: Object, go_name: "ContainerStateWaiting", known: true, fields: &[
+        Field { tag: 1, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "reason", message: 84, field: 0 },
         Slot { name: "message", message: 84, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ContainerStatus", form: Object, go_name: "ContainerStatus", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "state", ty: Msg(81), shape: One, go: "v1.ContainerState", go_element: "v1.ContainerState", go_flags: 0 },
-        Field { tag: 3, json: "lastState", ty: Msg(81), shape: One, go: "v1.ContainerState", go_element: "v1.ContainerState", go_flags: 0 },
-        Field { tag: 4, json: "ready", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 5, json: "restartCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "image", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "imageID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "containerID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "started", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 10, json: "allocatedResources", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 11, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 0 },
-        Field { tag: 12, json: "volumeMounts", ty: Msg(242), shape: Repeated, go: "[]v1.VolumeMountStatus", go_element: "v1.VolumeMountStatus", go_flags: 0 },
-        Field { tag: 13, json: "user", ty: Msg(86), shape: One, go: "v1.ContainerUser", go_element: "v1.ContainerUser", go_flags: 0 },
-        Field { tag: 14, json: "allocatedResourcesStatus", ty: Msg(207), shape: Repeated, go: "[]v1.ResourceStatus", go_element: "v1.ResourceStatus", go_flags: 0 },
-        Field { tag: 15, json: "stopSignal", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ContainerStatus", form: Object, go_name: "ContainerStatus", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "state", ty: Msg(81), shape: One, go: "v1.ContainerState", go_element: "v1.ContainerState", go_flags: 5 },
+        Field { tag: 3, json: "lastState", ty: Msg(81), shape: One, go: "v1.ContainerState", go_element: "v1.ContainerState", go_flags: 5 },
+        Field { tag: 4, json: "ready", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 1 },
+        Field { tag: 5, json: "restartCount", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 6, json: "image", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 7, json: "imageID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 8, json: "containerID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 9, json: "started", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 10, json: "allocatedResources", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 11, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 7 },
+        Field { tag: 12, json: "volumeMounts", ty: Msg(242), shape: Repeated, go: "[]v1.VolumeMountStatus", go_element: "v1.VolumeMountStatus", go_flags: 5 },
+        Field { tag: 13, json: "user", ty: Msg(86), shape: One, go: "v1.ContainerUser", go_element: "v1.ContainerUser", go_flags: 7 },
+        Field { tag: 14, json: "allocatedResourcesStatus", ty: Msg(207), shape: Repeated, go: "[]v1.ResourceStatus", go_element: "v1.ResourceStatus", go_flags: 5 },
+        Field { tag: 15, json: "stopSignal", ty: String, shape: One, go: "v1.Signal", go_element: "v1.Signal", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 85, field: 0 },
         Slot { name: "state", message: 85, field: 1 },
@@ -997,8 +997,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "allocatedResourcesStatus", message: 85, field: 13 },
         Slot { name: "stopSignal", message: 85, field: 14 },
     ], by_name: &[9, 13, 7, 5, 6, 2, 0, 3, 10, 4, 8, 1, 14, 12, 11] },
-    Message { name: "io.k8s.api.core.v1.ContainerUser", form: Object, go_name: "ContainerUser", known: false, fields: &[
-        Field { tag: 1, json: "linux", ty: Msg(129), shape: One, go: "v1.LinuxContainerUser", go_element: "v1.LinuxContainerUser", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ContainerUser", form: Object, go_name: "ContainerUser", known: true, fields: &[
+        Field { tag: 1, json: "linux", ty: Msg(129), shape: One, go: "v1.LinuxContainerUser", go_element: "v1.LinuxContainerUser", go_flags: 7 },
     ], json: &[
         Slot { name: "linux", message: 86, field: 0 },
     ], by_name: &[0] },
@@ -1392,8 +1392,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "ip", message: 120, field: 0 },
         Slot { name: "hostnames", message: 120, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.HostIP", form: Object, go_name: "HostIP", known: false, fields: &[
-        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.HostIP", form: Object, go_name: "HostIP", known: true, fields: &[
+        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "ip", message: 121, field: 0 },
     ], by_name: &[0] },
@@ -1490,10 +1490,10 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "tcpSocket", message: 128, field: 2 },
         Slot { name: "sleep", message: 128, field: 3 },
     ], by_name: &[0, 1, 3, 2] },
-    Message { name: "io.k8s.api.core.v1.LinuxContainerUser", form: Object, go_name: "LinuxContainerUser", known: false, fields: &[
-        Field { tag: 1, json: "uid", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 2, json: "gid", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 3, json: "supplementalGroups", ty: Int64, shape: Repeated, go: "[]int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LinuxContainerUser", form: Object, go_name: "LinuxContainerUser", known: true, fields: &[
+        Field { tag: 1, json: "uid", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 1 },
+        Field { tag: 2, json: "gid", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 1 },
+        Field { tag: 3, json: "supplementalGroups", ty: Int64, shape: Repeated, go: "[]int64", go_element: "int64", go_flags: 5 },
     ], json: &[
         Slot { name: "uid", message: 129, field: 0 },
         Slot { name: "gid", message: 129, field: 1 },
@@ -2057,14 +2057,14 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "certificateChainPath", message: 178, field: 5 },
         Slot { name: "userAnnotations", message: 178, field: 6 },
     ], by_name: &[5, 3, 4, 1, 2, 0, 6] },
-    Message { name: "io.k8s.api.core.v1.PodCondition", form: Object, go_name: "PodCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastProbeTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodCondition", form: Object, go_name: "PodCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.PodConditionType", go_element: "v1.PodConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastProbeTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 7, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 179, field: 0 },
         Slot { name: "observedGeneration", message: 179, field: 6 },
@@ -2097,8 +2097,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "requestMappings", message: 182, field: 0 },
         Slot { name: "resourceClaimName", message: 182, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.PodIP", form: Object, go_name: "PodIP", known: false, fields: &[
-        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodIP", form: Object, go_name: "PodIP", known: true, fields: &[
+        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "ip", message: 183, field: 0 },
     ], by_name: &[0] },
@@ -2128,9 +2128,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "resourceClaimName", message: 187, field: 1 },
         Slot { name: "resourceClaimTemplateName", message: 187, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.PodResourceClaimStatus", form: Object, go_name: "PodResourceClaimStatus", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "resourceClaimName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodResourceClaimStatus", form: Object, go_name: "PodResourceClaimStatus", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "resourceClaimName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 188, field: 0 },
         Slot { name: "resourceClaimName", message: 188, field: 1 },
@@ -2256,27 +2256,27 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "hostnameOverride", message: 191, field: 40 },
         Slot { name: "workloadRef", message: 191, field: 41 },
     ], by_name: &[6, 21, 11, 2, 27, 7, 30, 3, 24, 15, 13, 14, 36, 19, 40, 18, 1, 12, 8, 35, 32, 31, 26, 25, 28, 38, 39, 4, 29, 22, 37, 17, 10, 9, 34, 16, 20, 5, 23, 33, 0, 41] },
-    Message { name: "io.k8s.api.core.v1.PodStatus", form: Object, go_name: "PodStatus", known: false, fields: &[
-        Field { tag: 1, json: "phase", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "conditions", ty: Msg(179), shape: Repeated, go: "[]v1.PodCondition", go_element: "v1.PodCondition", go_flags: 0 },
-        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "hostIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "podIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "startTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 8, json: "containerStatuses", ty: Msg(85), shape: Repeated, go: "[]v1.ContainerStatus", go_element: "v1.ContainerStatus", go_flags: 0 },
-        Field { tag: 9, json: "qosClass", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "initContainerStatuses", ty: Msg(85), shape: Repeated, go: "[]v1.ContainerStatus", go_element: "v1.ContainerStatus", go_flags: 0 },
-        Field { tag: 11, json: "nominatedNodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 12, json: "podIPs", ty: Msg(183), shape: Repeated, go: "[]v1.PodIP", go_element: "v1.PodIP", go_flags: 0 },
-        Field { tag: 13, json: "ephemeralContainerStatuses", ty: Msg(85), shape: Repeated, go: "[]v1.ContainerStatus", go_element: "v1.ContainerStatus", go_flags: 0 },
-        Field { tag: 14, json: "resize", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 15, json: "resourceClaimStatuses", ty: Msg(188), shape: Repeated, go: "[]v1.PodResourceClaimStatus", go_element: "v1.PodResourceClaimStatus", go_flags: 0 },
-        Field { tag: 16, json: "hostIPs", ty: Msg(121), shape: Repeated, go: "[]v1.HostIP", go_element: "v1.HostIP", go_flags: 0 },
-        Field { tag: 17, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 18, json: "extendedResourceClaimStatus", ty: Msg(182), shape: One, go: "v1.PodExtendedResourceClaimStatus", go_element: "v1.PodExtendedResourceClaimStatus", go_flags: 0 },
-        Field { tag: 19, json: "allocatedResources", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 20, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodStatus", form: Object, go_name: "PodStatus", known: true, fields: &[
+        Field { tag: 1, json: "phase", ty: String, shape: One, go: "v1.PodPhase", go_element: "v1.PodPhase", go_flags: 5 },
+        Field { tag: 2, json: "conditions", ty: Msg(179), shape: Repeated, go: "[]v1.PodCondition", go_element: "v1.PodCondition", go_flags: 5 },
+        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "hostIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "podIP", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 7, json: "startTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
+        Field { tag: 8, json: "containerStatuses", ty: Msg(85), shape: Repeated, go: "[]v1.ContainerStatus", go_element: "v1.ContainerStatus", go_flags: 5 },
+        Field { tag: 9, json: "qosClass", ty: String, shape: One, go: "v1.PodQOSClass", go_element: "v1.PodQOSClass", go_flags: 5 },
+        Field { tag: 10, json: "initContainerStatuses", ty: Msg(85), shape: Repeated, go: "[]v1.ContainerStatus", go_element: "v1.ContainerStatus", go_flags: 5 },
+        Field { tag: 11, json: "nominatedNodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 12, json: "podIPs", ty: Msg(183), shape: Repeated, go: "[]v1.PodIP", go_element: "v1.PodIP", go_flags: 5 },
+        Field { tag: 13, json: "ephemeralContainerStatuses", ty: Msg(85), shape: Repeated, go: "[]v1.ContainerStatus", go_element: "v1.ContainerStatus", go_flags: 5 },
+        Field { tag: 14, json: "resize", ty: String, shape: One, go: "v1.PodResizeStatus", go_element: "v1.PodResizeStatus", go_flags: 5 },
+        Field { tag: 15, json: "resourceClaimStatuses", ty: Msg(188), shape: Repeated, go: "[]v1.PodResourceClaimStatus", go_element: "v1.PodResourceClaimStatus", go_flags: 5 },
+        Field { tag: 16, json: "hostIPs", ty: Msg(121), shape: Repeated, go: "[]v1.HostIP", go_element: "v1.HostIP", go_flags: 5 },
+        Field { tag: 17, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 18, json: "extendedResourceClaimStatus", ty: Msg(182), shape: One, go: "v1.PodExtendedResourceClaimStatus", go_element: "v1.PodExtendedResourceClaimStatus", go_flags: 7 },
+        Field { tag: 19, json: "allocatedResources", ty: Msg(287), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 20, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 7 },
     ], json: &[
         Slot { name: "observedGeneration", message: 192, field: 16 },
         Slot { name: "phase", message: 192, field: 0 },
@@ -2896,11 +2896,11 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "mountPropagation", message: 241, field: 4 },
         Slot { name: "subPathExpr", message: 241, field: 5 },
     ], by_name: &[3, 5, 0, 1, 2, 4, 6] },
-    Message { name: "io.k8s.api.core.v1.VolumeMountStatus", form: Object, go_name: "VolumeMountStatus", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "mountPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 4, json: "recursiveReadOnly", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.VolumeMountStatus", form: Object, go_name: "VolumeMountStatus", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "mountPath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 4, json: "recursiveReadOnly", ty: String, shape: One, go: "v1.RecursiveReadOnlyMode", go_element: "v1.RecursiveReadOnlyMode", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 242, field: 0 },
         Slot { name: "mountPath", message: 242, field: 1 },
