@@ -940,6 +940,19 @@ mod tests {
             serde_json::to_string(&service).unwrap(),
             r#"{"metadata":{},"spec":{"ports":[{"port":80,"targetPort":0}]},"status":{"loadBalancer":{}}}"#
         );
+        // A kubelet's status write: `lastState` is a struct, always written.
+        let mut pod = object(json!({"status": {"containerStatuses": [
+            {"state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}, "name": "a", "ready": true,
+             "restartCount": 0, "image": "i", "imageID": "", "started": true}
+        ]}}));
+        order("", "v1", "Pod", &mut pod);
+        assert_eq!(
+            serde_json::to_string(&pod["status"]).unwrap(),
+            concat!(
+                r#"{"containerStatuses":[{"name":"a","state":{"running":{"startedAt":"2026-01-01T00:00:00Z"}},"#,
+                r#""lastState":{},"ready":true,"restartCount":0,"image":"i","imageID":"","started":true}]}"#
+            )
+        );
         // As kube stores a Node created without status (the reference list).
         let mut node = object(json!({"metadata": {"name": "n"}}));
         order("", "v1", "Node", &mut node);

@@ -666,12 +666,12 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "controllerExpandSecretRef", message: 58, field: 8 },
         Slot { name: "nodeExpandSecretRef", message: 58, field: 9 },
     ], by_name: &[8, 5, 0, 3, 9, 7, 6, 2, 4, 1] },
-    Message { name: "io.k8s.api.core.v1.CSIVolumeSource", form: Object, go_name: "CSIVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 3, json: "fsType", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "volumeAttributes", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "nodePublishSecretRef", ty: Msg(132), shape: One, go: "v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.CSIVolumeSource", form: Object, go_name: "CSIVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 3, json: "fsType", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 4, json: "volumeAttributes", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "nodePublishSecretRef", ty: Msg(132), shape: One, go: "v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 7 },
     ], json: &[
         Slot { name: "driver", message: 59, field: 0 },
         Slot { name: "readOnly", message: 59, field: 1 },
@@ -803,10 +803,10 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "resourceVersion", message: 71, field: 3 },
         Slot { name: "kubeletConfigKey", message: 71, field: 4 },
     ], by_name: &[4, 1, 0, 3, 2] },
-    Message { name: "io.k8s.api.core.v1.ConfigMapProjection", form: Object, go_name: "ConfigMapProjection", known: false, fields: &[
+    Message { name: "io.k8s.api.core.v1.ConfigMapProjection", form: Object, go_name: "ConfigMapProjection", known: true, fields: &[
         Field { tag: 1, json: "localObjectReference", ty: Msg(132), shape: Inline, go: "v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(126), shape: Repeated, go: "[]v1.KeyToPath", go_element: "v1.KeyToPath", go_flags: 0 },
-        Field { tag: 4, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+        Field { tag: 2, json: "items", ty: Msg(126), shape: Repeated, go: "[]v1.KeyToPath", go_element: "v1.KeyToPath", go_flags: 5 },
+        Field { tag: 4, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 132, field: 0 },
         Slot { name: "items", message: 72, field: 1 },
@@ -1007,8 +1007,8 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "Port", message: 87, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.DownwardAPIProjection", form: Object, go_name: "DownwardAPIProjection", known: false, fields: &[
-        Field { tag: 1, json: "items", ty: Msg(89), shape: Repeated, go: "[]v1.DownwardAPIVolumeFile", go_element: "v1.DownwardAPIVolumeFile", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.DownwardAPIProjection", form: Object, go_name: "DownwardAPIProjection", known: true, fields: &[
+        Field { tag: 1, json: "items", ty: Msg(89), shape: Repeated, go: "[]v1.DownwardAPIVolumeFile", go_element: "v1.DownwardAPIVolumeFile", go_flags: 5 },
     ], json: &[
         Slot { name: "items", message: 88, field: 0 },
     ], by_name: &[0] },
@@ -1197,8 +1197,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "stdinOnce", message: 101, field: 16 },
         Slot { name: "tty", message: 101, field: 17 },
     ], by_name: &[3, 2, 7, 6, 1, 20, 17, 14, 0, 5, 15, 9, 8, 10, 11, 21, 16, 22, 23, 18, 19, 24, 13, 12, 4] },
-    Message { name: "io.k8s.api.core.v1.EphemeralVolumeSource", form: Object, go_name: "EphemeralVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "volumeClaimTemplate", ty: Msg(167), shape: One, go: "v1.PersistentVolumeClaimTemplate", go_element: "v1.PersistentVolumeClaimTemplate", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EphemeralVolumeSource", form: Object, go_name: "EphemeralVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "volumeClaimTemplate", ty: Msg(167), shape: One, go: "v1.PersistentVolumeClaimTemplate", go_element: "v1.PersistentVolumeClaimTemplate", go_flags: 7 },
     ], json: &[
         Slot { name: "volumeClaimTemplate", message: 102, field: 0 },
     ], by_name: &[0] },
@@ -1336,10 +1336,10 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "port", message: 114, field: 0 },
         Slot { name: "service", message: 114, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.GitRepoVolumeSource", form: Object, go_name: "GitRepoVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "repository", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "revision", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "directory", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.GitRepoVolumeSource", form: Object, go_name: "GitRepoVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "repository", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "revision", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "directory", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "repository", message: 115, field: 0 },
         Slot { name: "revision", message: 115, field: 1 },
@@ -1454,9 +1454,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "secretRef", message: 124, field: 8 },
         Slot { name: "initiatorName", message: 124, field: 10 },
     ], by_name: &[7, 8, 4, 10, 1, 3, 2, 6, 5, 9, 0] },
-    Message { name: "io.k8s.api.core.v1.ImageVolumeSource", form: Object, go_name: "ImageVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "reference", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "pullPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ImageVolumeSource", form: Object, go_name: "ImageVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "reference", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "pullPolicy", ty: String, shape: One, go: "v1.PullPolicy", go_element: "v1.PullPolicy", go_flags: 5 },
     ], json: &[
         Slot { name: "reference", message: 125, field: 0 },
         Slot { name: "pullPolicy", message: 125, field: 1 },
@@ -1534,10 +1534,10 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "targetVolumeAttributesClassName", message: 134, field: 0 },
         Slot { name: "status", message: 134, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.NFSVolumeSource", form: Object, go_name: "NFSVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "server", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NFSVolumeSource", form: Object, go_name: "NFSVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "server", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "readOnly", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
     ], json: &[
         Slot { name: "server", message: 135, field: 0 },
         Slot { name: "path", message: 135, field: 1 },
@@ -1872,9 +1872,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "currentVolumeAttributesClassName", message: 166, field: 6 },
         Slot { name: "modifyVolumeStatus", message: 166, field: 7 },
     ], by_name: &[1, 5, 4, 2, 3, 6, 7, 0] },
-    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimTemplate", form: Object, go_name: "PersistentVolumeClaimTemplate", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(165), shape: One, go: "v1.PersistentVolumeClaimSpec", go_element: "v1.PersistentVolumeClaimSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PersistentVolumeClaimTemplate", form: Object, go_name: "PersistentVolumeClaimTemplate", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(298), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(165), shape: One, go: "v1.PersistentVolumeClaimSpec", go_element: "v1.PersistentVolumeClaimSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 167, field: 0 },
         Slot { name: "spec", message: 167, field: 1 },
@@ -2362,9 +2362,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "tcpSocket", message: 198, field: 2 },
         Slot { name: "grpc", message: 198, field: 3 },
     ], by_name: &[0, 3, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.ProjectedVolumeSource", form: Object, go_name: "ProjectedVolumeSource", known: false, fields: &[
-        Field { tag: 1, json: "sources", ty: Msg(244), shape: Repeated, go: "[]v1.VolumeProjection", go_element: "v1.VolumeProjection", go_flags: 0 },
-        Field { tag: 2, json: "defaultMode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ProjectedVolumeSource", form: Object, go_name: "ProjectedVolumeSource", known: true, fields: &[
+        Field { tag: 1, json: "sources", ty: Msg(244), shape: Repeated, go: "[]v1.VolumeProjection", go_element: "v1.VolumeProjection", go_flags: 1 },
+        Field { tag: 2, json: "defaultMode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "sources", message: 199, field: 0 },
         Slot { name: "defaultMode", message: 199, field: 1 },
@@ -2561,10 +2561,10 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "metadata", message: 215, field: 0 },
         Slot { name: "items", message: 215, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.SecretProjection", form: Object, go_name: "SecretProjection", known: false, fields: &[
+    Message { name: "io.k8s.api.core.v1.SecretProjection", form: Object, go_name: "SecretProjection", known: true, fields: &[
         Field { tag: 1, json: "localObjectReference", ty: Msg(132), shape: Inline, go: "v1.LocalObjectReference", go_element: "v1.LocalObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(126), shape: Repeated, go: "[]v1.KeyToPath", go_element: "v1.KeyToPath", go_flags: 0 },
-        Field { tag: 4, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+        Field { tag: 2, json: "items", ty: Msg(126), shape: Repeated, go: "[]v1.KeyToPath", go_element: "v1.KeyToPath", go_flags: 5 },
+        Field { tag: 4, json: "optional", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 132, field: 0 },
         Slot { name: "items", message: 216, field: 1 },
@@ -2642,10 +2642,10 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "metadata", message: 222, field: 0 },
         Slot { name: "items", message: 222, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ServiceAccountTokenProjection", form: Object, go_name: "ServiceAccountTokenProjection", known: false, fields: &[
-        Field { tag: 1, json: "audience", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "expirationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 3, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ServiceAccountTokenProjection", form: Object, go_name: "ServiceAccountTokenProjection", known: true, fields: &[
+        Field { tag: 1, json: "audience", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "expirationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 3, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "audience", message: 223, field: 0 },
         Slot { name: "expirationSeconds", message: 223, field: 1 },
@@ -2912,13 +2912,13 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "required", message: 243, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.VolumeProjection", form: Object, go_name: "VolumeProjection", known: false, fields: &[
-        Field { tag: 1, json: "secret", ty: Msg(216), shape: One, go: "v1.SecretProjection", go_element: "v1.SecretProjection", go_flags: 0 },
-        Field { tag: 2, json: "downwardAPI", ty: Msg(88), shape: One, go: "v1.DownwardAPIProjection", go_element: "v1.DownwardAPIProjection", go_flags: 0 },
-        Field { tag: 3, json: "configMap", ty: Msg(72), shape: One, go: "v1.ConfigMapProjection", go_element: "v1.ConfigMapProjection", go_flags: 0 },
-        Field { tag: 4, json: "serviceAccountToken", ty: Msg(223), shape: One, go: "v1.ServiceAccountTokenProjection", go_element: "v1.ServiceAccountTokenProjection", go_flags: 0 },
-        Field { tag: 5, json: "clusterTrustBundle", ty: Msg(66), shape: One, go: "v1.ClusterTrustBundleProjection", go_element: "v1.ClusterTrustBundleProjection", go_flags: 0 },
-        Field { tag: 6, json: "podCertificate", ty: Msg(178), shape: One, go: "v1.PodCertificateProjection", go_element: "v1.PodCertificateProjection", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.VolumeProjection", form: Object, go_name: "VolumeProjection", known: true, fields: &[
+        Field { tag: 1, json: "secret", ty: Msg(216), shape: One, go: "v1.SecretProjection", go_element: "v1.SecretProjection", go_flags: 7 },
+        Field { tag: 2, json: "downwardAPI", ty: Msg(88), shape: One, go: "v1.DownwardAPIProjection", go_element: "v1.DownwardAPIProjection", go_flags: 7 },
+        Field { tag: 3, json: "configMap", ty: Msg(72), shape: One, go: "v1.ConfigMapProjection", go_element: "v1.ConfigMapProjection", go_flags: 7 },
+        Field { tag: 4, json: "serviceAccountToken", ty: Msg(223), shape: One, go: "v1.ServiceAccountTokenProjection", go_element: "v1.ServiceAccountTokenProjection", go_flags: 7 },
+        Field { tag: 5, json: "clusterTrustBundle", ty: Msg(66), shape: One, go: "v1.ClusterTrustBundleProjection", go_element: "v1.ClusterTrustBundleProjection", go_flags: 7 },
+        Field { tag: 6, json: "podCertificate", ty: Msg(178), shape: One, go: "v1.PodCertificateProjection", go_element: "v1.PodCertificateProjection", go_flags: 7 },
     ], json: &[
         Slot { name: "secret", message: 244, field: 0 },
         Slot { name: "downwardAPI", message: 244, field: 1 },
