@@ -202,6 +202,39 @@ mod tests {
     }
 
     #[test]
+    fn json_view_is_go_ordered_indexed_and_closed() {
+        for m in MESSAGES {
+            assert_eq!(m.by_name.len(), m.json.len(), "{}", m.name);
+            let names: Vec<&str> = m.by_name.iter().map(|i| m.json[usize::from(*i)].name).collect();
+            assert!(names.windows(2).all(|w| w[0] < w[1]), "{}: by_name sorted and unique", m.name);
+            for (i, slot) in m.json.iter().enumerate() {
+                let field = m.slot_field(slot).unwrap_or_else(|| panic!("{}.{}", m.name, slot.name));
+                assert_eq!(field.json, slot.name);
+                assert_ne!(field.shape, Shape::Inline, "inline members are flattened");
+                assert_eq!(m.json_field(slot.name).map(|(at, _)| at), Some(i));
+                if m.known {
+                    assert!(field.go_known(), "{}.{} lacks Go facts", m.name, slot.name);
+                }
+            }
+        }
+        let spec = message_of_kind("v1", "Pod").and_then(|pod| pod.json_field("spec")).unwrap().1;
+        let Type::Msg(spec) = spec.ty else { panic!("a message") };
+        let spec = message(spec).unwrap();
+        assert_eq!(spec.go_name, "PodSpec");
+        let order: Vec<&str> = spec.json.iter().take(3).map(|s| s.name).collect();
+        assert_eq!(order, ["volumes", "initContainers", "containers"], "Go struct order, not tag order");
+        let (_, containers) = spec.json_field("containers").unwrap();
+        assert_eq!((containers.go, containers.go_element), ("[]v1.Container", "v1.Container"));
+        let (_, host_pid) = spec.json_field("hostPID").unwrap();
+        assert!(host_pid.go_known() && host_pid.go_omitempty() && !host_pid.go_pointer());
+        let (_, grace) = spec.json_field("terminationGracePeriodSeconds").unwrap();
+        assert!(grace.go_pointer());
+        let volume = MESSAGES.iter().find(|m| m.name == "io.k8s.api.core.v1.Volume").unwrap();
+        assert!(volume.json_field("configMap").is_some(), "inline VolumeSource members are Volume's");
+        assert!(volume.json_field("volumeSource").is_none());
+    }
+
+    #[test]
     fn json_names_come_from_openapi() {
         let ebs = MESSAGES.iter().find(|m| m.name == "io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource").unwrap();
         assert!(ebs.fields.iter().any(|f| f.json == "volumeID"));
