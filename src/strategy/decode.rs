@@ -1023,6 +1023,74 @@ mod tests {
         assert!(kinds >= 20 && seen > 40, "{kinds} kinds, {seen} objects");
     }
 
+    /// Every value of the stored objects replaced, one at a time, by each
+    /// JSON kind: `check` never panics, and what it accepts is a fixed point
+    /// (checking and ordering it again changes nothing).
+    #[test]
+    fn any_value_anywhere_is_refused_or_accepted_without_panic() {
+        let replacements = [
+            Value::Null,
+            json!(true),
+            json!(1.5),
+            json!(-1),
+            json!(3_000_000_000u64),
+            json!("x"),
+            json!("1e3"),
+            json!([null, 1, "a"]),
+            json!({"k": null}),
+        ];
+        let (mut accepted, mut refused) = (0, 0);
+        for (kind, group) in [("Pod", ""), ("Deployment", "apps"), ("Service", "")] {
+            let list_kind = format!("\"kind\": \"{kind}List\"");
+            let list = FIXTURES.iter().find(|f| f.contains(&list_kind)).expect("a reference list");
+            let list: Value = serde_json::from_str(list).unwrap();
+            let item = list["items"][0].clone();
+            let mut paths = Vec::new();
+            pointers(&item, String::new(), &mut paths);
+            for path in &paths {
+                for replacement in &replacements {
+                    let mut mutated = item.clone();
+                    if let Some(slot) = mutated.pointer_mut(path) {
+                        *slot = replacement.clone();
+                    }
+                    let Value::Object(mut map) = mutated else { unreachable!() };
+                    if check(group, "v1", kind, &mut map).is_err() {
+                        refused += 1;
+                        continue;
+                    }
+                    accepted += 1;
+                    order(group, "v1", kind, &mut map);
+                    let once = serde_json::to_string(&map).unwrap();
+                    assert_eq!(check(group, "v1", kind, &mut map), Ok(()), "{kind} {path}");
+                    order(group, "v1", kind, &mut map);
+                    assert_eq!(serde_json::to_string(&map).unwrap(), once, "{kind} {path} = {replacement}");
+                }
+            }
+        }
+        assert!(accepted > 100 && refused > 100, "{accepted} accepted, {refused} refused");
+    }
+
+    /// JSON pointers to every value under `value`.
+    fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    let path = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    out.push(path.clone());
+                    pointers(v, path, out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    let path = format!("{at}/{i}");
+                    out.push(path.clone());
+                    pointers(v, path, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Reverses the keys of every object, recursively.
     fn scramble(value: &mut Value) {
         match value {
