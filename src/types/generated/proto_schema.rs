@@ -905,9 +905,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "protocol", message: 77, field: 3 },
         Slot { name: "hostIP", message: 77, field: 4 },
     ], by_name: &[2, 4, 1, 0, 3] },
-    Message { name: "io.k8s.api.core.v1.ContainerResizePolicy", form: Object, go_name: "ContainerResizePolicy", known: false, fields: &[
-        Field { tag: 1, json: "resourceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "restartPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ContainerResizePolicy", form: Object, go_name: "ContainerResizePolicy", known: true, fields: &[
+        Field { tag: 1, json: "resourceName", ty: String, shape: One, go: "v1.ResourceName", go_element: "v1.ResourceName", go_flags: 1 },
+        Field { tag: 2, json: "restartPolicy", ty: String, shape: One, go: "v1.ResourceResizeRestartPolicy", go_element: "v1.ResourceResizeRestartPolicy", go_flags: 1 },
     ], json: &[
         Slot { name: "resourceName", message: 78, field: 0 },
         Slot { name: "restartPolicy", message: 78, field: 1 },
@@ -1113,9 +1113,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "secretKeyRef", message: 99, field: 3 },
         Slot { name: "fileKeyRef", message: 99, field: 4 },
     ], by_name: &[2, 0, 4, 1, 3] },
-    Message { name: "io.k8s.api.core.v1.EphemeralContainer", form: Object, go_name: "EphemeralContainer", known: false, fields: &[
+    Message { name: "io.k8s.api.core.v1.EphemeralContainer", form: Object, go_name: "EphemeralContainer", known: true, fields: &[
         Field { tag: 1, json: "ephemeralContainerCommon", ty: Msg(101), shape: Inline, go: "v1.EphemeralContainerCommon", go_element: "v1.EphemeralContainerCommon", go_flags: 0 },
-        Field { tag: 2, json: "targetContainerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+        Field { tag: 2, json: "targetContainerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 101, field: 0 },
         Slot { name: "image", message: 101, field: 1 },
@@ -1144,32 +1144,32 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "tty", message: 101, field: 17 },
         Slot { name: "targetContainerName", message: 100, field: 1 },
     ], by_name: &[3, 2, 7, 6, 1, 20, 17, 14, 0, 5, 15, 9, 8, 10, 11, 21, 16, 22, 23, 25, 18, 19, 24, 13, 12, 4] },
-    Message { name: "io.k8s.api.core.v1.EphemeralContainerCommon", form: Object, go_name: "EphemeralContainerCommon", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "image", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "command", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "args", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "workingDir", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "ports", ty: Msg(77), shape: Repeated, go: "[]v1.ContainerPort", go_element: "v1.ContainerPort", go_flags: 0 },
-        Field { tag: 7, json: "env", ty: Msg(98), shape: Repeated, go: "[]v1.EnvVar", go_element: "v1.EnvVar", go_flags: 0 },
-        Field { tag: 8, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 0 },
-        Field { tag: 9, json: "volumeMounts", ty: Msg(241), shape: Repeated, go: "[]v1.VolumeMount", go_element: "v1.VolumeMount", go_flags: 0 },
-        Field { tag: 10, json: "livenessProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 0 },
-        Field { tag: 11, json: "readinessProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 0 },
-        Field { tag: 12, json: "lifecycle", ty: Msg(127), shape: One, go: "v1.Lifecycle", go_element: "v1.Lifecycle", go_flags: 0 },
-        Field { tag: 13, json: "terminationMessagePath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 14, json: "imagePullPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 15, json: "securityContext", ty: Msg(219), shape: One, go: "v1.SecurityContext", go_element: "v1.SecurityContext", go_flags: 0 },
-        Field { tag: 16, json: "stdin", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 17, json: "stdinOnce", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 18, json: "tty", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 19, json: "envFrom", ty: Msg(97), shape: Repeated, go: "[]v1.EnvFromSource", go_element: "v1.EnvFromSource", go_flags: 0 },
-        Field { tag: 20, json: "terminationMessagePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 21, json: "volumeDevices", ty: Msg(240), shape: Repeated, go: "[]v1.VolumeDevice", go_element: "v1.VolumeDevice", go_flags: 0 },
-        Field { tag: 22, json: "startupProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 0 },
-        Field { tag: 23, json: "resizePolicy", ty: Msg(78), shape: Repeated, go: "[]v1.ContainerResizePolicy", go_element: "v1.ContainerResizePolicy", go_flags: 0 },
-        Field { tag: 24, json: "restartPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 25, json: "restartPolicyRules", ty: Msg(79), shape: Repeated, go: "[]v1.ContainerRestartRule", go_element: "v1.ContainerRestartRule", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.EphemeralContainerCommon", form: Object, go_name: "EphemeralContainerCommon", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "image", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "command", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "args", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "workingDir", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "ports", ty: Msg(77), shape: Repeated, go: "[]v1.ContainerPort", go_element: "v1.ContainerPort", go_flags: 5 },
+        Field { tag: 7, json: "env", ty: Msg(98), shape: Repeated, go: "[]v1.EnvVar", go_element: "v1.EnvVar", go_flags: 5 },
+        Field { tag: 8, json: "resources", ty: Msg(206), shape: One, go: "v1.ResourceRequirements", go_element: "v1.ResourceRequirements", go_flags: 5 },
+        Field { tag: 9, json: "volumeMounts", ty: Msg(241), shape: Repeated, go: "[]v1.VolumeMount", go_element: "v1.VolumeMount", go_flags: 5 },
+        Field { tag: 10, json: "livenessProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 7 },
+        Field { tag: 11, json: "readinessProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 7 },
+        Field { tag: 12, json: "lifecycle", ty: Msg(127), shape: One, go: "v1.Lifecycle", go_element: "v1.Lifecycle", go_flags: 7 },
+        Field { tag: 13, json: "terminationMessagePath", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 14, json: "imagePullPolicy", ty: String, shape: One, go: "v1.PullPolicy", go_element: "v1.PullPolicy", go_flags: 5 },
+        Field { tag: 15, json: "securityContext", ty: Msg(219), shape: One, go: "v1.SecurityContext", go_element: "v1.SecurityContext", go_flags: 7 },
+        Field { tag: 16, json: "stdin", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 17, json: "stdinOnce", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 18, json: "tty", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 19, json: "envFrom", ty: Msg(97), shape: Repeated, go: "[]v1.EnvFromSource", go_element: "v1.EnvFromSource", go_flags: 5 },
+        Field { tag: 20, json: "terminationMessagePolicy", ty: String, shape: One, go: "v1.TerminationMessagePolicy", go_element: "v1.TerminationMessagePolicy", go_flags: 5 },
+        Field { tag: 21, json: "volumeDevices", ty: Msg(240), shape: Repeated, go: "[]v1.VolumeDevice", go_element: "v1.VolumeDevice", go_flags: 5 },
+        Field { tag: 22, json: "startupProbe", ty: Msg(197), shape: One, go: "v1.Probe", go_element: "v1.Probe", go_flags: 7 },
+        Field { tag: 23, json: "resizePolicy", ty: Msg(78), shape: Repeated, go: "[]v1.ContainerResizePolicy", go_element: "v1.ContainerResizePolicy", go_flags: 5 },
+        Field { tag: 24, json: "restartPolicy", ty: String, shape: One, go: "v1.ContainerRestartPolicy", go_element: "v1.ContainerRestartPolicy", go_flags: 7 },
+        Field { tag: 25, json: "restartPolicyRules", ty: Msg(79), shape: Repeated, go: "[]v1.ContainerRestartRule", go_element: "v1.ContainerRestartRule", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 101, field: 0 },
         Slot { name: "image", message: 101, field: 1 },
@@ -2109,8 +2109,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "metadata", message: 184, field: 0 },
         Slot { name: "items", message: 184, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.PodOS", form: Object, go_name: "PodOS", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodOS", form: Object, go_name: "PodOS", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.OSName", go_element: "v1.OSName", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 185, field: 0 },
     ], by_name: &[0] },
@@ -2119,10 +2119,10 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "conditionType", message: 186, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.PodResourceClaim", form: Object, go_name: "PodResourceClaim", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "resourceClaimName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "resourceClaimTemplateName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodResourceClaim", form: Object, go_name: "PodResourceClaim", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "resourceClaimName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 4, json: "resourceClaimTemplateName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 187, field: 0 },
         Slot { name: "resourceClaimName", message: 187, field: 1 },
@@ -2135,8 +2135,8 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "name", message: 188, field: 0 },
         Slot { name: "resourceClaimName", message: 188, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.PodSchedulingGate", form: Object, go_name: "PodSchedulingGate", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodSchedulingGate", form: Object, go_name: "PodSchedulingGate", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 189, field: 0 },
     ], by_name: &[0] },
@@ -2570,9 +2570,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "items", message: 216, field: 1 },
         Slot { name: "optional", message: 216, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.core.v1.SecretReference", form: Object, go_name: "SecretReference", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.SecretReference", form: Object, go_name: "SecretReference", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 217, field: 0 },
         Slot { name: "namespace", message: 217, field: 1 },
@@ -3479,13 +3479,13 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "groupVersion", message: 289, field: 0 },
         Slot { name: "resources", message: 289, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.Condition", form: Object, go_name: "Condition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.apimachinery.pkg.apis.meta.v1.Condition", form: Object, go_name: "Condition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 4, json: "lastTransitionTime", ty: Msg(304), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 1 },
+        Field { tag: 5, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 6, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 290, field: 0 },
         Slot { name: "status", message: 290, field: 1 },
