@@ -214,7 +214,10 @@ mod tests {
         assert_eq!(s["spec"]["podManagementPolicy"], "OrderedReady");
         assert_eq!(s["spec"]["updateStrategy"], json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
         assert_eq!(s["spec"]["revisionHistoryLimit"], 10);
-        assert_eq!(s["spec"]["persistentVolumeClaimRetentionPolicy"], json!({"whenDeleted": "Retain", "whenScaled": "Retain"}));
+        assert_eq!(
+            s["spec"]["persistentVolumeClaimRetentionPolicy"],
+            json!({"whenDeleted": "Retain", "whenScaled": "Retain"})
+        );
         let claim = &s["spec"]["volumeClaimTemplates"][0];
         assert_eq!(claim["kind"], "PersistentVolumeClaim");
         assert_eq!(claim["apiVersion"], "v1");
@@ -228,7 +231,10 @@ mod tests {
     #[test]
     fn wrong_shapes_do_not_panic() {
         for kind in ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"] {
-            for body in [json!({"spec": 3}), json!({"spec": {"strategy": [], "updateStrategy": "x", "volumeClaimTemplates": [1]}})] {
+            for body in [
+                json!({"spec": 3}),
+                json!({"spec": {"strategy": [], "updateStrategy": "x", "volumeClaimTemplates": [1]}}),
+            ] {
                 let _ = defaulted(kind, body);
             }
         }
