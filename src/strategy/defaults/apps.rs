@@ -47,8 +47,12 @@ fn text<'a>(map: &'a Map<String, Value>, key: &str) -> &'a str {
     map.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// Defaults the pod template at `spec.template`.
+/// Defaults the pod template at `spec.template`. Its `metadata` is a Go
+/// struct (not a pointer), which kube always encodes, `{}` when empty
+/// (recorded in tests/fixtures/kube-v1.36/lists/batch_v1_cronjobs.json).
 pub(super) fn template(spec: &mut Map<String, Value>) {
+    let template = child(spec, "template");
+    child(template, "metadata");
     let template = spec.entry("template".to_string()).or_insert_with(|| Value::Object(Map::new()));
     core::pod_template_spec(template);
 }

@@ -91,7 +91,10 @@ fn cron_job(object: &mut Object) {
     default_field(spec, "suspend", json!(false));
     default_field(spec, "successfulJobsHistoryLimit", json!(3));
     default_field(spec, "failedJobsHistoryLimit", json!(1));
-    let job_spec = child(child(spec, "jobTemplate"), "spec");
+    let job_template = child(spec, "jobTemplate");
+    // A Go struct, always encoded (`{}` when empty), as the template's.
+    child(job_template, "metadata");
+    let job_spec = child(job_template, "spec");
     pod_failure_policy(job_spec);
     template(job_spec);
 }

@@ -8,6 +8,8 @@ mod batch;
 mod common;
 mod coordination;
 mod cron;
+#[cfg(test)]
+mod fixtures;
 mod rbac;
 
 use crate::strategy::Object;
