@@ -60,6 +60,15 @@ pub fn prepare_for_create(group: &str, kind: &str, object: &mut Object, _context
             // generated labels show in what it stores and serves.
             job_labels_from_template(object);
         }
+        // pkg/registry/coordination/lease/strategy.go: PrepareForCreate drops
+        // the fields of the CoordinatedLeaderElection gate, off by default
+        // in v1.36.
+        ("coordination.k8s.io", "Lease") => {
+            if let Some(Value::Object(spec)) = object.get_mut("spec") {
+                spec.shift_remove("strategy");
+                spec.shift_remove("preferredHolder");
+            }
+        }
         _ => {}
     }
 }
@@ -98,6 +107,18 @@ pub fn prepare_for_update(
             set_generation(object, old, object.get("spec") != old.get("spec"));
         }
         ("batch", "Job") => job_labels_from_template(object),
+        // pkg/registry/coordination/lease/strategy.go: PrepareForUpdate keeps
+        // the gated fields only where the stored Lease already has them.
+        ("coordination.k8s.io", "Lease") => {
+            let old_spec = old.get("spec").and_then(Value::as_object);
+            if let Some(Value::Object(spec)) = object.get_mut("spec") {
+                for key in ["strategy", "preferredHolder"] {
+                    if old_spec.is_none_or(|o| o.get(key).is_none_or(Value::is_null)) {
+                        spec.shift_remove(key);
+                    }
+                }
+            }
+        }
         _ => {}
     }
     Ok(())
@@ -242,6 +263,22 @@ mod tests {
             create("apps", "DaemonSet", json!({"metadata": {"annotations": {DAEMONSET_TEMPLATE_GENERATION: "7"}}}));
         assert_eq!(ds["status"]["numberReady"], 0);
         assert_eq!(ds["metadata"]["annotations"][DAEMONSET_TEMPLATE_GENERATION], "1");
+    }
+
+    // pkg/registry/coordination/lease/strategy.go: PrepareForCreate, PrepareForUpdate
+    #[test]
+    fn lease_gated_fields() {
+        let created = create(
+            "coordination.k8s.io",
+            "Lease",
+            json!({"spec": {"holderIdentity": "a", "strategy": "OldestEmulationVersion", "preferredHolder": "b"}}),
+        );
+        assert_eq!(created["spec"], json!({"holderIdentity": "a"}));
+        let mut new = object(json!({"spec": {"strategy": "S", "preferredHolder": "b"}}));
+        let old = object(json!({"spec": {"strategy": "S"}}));
+        let context = Context { now: NOW, subresource: None };
+        assert_eq!(prepare_for_update("coordination.k8s.io", "Lease", &mut new, &old, &context), Ok(()));
+        assert_eq!(Value::Object(new)["spec"], json!({"strategy": "S"}));
     }
 
     // pkg/registry/apps/deployment/strategy.go: PrepareForUpdate
