@@ -32,10 +32,8 @@ pub fn update(kind: &str, object: &Fields, old: &Fields, subresource: Option<&st
     match kind {
         // pkg/registry/apps/{deployment,replicaset,daemonset}/strategy.go:
         // ValidateUpdate, "disallow mutation of selector".
-        "Deployment" | "ReplicaSet" | "DaemonSet" => {
-            if spec.get("selector") != old_spec.get("selector") {
-                errs.push(invalid_raw("spec.selector", &go_label_selector(obj(spec, "selector")), IMMUTABLE));
-            }
+        "Deployment" | "ReplicaSet" | "DaemonSet" if spec.get("selector") != old_spec.get("selector") => {
+            errs.push(invalid_raw("spec.selector", &go_label_selector(obj(spec, "selector")), IMMUTABLE));
         }
         "StatefulSet" => errs.extend(stateful_set_update(spec, old_spec)),
         _ => {}
