@@ -465,6 +465,7 @@ fn status(kind: &str, object: &Fields, old: &Fields) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::common::tests::pod;
     use super::*;
     use serde_json::json;
 
@@ -480,7 +481,7 @@ mod tests {
         let mut base = json!({
             "replicas": 1,
             "selector": {"matchLabels": {"app": "web"}},
-            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"restartPolicy": "Always", "containers": [{"name": "c", "image": "i"}]}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod("Always")},
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
             "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600
         });
@@ -503,10 +504,10 @@ mod tests {
     fn deployment_errors_in_kubes_words() {
         let cases: Vec<(Value, &str)> = vec![
             (json!({"replicas": -1}), "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
-            (json!({"template": {"metadata": {"labels": {"app": "db"}}, "spec": {"restartPolicy": "Always"}}}),
+            (json!({"template": {"metadata": {"labels": {"app": "db"}}, "spec": pod("Always")}}),
              r#"spec.template.metadata.labels: Invalid value: map[string]string{"app":"db"}: `selector` does not match template `labels`"#),
             (json!({"selector": {}}), "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment"),
-            (json!({"template": {"metadata": {"labels": {"app": "web"}}, "spec": {"restartPolicy": "Never"}}}),
+            (json!({"template": {"metadata": {"labels": {"app": "web"}}, "spec": pod("Never")}}),
              r#"spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always""#),
             (json!({"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}}}),
              r#"spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: may not be 0 when `maxSurge` is 0"#),
@@ -536,7 +537,7 @@ mod tests {
     fn selectors_are_immutable() {
         let old = deployment(json!({}));
         let new = deployment(
-            json!({"selector": {"matchLabels": {"app": "web", "x": "y"}}, "template": {"metadata": {"labels": {"app": "web", "x": "y"}}, "spec": {}}}),
+            json!({"selector": {"matchLabels": {"app": "web", "x": "y"}}, "template": {"metadata": {"labels": {"app": "web", "x": "y"}}, "spec": pod("Always")}}),
         );
         let errs = messages(&update("Deployment", &new, &old, None));
         assert_eq!(
@@ -552,7 +553,7 @@ mod tests {
         let mut spec = json!({
             "replicas": 1, "serviceName": "db", "podManagementPolicy": "OrderedReady",
             "selector": {"matchLabels": {"app": "db"}},
-            "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"restartPolicy": "Always"}},
+            "template": {"metadata": {"labels": {"app": "db"}}, "spec": pod("Always")},
             "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
             "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"}
         });
@@ -596,7 +597,7 @@ mod tests {
         let ds = |strategy: Value| {
             fields(json!({"spec": {
             "selector": {"matchLabels": {"app": "a"}},
-            "template": {"metadata": {"labels": {"app": "a"}}, "spec": {"restartPolicy": "Always"}},
+            "template": {"metadata": {"labels": {"app": "a"}}, "spec": pod("Always")},
             "updateStrategy": strategy, "revisionHistoryLimit": 10}}))
         };
         assert!(create(

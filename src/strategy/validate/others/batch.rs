@@ -408,6 +408,7 @@ fn validate_time_zone(time_zone: &str) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::common::tests::pod;
     use super::*;
     use serde_json::json;
 
@@ -425,7 +426,7 @@ mod tests {
             "parallelism": 1, "completions": 1, "backoffLimit": 6, "completionMode": "NonIndexed",
             "manualSelector": false, "podReplacementPolicy": "TerminatingOrFailed",
             "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "u"}},
-            "template": {"metadata": {"labels": labels}, "spec": {"restartPolicy": "Never"}}
+            "template": {"metadata": {"labels": labels}, "spec": pod("Never")}
         });
         if let (Some(b), Some(s)) = (base.as_object_mut(), spec.as_object()) {
             for (k, v) in s {
@@ -446,7 +447,7 @@ mod tests {
         let cases: Vec<(Value, &str)> = vec![
             (json!({"backoffLimit": -1}), "spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0"),
             (
-                json!({"template": {"metadata": {"labels": {"controller-uid": "u", "job-name": "j", "batch.kubernetes.io/controller-uid": "u", "batch.kubernetes.io/job-name": "j"}}, "spec": {"restartPolicy": "Always"}}}),
+                json!({"template": {"metadata": {"labels": {"controller-uid": "u", "job-name": "j", "batch.kubernetes.io/controller-uid": "u", "batch.kubernetes.io/job-name": "j"}}, "spec": pod("Always")}}),
                 r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#,
             ),
             (
@@ -471,7 +472,7 @@ mod tests {
             assert!(errs.contains(&expected.to_string()), "{spec}: {errs:?}");
         }
         let missing = job_object(
-            json!({"template": {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": "u"}}, "spec": {"restartPolicy": "Never"}}}),
+            json!({"template": {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": "u"}}, "spec": pod("Never")}}),
         );
         let errs = messages(&create("Job", &missing));
         assert!(
@@ -486,7 +487,7 @@ mod tests {
         let old = job_object(json!({}));
         assert!(update("Job", &old, &old, None).is_empty());
         let new = job_object(
-            json!({"completions": 2, "template": {"metadata": {"labels": {"controller-uid": "u", "job-name": "j", "batch.kubernetes.io/controller-uid": "u", "batch.kubernetes.io/job-name": "j"}}, "spec": {"restartPolicy": "OnFailure"}}}),
+            json!({"completions": 2, "template": {"metadata": {"labels": {"controller-uid": "u", "job-name": "j", "batch.kubernetes.io/controller-uid": "u", "batch.kubernetes.io/job-name": "j"}}, "spec": pod("OnFailure")}}),
         );
         let errs = messages(&update("Job", &new, &old, None));
         assert!(errs.contains(&"spec.completions: Invalid value: 2: field is immutable".to_string()), "{errs:?}");
@@ -496,20 +497,29 @@ mod tests {
         );
         // A suspended Job that never started may change its node selector.
         let suspended = job_object(json!({"suspend": true}));
-        let moved = job_object(
-            json!({"suspend": true, "template": {"metadata": {"labels": {"controller-uid": "u", "job-name": "j", "batch.kubernetes.io/controller-uid": "u", "batch.kubernetes.io/job-name": "j"}}, "spec": {"restartPolicy": "Never", "nodeSelector": {"zone": "a"}}}}),
-        );
-        assert!(update("Job", &moved, &suspended, None).is_empty());
+        let mut moved_pod = pod("Never");
+        moved_pod["nodeSelector"] = json!({"zone": "a"});
+        let labels = json!({"controller-uid": "u", "job-name": "j", "batch.kubernetes.io/controller-uid": "u", "batch.kubernetes.io/job-name": "j"});
+        let moved =
+            job_object(json!({"suspend": true, "template": {"metadata": {"labels": labels}, "spec": moved_pod}}));
+        assert_eq!(messages(&update("Job", &moved, &suspended, None)), Vec::<String>::new());
+        // Not once it is running.
+        let running = job_object(json!({"suspend": false}));
+        let mut moved_running = moved.clone();
+        if let Some(Value::Object(spec)) = moved_running.get_mut("spec") {
+            spec.insert("suspend".into(), json!(false));
+        }
+        assert_eq!(update("Job", &moved_running, &running, None).len(), 1);
     }
 
     // validateCronJobSpec
     #[test]
     fn cron_job_rules() {
         let cron = |spec: Value| fields(json!({"spec": spec}));
-        let good = json!({"schedule": "0 3 * * *", "concurrencyPolicy": "Allow", "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "OnFailure"}}}}});
+        let good = json!({"schedule": "0 3 * * *", "concurrencyPolicy": "Allow", "jobTemplate": {"spec": {"template": {"spec": pod("OnFailure")}}}});
         assert!(create("CronJob", &cron(good)).is_empty());
         let bad = json!({"schedule": "0 3 * *", "concurrencyPolicy": "Sometimes", "timeZone": "Local",
-            "jobTemplate": {"spec": {"selector": {}, "template": {"spec": {"restartPolicy": "OnFailure"}}}}, "successfulJobsHistoryLimit": -1});
+            "jobTemplate": {"spec": {"selector": {}, "template": {"spec": pod("OnFailure")}}}, "successfulJobsHistoryLimit": -1});
         let errs = messages(&create("CronJob", &cron(bad)));
         assert_eq!(errs, vec![
             r#"spec.schedule: Invalid value: "0 3 * *": expected exactly 5 fields, found 4: [0 3 * *]"#,
@@ -521,7 +531,7 @@ mod tests {
         let tz = messages(&create(
             "CronJob",
             &cron(
-                json!({"schedule": "TZ=UTC 0 3 * * *", "concurrencyPolicy": "Allow", "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never"}}}}}),
+                json!({"schedule": "TZ=UTC 0 3 * * *", "concurrencyPolicy": "Allow", "jobTemplate": {"spec": {"template": {"spec": pod("Never")}}}}),
             ),
         ));
         assert_eq!(

@@ -251,9 +251,20 @@ impl<'a> Selector<'a> {
 pub const SELECTOR_MISMATCH: &str = "`selector` does not match template `labels`";
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A pod spec as the core defaults leave it, valid under the core
+    /// validation: what the workloads' tests embed.
+    pub fn pod(restart_policy: &str) -> Value {
+        json!({
+            "containers": [{"name": "c", "image": "i", "resources": {}, "terminationMessagePath": "/dev/termination-log",
+                            "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}],
+            "restartPolicy": restart_policy, "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+            "securityContext": {}, "schedulerName": "default-scheduler"
+        })
+    }
 
     fn fields(v: Value) -> Fields {
         v.as_object().cloned().unwrap_or_default()
