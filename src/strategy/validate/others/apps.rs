@@ -27,6 +27,13 @@ pub fn update(kind: &str, object: &Fields, old: &Fields, subresource: Option<&st
         return status(kind, object, old);
     }
     let mut errs = create(kind, object);
+    if matches!(kind, "ReplicaSet" | "DaemonSet") {
+        // pkg/registry/apps/{replicaset,daemonset}/strategy.go: ValidateUpdate
+        // runs Validate{ReplicaSet,DaemonSet} and then
+        // Validate{ReplicaSet,DaemonSet}Update, which validates the spec
+        // again: kube reports a spec error twice, and so does this.
+        errs.extend(create(kind, object));
+    }
     let empty = Fields::new();
     let (spec, old_spec) = (obj(object, "spec").unwrap_or(&empty), obj(old, "spec").unwrap_or(&empty));
     match kind {
@@ -628,6 +635,21 @@ mod tests {
             &ds(json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "x%", "maxSurge": 0}})),
         ));
         assert!(bad_percent[0].starts_with(r#"spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"x%"}: a valid percent string"#), "{bad_percent:?}");
+    }
+
+    // pkg/registry/apps/replicaset/strategy.go: ValidateUpdate (spec twice)
+    #[test]
+    fn replica_set_update_reports_spec_errors_twice() {
+        let rs = |replicas: i64| {
+            fields(json!({"spec": {"replicas": replicas, "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": pod("Always")}}}))
+        };
+        assert!(update("ReplicaSet", &rs(1), &rs(1), None).is_empty());
+        let errs = messages(&update("ReplicaSet", &rs(-1), &rs(1), None));
+        assert_eq!(errs, vec!["spec.replicas: Invalid value: -1: must be greater than or equal to 0"; 2]);
+        let deployment_errs =
+            messages(&update("Deployment", &deployment(json!({"replicas": -1})), &deployment(json!({})), None));
+        assert_eq!(deployment_errs, vec!["spec.replicas: Invalid value: -1: must be greater than or equal to 0"]);
     }
 
     // ValidateDeploymentStatus

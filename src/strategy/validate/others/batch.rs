@@ -23,7 +23,7 @@ const MAX_PARALLELISM_INDEXED: i64 = 100_000;
 
 pub fn create(kind: &str, object: &Fields) -> Vec<FieldError> {
     match kind {
-        "Job" => job(object),
+        "Job" => job(object, true),
         "CronJob" => cron_job(object, None),
         _ => Vec::new(),
     }
@@ -34,8 +34,16 @@ pub fn update(kind: &str, object: &Fields, old: &Fields, subresource: Option<&st
     let (spec, old_spec) = (obj(object, "spec").unwrap_or(&empty), obj(old, "spec").unwrap_or(&empty));
     match (kind, subresource) {
         ("Job", Some("status")) => job_status(object),
+        // pkg/registry/batch/job/strategy.go: ValidateUpdate is ValidateJob
+        // (the prefixed labels required only if the stored template has
+        // them) followed by ValidateJobUpdate, which validates the spec
+        // again: kube reports a spec error twice, and so does this.
         ("Job", _) => {
-            let mut errs = job_spec_with_selector(spec, "spec");
+            let old_labels = obj(old_spec, "template").and_then(|t| obj(t, "metadata")).and_then(|m| obj(m, "labels"));
+            let prefixed =
+                old_labels.is_some_and(|l| l.contains_key(JOB_NAME_LABEL) && l.contains_key(JOB_CONTROLLER_UID_LABEL));
+            let mut errs = job(object, prefixed);
+            errs.extend(job_spec_with_selector(spec, "spec"));
             errs.extend(job_spec_update(spec, old_spec, old));
             errs
         }
@@ -49,11 +57,11 @@ fn metadata_text<'a>(object: &'a Fields, key: &str) -> &'a str {
     obj(object, "metadata").map(|m| text(m, key)).unwrap_or("")
 }
 
-// ValidateJob
-fn job(object: &Fields) -> Vec<FieldError> {
+// ValidateJob (RequirePrefixedLabels: `prefixed`)
+fn job(object: &Fields, prefixed: bool) -> Vec<FieldError> {
     let empty = Fields::new();
     let spec = obj(object, "spec").unwrap_or(&empty);
-    let mut errs = generated_selector(object, spec);
+    let mut errs = generated_selector(object, spec, prefixed);
     errs.extend(job_spec_with_selector(spec, "spec"));
     let indexed = text(spec, "completionMode") == "Indexed";
     if let Some(completions) = int(spec, "completions").filter(|c| indexed && *c > 0) {
@@ -71,7 +79,7 @@ fn job(object: &Fields) -> Vec<FieldError> {
 }
 
 // validateGeneratedSelector (RequirePrefixedLabels: true on create)
-fn generated_selector(object: &Fields, spec: &Fields) -> Vec<FieldError> {
+fn generated_selector(object: &Fields, spec: &Fields, prefixed: bool) -> Vec<FieldError> {
     let manual = spec.get("manualSelector").and_then(Value::as_bool).unwrap_or(false);
     let Some(selector) = obj(spec, "selector").filter(|_| !manual) else { return Vec::new() };
     let (name, uid) = (metadata_text(object, "name"), metadata_text(object, "uid"));
@@ -80,13 +88,14 @@ fn generated_selector(object: &Fields, spec: &Fields) -> Vec<FieldError> {
         errs.push(FieldError::required("metadata.uid", ""));
     }
     let labels = obj(spec, "template").and_then(|t| obj(t, "metadata")).and_then(|m| obj(m, "labels"));
-    let expected = [
+    let all = [
         (LEGACY_JOB_CONTROLLER_UID_LABEL, uid),
         (LEGACY_JOB_NAME_LABEL, name),
         (JOB_CONTROLLER_UID_LABEL, uid),
         (JOB_NAME_LABEL, name),
     ];
-    for (key, value) in expected {
+    let expected = if prefixed { &all[..] } else { &all[..2] };
+    for &(key, value) in expected {
         // ValidateHasLabel
         let path = format!("spec.template.metadata.labels[{key}]");
         match labels.and_then(|l| l.get(key)).and_then(Value::as_str) {
@@ -491,6 +500,11 @@ mod tests {
         );
         let errs = messages(&update("Job", &new, &old, None));
         assert!(errs.contains(&"spec.completions: Invalid value: 2: field is immutable".to_string()), "{errs:?}");
+        // The spec is validated twice on update, as kube does.
+        let negative = job_object(json!({"backoffLimit": -1}));
+        let twice = messages(&update("Job", &negative, &old, None));
+        let expected = "spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0".to_string();
+        assert_eq!(twice.iter().filter(|e| **e == expected).count(), 2, "{twice:?}");
         assert!(
             errs.iter().any(|e| e.starts_with("spec.template: Invalid value:") && e.ends_with("field is immutable")),
             "{errs:?}"
