@@ -188,6 +188,12 @@ fn job_spec(spec: &Fields, path: &str) -> Vec<FieldError> {
         }
     }
     let failure_policy = spec.get("podFailurePolicy").is_some_and(|p| !p.is_null());
+    if let Some(policy) = obj(spec, "podFailurePolicy") {
+        errs.extend(pod_failure_policy(spec, policy, &format!("{path}.podFailurePolicy")));
+    }
+    if let Some(policy) = obj(spec, "successPolicy").filter(|_| mode == Some("Indexed")) {
+        errs.extend(success_policy(policy, &format!("{path}.successPolicy")));
+    }
     // validatePodReplacementPolicy
     if let Some(policy) = spec.get("podReplacementPolicy").and_then(Value::as_str) {
         let field = format!("{path}.podReplacementPolicy");
@@ -210,6 +216,135 @@ fn job_spec(spec: &Fields, path: &str) -> Vec<FieldError> {
         )),
         "OnFailure" | "Never" => {}
         other => errs.push(not_supported(&field, other, &["OnFailure", "Never"])),
+    }
+    errs
+}
+
+/// `field.Invalid` with kube's `field.OmitValueType{}`: no value printed.
+fn invalid_omitted(field: &str, message: &str) -> FieldError {
+    FieldError::new(field, validation::FieldErrorType::Invalid, None, message)
+}
+
+// validatePodFailurePolicy, validatePodFailurePolicyRule (the rule count
+// limits are left out).
+fn pod_failure_policy(spec: &Fields, policy: &Fields, path: &str) -> Vec<FieldError> {
+    let empty = Fields::new();
+    let pod_spec = obj(spec, "template").and_then(|t| obj(t, "spec")).unwrap_or(&empty);
+    let container_names: Vec<&str> = ["containers", "initContainers"]
+        .iter()
+        .flat_map(|k| list(pod_spec, k).iter().filter_map(|c| c.get("name").and_then(Value::as_str)))
+        .collect();
+    let mut errs = Vec::new();
+    for (i, rule) in list(policy, "rules").iter().enumerate() {
+        let rule = rule.as_object().unwrap_or(&empty);
+        let rule_path = format!("{path}.rules[{i}]");
+        let action_path = format!("{rule_path}.action");
+        match text(rule, "action") {
+            "" => errs
+                .push(FieldError::required(&action_path, r#"valid values: ["Count" "FailIndex" "FailJob" "Ignore"]"#)),
+            "FailIndex" if int(spec, "backoffLimitPerIndex").is_none() => {
+                errs.push(FieldError::invalid(&action_path, "FailIndex", "requires the backoffLimitPerIndex to be set"))
+            }
+            "Count" | "FailIndex" | "FailJob" | "Ignore" => {}
+            other => errs.push(not_supported(&action_path, other, &["Count", "FailIndex", "FailJob", "Ignore"])),
+        }
+        let exit_codes = obj(rule, "onExitCodes");
+        let conditions = list(rule, "onPodConditions");
+        if let Some(codes) = exit_codes {
+            errs.extend(on_exit_codes(codes, &format!("{rule_path}.onExitCodes"), &container_names));
+        }
+        for (j, pattern) in conditions.iter().enumerate() {
+            let pattern = pattern.as_object().unwrap_or(&empty);
+            let pattern_path = format!("{rule_path}.onPodConditions[{j}]");
+            let kind = text(pattern, "type");
+            for msg in validation::is_qualified_name(kind) {
+                errs.push(FieldError::invalid(&format!("{pattern_path}.type"), kind, &msg));
+            }
+            let status_path = format!("{pattern_path}.status");
+            match text(pattern, "status") {
+                "" => errs.push(FieldError::required(&status_path, r#"valid values: ["False" "True" "Unknown"]"#)),
+                "False" | "True" | "Unknown" => {}
+                other => errs.push(not_supported(&status_path, other, &["False", "True", "Unknown"])),
+            }
+        }
+        if exit_codes.is_some() && !conditions.is_empty() {
+            errs.push(invalid_omitted(&rule_path, "specifying both OnExitCodes and OnPodConditions is not supported"));
+        }
+        if exit_codes.is_none() && conditions.is_empty() {
+            errs.push(invalid_omitted(&rule_path, "specifying one of OnExitCodes and OnPodConditions is required"));
+        }
+    }
+    errs
+}
+
+// validatePodFailurePolicyRuleOnExitCodes
+fn on_exit_codes(codes: &Fields, path: &str, container_names: &[&str]) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let operator = text(codes, "operator");
+    match operator {
+        "" => errs.push(FieldError::required(&format!("{path}.operator"), r#"valid values: ["In" "NotIn"]"#)),
+        "In" | "NotIn" => {}
+        other => errs.push(not_supported(&format!("{path}.operator"), other, &["In", "NotIn"])),
+    }
+    if let Some(name) = codes.get("containerName").and_then(Value::as_str) {
+        if !container_names.contains(&name) {
+            errs.push(FieldError::invalid(
+                &format!("{path}.containerName"),
+                name,
+                "must be one of the container or initContainer names in the pod template",
+            ));
+        }
+    }
+    let values: Vec<i64> = list(codes, "values").iter().filter_map(Value::as_i64).collect();
+    let render = |v: &[i64]| {
+        let items: Vec<String> = v.iter().map(i64::to_string).collect();
+        format!("[]int32{{{}}}", items.join(", "))
+    };
+    let values_path = format!("{path}.values");
+    if values.is_empty() {
+        let rendered = if codes.contains_key("values") { "[]int32{}".to_string() } else { "[]int32(nil)".to_string() };
+        errs.push(invalid_raw(&values_path, &rendered, "at least one value is required"));
+    }
+    let mut seen = Vec::new();
+    for (j, value) in values.iter().enumerate() {
+        let value_path = format!("{values_path}[{j}]");
+        if operator == "In" && *value == 0 {
+            errs.push(invalid_raw(&value_path, "0", "must not be 0 for the In operator"));
+        }
+        if seen.contains(value) {
+            errs.push(FieldError::new(&value_path, validation::FieldErrorType::Duplicate, None, &value.to_string()));
+        } else {
+            seen.push(*value);
+        }
+    }
+    if values.windows(2).any(|w| w.first() > w.get(1)) {
+        errs.push(invalid_raw(&values_path, &render(&values), "must be ordered"));
+    }
+    errs
+}
+
+// validateSuccessPolicy (the rule count limit and the succeededIndexes
+// format are left out).
+fn success_policy(policy: &Fields, path: &str) -> Vec<FieldError> {
+    let rules = list(policy, "rules");
+    if rules.is_empty() {
+        return vec![FieldError::required(
+            &format!("{path}.rules"),
+            "at least one rules must be specified when the successPolicy is specified",
+        )];
+    }
+    let empty = Fields::new();
+    let mut errs = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        let rule = rule.as_object().unwrap_or(&empty);
+        let rule_path = format!("{path}.rules[{i}]");
+        if !rule.contains_key("succeededCount") && !rule.contains_key("succeededIndexes") {
+            errs.push(FieldError::required(
+                &rule_path,
+                "at least one of succeededCount or succeededIndexes must be specified",
+            ));
+        }
+        errs.extend(non_negative(int(rule, "succeededCount"), &format!("{rule_path}.succeededCount")));
     }
     errs
 }
@@ -488,6 +623,28 @@ mod tests {
             errs.contains(&"spec.template.metadata.labels[controller-uid]: Required value: must be 'u'".to_string()),
             "{errs:?}"
         );
+    }
+
+    // validatePodFailurePolicyRule, validatePodFailurePolicyRuleOnExitCodes
+    #[test]
+    fn pod_failure_policy_rules() {
+        let policy = json!({"rules": [
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [0, 3, 3, 1]}},
+            {"action": "Bogus", "onPodConditions": [{"type": "DisruptionTarget", "status": "Maybe"}]},
+            {"action": "Ignore"}
+        ]});
+        let errs = messages(&create(
+            "Job",
+            &job_object(json!({"podFailurePolicy": policy, "podReplacementPolicy": "Failed"})),
+        ));
+        assert_eq!(errs, vec![
+            "spec.podFailurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator",
+            "spec.podFailurePolicy.rules[0].onExitCodes.values[2]: Duplicate value: 3",
+            "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{0, 3, 3, 1}: must be ordered",
+            r#"spec.podFailurePolicy.rules[1].action: Unsupported value: "Bogus": supported values: "Count", "FailIndex", "FailJob", "Ignore""#,
+            r#"spec.podFailurePolicy.rules[1].onPodConditions[0].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown""#,
+            "spec.podFailurePolicy.rules[2]: Invalid value: specifying one of OnExitCodes and OnPodConditions is required",
+        ]);
     }
 
     // ValidateJobSpecUpdate
