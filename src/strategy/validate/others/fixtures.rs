@@ -110,3 +110,71 @@ fn creates_match_kube_apiserver_v1_36() {
     let expected_kinds = ["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Role", "RoleBinding", "Lease"];
     assert_eq!(compared, expected_kinds, "every manifest of these groups was compared");
 }
+
+/// Every path of `value`, as JSON pointers.
+fn pointers(value: &Value, prefix: String, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let p = format!("{prefix}/{}", k.replace('~', "~0").replace('/', "~1"));
+                out.push(p.clone());
+                pointers(v, p, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                let p = format!("{prefix}/{i}");
+                out.push(p.clone());
+                pointers(v, p, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Defaults, create rules, validation and update of every recorded object of
+/// these groups with each field replaced by a value of every JSON type: no
+/// panic (the typed layer's invariant), whatever the answer.
+#[test]
+fn mistyped_fields_never_panic() {
+    let registry = Registry::builtin();
+    let replacements = [
+        json!(null),
+        json!(-1),
+        json!(7),
+        json!("x"),
+        json!("150%"),
+        json!(true),
+        json!([]),
+        json!([1]),
+        json!({}),
+        json!({"a": 1}),
+    ];
+    for manifest in manifests() {
+        let api_version = manifest.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_string();
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version.as_str()));
+        let kind = manifest.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
+        let Some(info) = registry.by_kind(group, version, &kind).filter(|_| GROUPS.contains(&group)) else { continue };
+        let mut base = manifest.clone();
+        crate::strategy::defaults::apply(group, &kind, &mut base);
+        let base = Value::Object(base);
+        let mut paths = Vec::new();
+        pointers(&base, String::new(), &mut paths);
+        let context = Context { now: "2026-11-25T12:25:35Z", subresource: None };
+        let status = Context { now: "2026-11-25T12:25:35Z", subresource: Some("status") };
+        for path in &paths {
+            for replacement in &replacements {
+                let mut broken = base.clone();
+                if let Some(slot) = broken.pointer_mut(path) {
+                    *slot = replacement.clone();
+                }
+                let Value::Object(mut object) = broken else { continue };
+                crate::strategy::defaults::apply(group, &kind, &mut object);
+                let old = object.clone();
+                let _ = strategy::create(info, &mut object, &context);
+                let _ = strategy::update(info, &mut object.clone(), &old, &context);
+                let _ = strategy::update(info, &mut object, &old, &status);
+            }
+        }
+    }
+}
