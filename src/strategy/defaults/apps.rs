@@ -82,8 +82,19 @@ fn replica_set(object: &mut Object) {
     template(spec);
 }
 
+/// The annotation that carries a DaemonSet's `templateGeneration` in apps/v1.
+const DAEMONSET_TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
+
 // pkg/apis/apps/v1/defaults.go: SetDefaults_DaemonSet
 fn daemon_set(object: &mut Object) {
+    // pkg/apis/apps/v1/conversion.go: a decoded DaemonSet round-trips
+    // through the internal type, whose templateGeneration (0 when the
+    // annotation is absent) is always written back as the annotation; the
+    // create and update rules then set its real value. kube's field manager
+    // sees it at this point, so the creator's managedFields own it
+    // (tests/fixtures/kube-v1.36/lists/apps_v1_daemonsets.json).
+    let annotations = child(child(object, "metadata"), "annotations");
+    annotations.entry(DAEMONSET_TEMPLATE_GENERATION).or_insert_with(|| json!("0"));
     let spec = child(object, "spec");
     let strategy = child(spec, "updateStrategy");
     if text(strategy, "type").is_empty() {
@@ -202,6 +213,7 @@ mod tests {
             json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
         );
         assert_eq!(d["spec"]["revisionHistoryLimit"], 10);
+        assert_eq!(d["metadata"]["annotations"][DAEMONSET_TEMPLATE_GENERATION], "0");
         let on_delete = defaulted("DaemonSet", json!({"spec": {"updateStrategy": {"type": "OnDelete"}}}));
         assert_eq!(on_delete["spec"]["updateStrategy"], json!({"type": "OnDelete"}));
     }
