@@ -450,14 +450,32 @@ fn status(kind: &str, object: &Fields, old: &Fields) -> Vec<FieldError> {
         counters.iter().flat_map(|c| non_negative(int(status, c), &format!("status.{c}"))).collect();
     if kind != "DaemonSet" {
         let replicas = int(status, "replicas").unwrap_or(0);
-        for c in ["fullyLabeledReplicas", "updatedReplicas", "readyReplicas", "currentReplicas", "availableReplicas"] {
-            if counters.contains(&c) && int(status, c).unwrap_or(0) > replicas {
+        // In each validator's order.
+        let bounded: &[&str] = match kind {
+            "Deployment" => &["updatedReplicas", "readyReplicas", "availableReplicas"],
+            "ReplicaSet" => &["fullyLabeledReplicas", "readyReplicas", "availableReplicas"],
+            _ => &["readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"],
+        };
+        for &c in bounded {
+            if int(status, c).unwrap_or(0) > replicas {
                 errs.push(invalid_raw(
                     &format!("status.{c}"),
                     &int(status, c).unwrap_or(0).to_string(),
                     "cannot be greater than status.replicas",
                 ));
             }
+        }
+    }
+    if kind != "DaemonSet" {
+        let (available, ready) =
+            (int(status, "availableReplicas").unwrap_or(0), int(status, "readyReplicas").unwrap_or(0));
+        if available > ready {
+            let message = if kind == "StatefulSet" {
+                "cannot be greater than status.readyReplicas"
+            } else {
+                "cannot be greater than readyReplicas"
+            };
+            errs.push(invalid_raw("status.availableReplicas", &available.to_string(), message));
         }
     }
     let old_collisions = obj(old, "status").and_then(|s| int(s, "collisionCount"));
@@ -655,15 +673,22 @@ mod tests {
     // ValidateDeploymentStatus
     #[test]
     fn status_counters() {
-        let new = fields(json!({"status": {"replicas": 1, "readyReplicas": 2, "collisionCount": 0}}));
+        let new =
+            fields(json!({"status": {"replicas": 3, "readyReplicas": 4, "availableReplicas": 1, "collisionCount": 0}}));
         let old = fields(json!({"status": {"collisionCount": 1}}));
         let errs = messages(&update("Deployment", &new, &old, Some("status")));
         assert_eq!(
             errs,
             vec![
-                "status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas",
+                "status.readyReplicas: Invalid value: 4: cannot be greater than status.replicas",
                 "status.collisionCount: Invalid value: 0: cannot be decremented",
             ]
+        );
+        let too_available = fields(json!({"status": {"replicas": 3, "readyReplicas": 1, "availableReplicas": 2}}));
+        let errs = messages(&update("StatefulSet", &too_available, &fields(json!({})), Some("status")));
+        assert_eq!(
+            errs,
+            vec!["status.availableReplicas: Invalid value: 2: cannot be greater than status.readyReplicas"]
         );
     }
 }
