@@ -433,3 +433,111 @@ async fn release_if_held_by(backend: &impl Backend, value: &Claimable, parent: &
     // Best effort: a claim left here is taken over once stale.
     let _ = backend.append(proposal).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::testing::MemoryBackend;
+    use crate::config::Config;
+    use bytes::Bytes;
+    use futures_lite::future::block_on;
+    use http_body_util::{BodyExt, Full};
+    use serde_json::json;
+    use std::rc::Rc;
+
+    const SVC: &str = "/api/v1/namespaces/default/services";
+
+    fn backend() -> Rc<MemoryBackend> {
+        let config = Config::with_defaults("127.0.0.1:0".parse().unwrap(), "/nonexistent".into(), 2);
+        Rc::new(MemoryBackend::new(config, 2))
+    }
+
+    fn request(backend: &Rc<MemoryBackend>, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let bytes = body.map(|b| Bytes::from(serde_json::to_vec(&b).unwrap())).unwrap_or_default();
+        let request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("Content-Type", "application/json")
+            .body(Full::new(bytes))
+            .unwrap();
+        block_on(async {
+            let response = crate::api::handle(backend, request).await;
+            let status = response.status().as_u16();
+            let body = response.into_body().collect().await.expect("body").to_bytes();
+            (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+        })
+    }
+
+    fn service(name: &str, ip: Option<&str>) -> Value {
+        let mut spec = json!({"ports": [{"port": 80}], "selector": {"app": name}});
+        if let Some(ip) = ip {
+            spec["clusterIP"] = json!(ip);
+        }
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec})
+    }
+
+    fn claims(backend: &Rc<MemoryBackend>) -> Vec<String> {
+        let mut names = block_on(claimed(&**backend, &Claimable::Ip(String::new()))).unwrap();
+        names.sort();
+        names
+    }
+
+    /// What a crash between a claim and the Service's write leaves behind.
+    fn leave_claim(backend: &Rc<MemoryBackend>, ip: &str, parent: (&str, &str)) {
+        let value = Claimable::Ip(ip.into());
+        let now = timestamp(backend.now());
+        let object = value.claim_object("IPv4", parent, &now, "uid-1");
+        let proposal = Proposal {
+            key: value.key().encode(),
+            precondition: Precondition::Absent,
+            operation: Operation::Put(storage_value(&object).unwrap()),
+        };
+        block_on(backend.append(proposal)).unwrap();
+    }
+
+    #[test]
+    fn a_failed_service_write_reverts_its_claims() {
+        let backend = backend();
+        let (code, first) = request(&backend, "POST", SVC, Some(service("a", None)));
+        assert_eq!(code, 201, "{first}");
+        assert_eq!(claims(&backend), [first["spec"]["clusterIP"].as_str().unwrap()]);
+        // The same name again: an IP is claimed, the append is refused (409),
+        // and the claim goes.
+        let (code, status) = request(&backend, "POST", SVC, Some(service("a", None)));
+        assert_eq!(code, 409, "{status}");
+        assert_eq!(claims(&backend).len(), 1);
+        // Deleting releases the IP.
+        assert_eq!(request(&backend, "DELETE", &format!("{SVC}/a"), None).0, 200);
+        assert!(claims(&backend).is_empty());
+    }
+
+    #[test]
+    fn a_left_behind_claim_is_taken_over_once_older_than_the_grace() {
+        let backend = backend();
+        leave_claim(&backend, "10.0.0.50", ("default", "ghost"));
+        let (code, status) = request(&backend, "POST", SVC, Some(service("b", Some("10.0.0.50"))));
+        assert_eq!(code, 422, "a young claim may belong to a write in flight: {status}");
+        backend.advance_ms(61_000);
+        let (code, created) = request(&backend, "POST", SVC, Some(service("b", Some("10.0.0.50"))));
+        assert_eq!(code, 201, "{created}");
+        let claim =
+            block_on(read_current(&*backend, &Claimable::Ip("10.0.0.50".into()).key(), backend.committed_revision()))
+                .unwrap()
+                .unwrap();
+        let claim: Object = serde_json::from_slice(&claim.json).unwrap();
+        assert_eq!(plan::claim_parent(&claim), Some(("default".into(), "b".into())));
+    }
+
+    #[test]
+    fn a_claim_its_service_holds_is_never_taken_over() {
+        let backend = backend();
+        assert_eq!(request(&backend, "POST", SVC, Some(service("a", Some("10.0.0.50")))).0, 201);
+        backend.advance_ms(3_600_000);
+        let (code, status) = request(&backend, "POST", SVC, Some(service("b", Some("10.0.0.50"))));
+        assert_eq!(code, 422, "{status}");
+        // A claim naming a Service that does not hold the value is stale.
+        leave_claim(&backend, "10.0.0.51", ("default", "a"));
+        backend.advance_ms(61_000);
+        assert_eq!(request(&backend, "POST", SVC, Some(service("c", Some("10.0.0.51")))).0, 201);
+    }
+}
