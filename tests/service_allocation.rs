@@ -172,6 +172,20 @@ fn node_ports_are_allocated_refused_when_taken_and_freed() {
     // Deleting a NodePort Service frees its port.
     assert_eq!(s.delete(&format!("{SVC}/other")).status, 200);
     created(&s, &node_port("again", Some(30080)));
+
+    // A LoadBalancer with externalTrafficPolicy Local also gets a health check node port.
+    let lb = created(
+        &s,
+        &service(
+            "lb",
+            json!({"type": "LoadBalancer", "externalTrafficPolicy": "Local", "selector": {"app": "lb"},
+                "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}]}),
+        ),
+    );
+    let mut ports: Vec<u64> = (0..2).map(|i| lb["spec"]["ports"][i]["nodePort"].as_u64().unwrap_or(0)).collect();
+    ports.push(lb["spec"]["healthCheckNodePort"].as_u64().unwrap_or(0));
+    assert!(ports.iter().all(|p| (30000..=32767).contains(p)), "{lb}");
+    assert_eq!(ports.iter().collect::<BTreeSet<_>>().len(), 3, "three distinct ports: {lb}");
 }
 
 #[test]
