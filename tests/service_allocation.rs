@@ -104,6 +104,31 @@ fn services_get_distinct_cluster_ips_with_kube_s_family_fields() {
 }
 
 #[test]
+fn kubectl_apply_twice_keeps_the_allocated_values() {
+    let s = Server::start();
+    let manifest = s.dir.path().join("svc.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  type: NodePort\n  selector:\n    app: web\n  ports:\n  - port: 80\n",
+    )
+    .expect("write manifest");
+    let path = manifest.display().to_string();
+    for args in [&["apply", "-f", &path][..], &["apply", "-f", &path], &["apply", "--server-side", "-f", &path]] {
+        s.kubectl_ok(args);
+    }
+    let first = s.get_ok(&format!("{SVC}/web"));
+    assert!(in_default_range(&ip_of(&first)), "{first}");
+    let port = first["spec"]["ports"][0]["nodePort"].clone();
+    // Again, and once more server-side: nothing moves.
+    s.kubectl_ok(&["apply", "-f", &path]);
+    s.kubectl_ok(&["apply", "--server-side", "-f", &path]);
+    let again = s.get_ok(&format!("{SVC}/web"));
+    assert_eq!(ip_of(&again), ip_of(&first));
+    assert_eq!(again["spec"]["ports"][0]["nodePort"], port);
+    assert_eq!(again["spec"]["clusterIPs"], first["spec"]["clusterIPs"]);
+}
+
+#[test]
 fn a_requested_ip_in_use_or_out_of_range_is_422_and_a_deleted_service_frees_it() {
     let s = Server::start();
     created(&s, &with_ip("first", "10.0.0.5"));

@@ -732,7 +732,10 @@ pub fn plan_update(ranges: &Ranges, service: &mut Object, old: &Object, dry_run:
     let mut plan = Plan::default();
     // Cluster IPs (alloc.go: updateClusterIPs; one family, so no upgrade or
     // downgrade between single- and dual-stack).
-    if !needs_cluster_ip(old) && needs_cluster_ip(service) {
+    // A stored Service without any cluster IP (ExternalName, or written
+    // before Shardline allocated) gets one when it needs it.
+    let old_has_ip = !cluster_ips(old).is_empty() || !spec_str(old, "clusterIP").is_empty();
+    if (!needs_cluster_ip(old) || !old_has_ip) && needs_cluster_ip(service) {
         if let Some(need) = cluster_ip_need(ranges, service, dry_run)? {
             plan.needs.push(need);
         }
@@ -1256,6 +1259,12 @@ mod tests {
         assert!(plan.release.is_empty());
         // (`again` still names 30080: requested.)
         assert_eq!(plan.needs[0].requested, Some(Claimable::NodePort(30080)));
+        // A Service stored without an IP (before allocation existed) gets one.
+        let bare = object(json!({"spec": {"ports": [{"port": 80}], "type": "ClusterIP"}}));
+        let mut put = bare.clone();
+        let plan = plan_update(&ranges(), &mut put, &bare, false).unwrap();
+        assert_eq!(plan.needs.len(), 1);
+        assert_eq!(plan.needs[0].slot, Slot::ClusterIp);
         // To ExternalName: the IP goes too.
         let mut external = object(json!({"spec": {"type": "ExternalName", "externalName": "x.example"}}));
         let plan = plan_update(&ranges(), &mut external, &old, false).unwrap();
