@@ -293,7 +293,14 @@ fn pick(ranges: &Ranges, like: &Claimable, used: &BTreeSet<Claimable>) -> Option
     match like {
         Claimable::Ip(_) => {
             let range = &ranges.cluster_ip;
-            let taken = |ip: u128| used.contains(&Claimable::Ip(range.format_ip(ip)));
+            let numbers: BTreeSet<u128> = used
+                .iter()
+                .filter_map(|v| match v {
+                    Claimable::Ip(ip) => range.parse_ip(ip),
+                    Claimable::NodePort(_) => None,
+                })
+                .collect();
+            let taken = |ip: u128| numbers.contains(&ip);
             plan::pick_ip(range, &taken, random).map(|ip| Claimable::Ip(range.format_ip(ip)))
         }
         Claimable::NodePort(_) => {
