@@ -155,6 +155,32 @@ fn a_requested_ip_in_use_or_out_of_range_is_422_and_a_deleted_service_frees_it()
 }
 
 #[test]
+fn deleting_a_namespace_or_a_collection_frees_its_services_values() {
+    let s = Server::start();
+    let r = s.post_json("/api/v1/namespaces", &json!({"metadata": {"name": "team"}}));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = s.post_json("/api/v1/namespaces/team/services", &with_ip("web", "10.0.0.77"));
+    assert_eq!(r.status, 201, "{}", r.text());
+    for i in 0..2 {
+        created(&s, &node_port(&format!("np{i}"), Some(30100 + i)));
+    }
+    refused(&s, &with_ip("web", "10.0.0.77"), "spec.clusterIPs");
+    assert_eq!(s.delete("/api/v1/namespaces/team").status, 200);
+    // The namespace's contents go in the background.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while s.get("/api/v1/namespaces/team").status != 404 {
+        assert!(std::time::Instant::now() < deadline, "namespace team still there");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    created(&s, &with_ip("web", "10.0.0.77"));
+    // deletecollection releases every Service it deletes.
+    assert_eq!(s.delete(&format!("{SVC}?labelSelector=")).status, 200);
+    for i in 0..2 {
+        created(&s, &node_port(&format!("again{i}"), Some(30100 + i)));
+    }
+}
+
+#[test]
 fn node_ports_are_allocated_refused_when_taken_and_freed() {
     let s = Server::start();
     let dynamic = created(&s, &node_port("dynamic", None));
@@ -239,7 +265,10 @@ fn dry_run_claims_nothing() {
 fn a_full_range_is_kube_s_500_and_a_restart_keeps_the_claims() {
     // A /29 holds .1 to .6; .1 is the kubernetes Service's: five Services fit.
     let mut s = Server::start_with(Launch {
-        extra_args: vec!["--service-cluster-ip-range".into(), "10.9.0.0/29".into()],
+        // Snapshots every few records: the claims go through them too.
+        extra_args: ["--service-cluster-ip-range", "10.9.0.0/29", "--log-snapshot-every-records", "3"]
+            .map(String::from)
+            .to_vec(),
         ..Launch::default()
     });
     let mut ips = BTreeSet::new();
@@ -252,7 +281,19 @@ fn a_full_range_is_kube_s_500_and_a_restart_keeps_the_claims() {
     let status = assert_status(&r, 500, "InternalError");
     assert_eq!(status["message"], "Internal error occurred: failed to allocate a serviceIP: range is full");
 
-    // After a restart the claims are still there (they are in the log).
+    // After a restart the claims are still there (they are in the log and
+    // in its snapshots).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let has_snapshot = |dir: &std::path::Path| {
+        std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.starts_with("snapshot-") && name.ends_with(".snap")
+        })
+    };
+    while !has_snapshot(&s.data_dir.join("log")) && !has_snapshot(&s.data_dir) {
+        assert!(std::time::Instant::now() < deadline, "no snapshot written");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     s.kill();
     s.restart();
     let r = s.post_json(SVC, &cluster_ip("full"));
