@@ -141,17 +141,24 @@ pub async fn replace_current_tracked(
     crate::strategy::decode_and_default(&resolved.info, &mut object)
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     let mut updated = merge_server_fields(object, &stored, resolved);
+    // The writer's fields are recorded before the update rules and admission
+    // change the object, as kube does (custom resources after their own
+    // preparation).
+    let early = crate::strategy::handles(&resolved.info);
+    if track && early {
+        let manager = super::apply::Manager::of(backend, head, resolved);
+        crate::fieldmanager::update(Some(&stored), &mut updated, &manager.write());
+    }
     let now = crate::api::object::timestamp(backend.now());
     super::allocate::prepare(resolved, &mut updated, Some(&stored));
     crate::strategy::update(&resolved.info, &mut updated, &stored, &super::strategy_context(&now, resolved))
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     super::custom::prepare(backend, resolved, &mut updated, false)?;
-    if track {
+    if track && !early {
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(Some(&stored), &mut updated, &manager.write());
     }
     let mut updated = order_fields(updated);
-    crate::strategy::finish(&resolved.info, &mut updated);
     let mut causes = super::create::metadata_causes(resolved, &updated)?;
     causes.extend(new_finalizers_while_deleting(&stored, &updated));
     if !causes.is_empty() {
@@ -161,6 +168,7 @@ pub async fn replace_current_tracked(
     // Service cluster IPs and node ports: new ones claimed now (reverted if
     // the write fails), given-up ones released once it is committed.
     let claims = super::allocate::update(backend, head, resolved, &stored, &mut updated).await?;
+    crate::strategy::finish(&resolved.info, &mut updated);
     let value = match (storage_value(&updated), storage_value(&stored)) {
         (Ok(value), Ok(old)) if value != old => value,
         (Ok(_), Ok(_)) => {
