@@ -931,6 +931,12 @@ mod tests {
             serde_json::to_string(&pod).unwrap(),
             r#"{"kind":"Pod","apiVersion":"v1","metadata":{},"spec":{"containers":[{"name":"a","image":"i","resources":{},"stdin":false}]},"status":{}}"#
         );
+        let mut job = object(json!({"metadata": {"name": "j", "labels": {"b": "1", "a": "2"}, "uid": "u", "creationTimestamp": "2026-01-01T00:00:00Z"}}));
+        order("batch", "v1", "Job", &mut job);
+        assert_eq!(
+            serde_json::to_string(&job["metadata"]).unwrap(),
+            r#"{"name":"j","uid":"u","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"a":"2","b":"1"}}"#
+        );
         let mut role = object(json!({"metadata": {"name": "r"}}));
         order("rbac.authorization.k8s.io", "v1", "ClusterRole", &mut role);
         assert_eq!(serde_json::to_string(&role).unwrap(), r#"{"metadata":{"name":"r"},"rules":null}"#);
