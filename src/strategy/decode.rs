@@ -931,7 +931,9 @@ mod tests {
             serde_json::to_string(&pod).unwrap(),
             r#"{"kind":"Pod","apiVersion":"v1","metadata":{},"spec":{"containers":[{"name":"a","image":"i","resources":{},"stdin":false}]},"status":{}}"#
         );
-        let mut job = object(json!({"metadata": {"name": "j", "labels": {"b": "1", "a": "2"}, "uid": "u", "creationTimestamp": "2026-01-01T00:00:00Z"}}));
+        let mut job = object(
+            json!({"metadata": {"name": "j", "labels": {"b": "1", "a": "2"}, "uid": "u", "creationTimestamp": "2026-01-01T00:00:00Z"}}),
+        );
         order("batch", "v1", "Job", &mut job);
         assert_eq!(
             serde_json::to_string(&job["metadata"]).unwrap(),
