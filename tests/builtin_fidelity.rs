@@ -430,7 +430,7 @@ fn minimal_bodies_get_kube_defaults() {
     // (pkg/registry/core/namespace/strategy.go PrepareForCreate).
     let mut namespace = created.json();
     scrub(&mut namespace);
-    namespace["metadata"].as_object_mut().expect("metadata").remove("managedFields");
+    namespace["metadata"].as_object_mut().expect("metadata").shift_remove("managedFields");
     let mut found = Vec::new();
     differences(
         "",
@@ -460,9 +460,9 @@ fn minimal_bodies_get_kube_defaults() {
         assert_eq!(answered, got, "{kind}: the create's answer is the stored object");
         scrub(&mut got);
         let meta = got["metadata"].as_object_mut().expect("metadata");
-        meta.remove("managedFields");
-        let generation = meta.remove("generation");
-        meta.remove("annotations");
+        meta.shift_remove("managedFields");
+        let generation = meta.shift_remove("generation");
+        meta.shift_remove("annotations");
         let has_generation = matches!(
             kind.as_str(),
             "Pod" | "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" | "CronJob"
