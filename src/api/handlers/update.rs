@@ -275,13 +275,6 @@ fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved)
             None => object.shift_remove("status"),
         };
     }
-    if resolved.info.group.is_empty() && resolved.info.resource == "namespaces" {
-        // spec.finalizers belong to the namespace lifecycle (kube's namespace strategy).
-        match stored.get("spec") {
-            Some(spec) => object.insert("spec".into(), spec.clone()),
-            None => object.shift_remove("spec"),
-        };
-    }
     let spec_changed = match &resolved.info.custom {
         // Custom resources: any change outside metadata and status.
         Some(_) => super::custom::content_changed(&object, stored),
