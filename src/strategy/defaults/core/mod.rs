@@ -46,7 +46,11 @@ pub fn apply(kind: &str, object: &mut Object) {
 /// Defaults a `PodTemplateSpec` (`spec.template` of a workload), as kube
 /// defaults the pod spec inside every template.
 pub fn pod_template_spec(template: &mut Value) {
-    if let Some(spec) = template.as_object_mut().and_then(|t| object_entry(t, "spec")) {
+    let Some(template) = template.as_object_mut() else {
+        return;
+    };
+    pod::drop_init_container_annotations(template);
+    if let Some(spec) = object_entry(template, "spec") {
         pod::template_spec(spec);
     }
 }

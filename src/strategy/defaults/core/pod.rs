@@ -14,13 +14,64 @@ use serde_json::{json, Value};
 /// The container lists of a pod spec, in the order kube's defaulter visits them.
 const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralContainers"];
 
-/// kube's defaults of a Pod object (`SetObjectDefaults_Pod`).
+/// The annotations of kube < 1.8 init containers, which the v1 conversions
+/// of a Pod and of a PodTemplateSpec drop (pkg/apis/core/v1/conversion.go:
+/// dropInitContainerAnnotations).
+const INIT_CONTAINER_ANNOTATIONS: [&str; 4] = [
+    "pod.beta.kubernetes.io/init-containers",
+    "pod.alpha.kubernetes.io/init-containers",
+    "pod.beta.kubernetes.io/init-container-statuses",
+    "pod.alpha.kubernetes.io/init-container-statuses",
+];
+
+/// kube's defaults of a Pod object (`SetObjectDefaults_Pod`), and its v1
+/// conversion's visible effects.
 pub fn pod(object: &mut Object) {
+    drop_init_container_annotations(object);
+    if let Some(status) = object_mut(object, "status") {
+        primary_and_list(status, "podIP", "podIPs");
+        primary_and_list(status, "hostIP", "hostIPs");
+    }
     let Some(spec) = object_entry(object, "spec") else {
         return;
     };
     pod_only(spec);
     pod_spec(spec);
+}
+
+/// Removes [`INIT_CONTAINER_ANNOTATIONS`] from `object`'s metadata (a Pod,
+/// or a PodTemplateSpec).
+pub fn drop_init_container_annotations(object: &mut Object) {
+    let Some(annotations) = object_mut(object, "metadata").and_then(|m| object_mut(m, "annotations")) else {
+        return;
+    };
+    for key in INIT_CONTAINER_ANNOTATIONS {
+        annotations.shift_remove(key);
+    }
+}
+
+/// pkg/apis/core/v1/conversion.go: Convert_v1_PodStatus_To_core_PodStatus
+/// and back, for podIP/podIPs and hostIP/hostIPs: the single field is
+/// authoritative when both are set and differ, fills the list when the list
+/// is empty, and is always written back as the list's first IP.
+fn primary_and_list(status: &mut Object, single: &str, list: &str) {
+    let primary = str_of(status, single).to_string();
+    let first = status
+        .get(list)
+        .and_then(Value::as_array)
+        .and_then(|l| l.first())
+        .and_then(|ip| ip.get("ip"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    match first {
+        Some(first) if primary.is_empty() || first == primary => {
+            status.insert(single.into(), json!(first));
+        }
+        _ if !primary.is_empty() => {
+            status.insert(list.into(), json!([{"ip": primary}]));
+        }
+        _ => {}
+    }
 }
 
 /// kube's defaults of a pod template's spec (a PodTemplateSpec's `spec`):
@@ -274,6 +325,29 @@ mod tests {
     }
 
     // pkg/apis/core/v1/conversion.go: Convert_v1_PodSpec_To_core_PodSpec and back.
+    // pkg/apis/core/v1/conversion.go: PodStatus IPs, dropInitContainerAnnotations.
+    #[test]
+    fn status_ips_and_legacy_annotations() {
+        let mut object = json!({
+            "metadata": {"annotations": {"a": "b", "pod.beta.kubernetes.io/init-containers": "[]"}},
+            "status": {"podIP": "10.0.0.1", "hostIPs": [{"ip": "192.168.0.1"}, {"ip": "fd00::1"}]}
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+        pod(&mut object);
+        assert_eq!(object["metadata"]["annotations"], json!({"a": "b"}));
+        assert_eq!(object["status"]["podIPs"], json!([{"ip": "10.0.0.1"}]));
+        assert_eq!(object["status"]["hostIP"], "192.168.0.1");
+        // The single field wins when both are set and differ.
+        let mut object = json!({"status": {"podIP": "10.0.0.2", "podIPs": [{"ip": "10.0.0.1"}]}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        pod(&mut object);
+        assert_eq!(object["status"]["podIPs"], json!([{"ip": "10.0.0.2"}]));
+    }
+
     #[test]
     fn service_account_alias() {
         let spec = defaulted_pod(json!({"serviceAccount": "old", "containers": []}));
