@@ -13,6 +13,7 @@
 //! [`Context`]; applying a rule to its own output changes nothing.
 
 mod qos;
+mod service;
 
 #[cfg(test)]
 mod fixture_tests;
@@ -88,9 +89,11 @@ pub fn prepare_for_update(kind: &str, object: &mut Object, old: &Object, context
             keep_stored(object, old, "spec");
             namespace_name_label(object);
         }
-        ("Service" | "Node" | "PersistentVolume" | "PersistentVolumeClaim", false) => {
-            keep_stored(object, old, "status")
+        ("Service", false) => {
+            keep_stored(object, old, "status");
+            service::drop_type_dependent_fields(object, old);
         }
+        ("Node" | "PersistentVolume" | "PersistentVolumeClaim", false) => keep_stored(object, old, "status"),
         ("PersistentVolume", true) => {
             keep_stored(object, old, "spec");
             persistent_volume_phase_time(object, old, context);
