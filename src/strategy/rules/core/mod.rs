@@ -104,6 +104,22 @@ pub fn prepare_for_update(kind: &str, object: &mut Object, old: &Object, context
     Ok(())
 }
 
+/// The metadata a `/status` write of a core `kind` takes from the request
+/// (the API layer keeps the rest of the stored object): the core status
+/// strategies replace only the spec (pkg/registry/core/{pod,namespace,node,
+/// service,persistentvolume,persistentvolumeclaim}/strategy.go), none calls
+/// ResetObjectMetaForStatus; a Pod's keeps its ownerReferences
+/// (podStatusStrategy.PrepareForUpdate: old kubelets corrupt them).
+pub fn status_update_metadata(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "Pod" => &["labels", "annotations", "finalizers"],
+        "Namespace" | "Node" | "Service" | "PersistentVolume" | "PersistentVolumeClaim" => {
+            &["labels", "annotations", "finalizers", "ownerReferences"]
+        }
+        _ => &[],
+    }
+}
+
 /// `object.field = old.field` (absent when absent in `old`).
 fn keep_stored(object: &mut Object, old: &Object, field: &str) {
     match old.get(field) {
@@ -470,6 +486,16 @@ mod tests {
             let s = update(kind, new, old, Some("status"));
             assert_eq!((&s["spec"], &s["status"]["phase"]), (&json!({"a": 1}), &json!("New")), "{kind}");
         }
+    }
+
+    // pkg/registry/core/*/strategy.go: status strategies keep the request's
+    // metadata, except a Pod's ownerReferences.
+    #[test]
+    fn status_writes_keep_metadata() {
+        assert!(status_update_metadata("Pod").contains(&"labels"));
+        assert!(!status_update_metadata("Pod").contains(&"ownerReferences"));
+        assert!(status_update_metadata("Node").contains(&"ownerReferences"));
+        assert!(status_update_metadata("ConfigMap").is_empty());
     }
 
     // pkg/registry/core/persistentvolume/strategy.go: status PrepareForUpdate (lastPhaseTransitionTime)
