@@ -52,8 +52,17 @@ pub fn prepare_for_create(kind: &str, object: &mut Object, context: &Context) {
         // status a Node is created with (the control plane's tests create
         // fake nodes that way); NodeStatus is a struct, always encoded.
         "Node" => {
-            object_entry(object, "status");
+            // dropDisabledFields on create: the removed dynamic kubelet
+            // config (spec.configSource, status.config) is dropped.
+            if let Some(spec) = object_mut(object, "spec") {
+                spec.shift_remove("configSource");
+            }
+            if let Some(status) = object_entry(object, "status") {
+                status.shift_remove("config");
+            }
         }
+        // pkg/registry/core/serviceaccount/strategy.go: PrepareForCreate.
+        "ServiceAccount" => clean_secret_references(object),
         _ => {}
     }
 }
@@ -93,12 +102,26 @@ pub fn prepare_for_update(kind: &str, object: &mut Object, old: &Object, context
             keep_stored(object, old, "status");
             service::drop_type_dependent_fields(object, old);
         }
-        ("Node" | "PersistentVolume" | "PersistentVolumeClaim", false) => keep_stored(object, old, "status"),
+        ("Node", false) => {
+            // pkg/registry/core/node/strategy.go: PrepareForUpdate keeps the
+            // stored status; dropDisabledFields drops a new configSource.
+            keep_stored(object, old, "status");
+            keep_only_if_stored(object, old, "spec", "configSource");
+        }
+        ("Node", true) => {
+            // nodeStatusStrategy.PrepareForUpdate: spec kept, and a new
+            // status.config dropped.
+            keep_stored(object, old, "spec");
+            keep_only_if_stored(object, old, "status", "config");
+        }
+        ("PersistentVolume" | "PersistentVolumeClaim", false) => keep_stored(object, old, "status"),
+        // pkg/registry/core/serviceaccount/strategy.go: PrepareForUpdate.
+        ("ServiceAccount", _) => clean_secret_references(object),
         ("PersistentVolume", true) => {
             keep_stored(object, old, "spec");
             persistent_volume_phase_time(object, old, context);
         }
-        ("Service" | "Node" | "PersistentVolumeClaim", true) => keep_stored(object, old, "spec"),
+        ("Service" | "PersistentVolumeClaim", true) => keep_stored(object, old, "spec"),
         _ => {}
     }
     Ok(())
@@ -117,6 +140,24 @@ pub fn status_update_metadata(kind: &str) -> &'static [&'static str] {
             &["labels", "annotations", "finalizers", "ownerReferences"]
         }
         _ => &[],
+    }
+}
+
+/// Drops `object.parent.field` unless the stored object has one (a field
+/// kube keeps only while it is in use).
+fn keep_only_if_stored(object: &mut Object, old: &Object, parent: &str, field: &str) {
+    let in_use = old.get(parent).and_then(|p| p.get(field)).is_some_and(|v| !v.is_null());
+    if !in_use {
+        if let Some(parent) = object_mut(object, parent) {
+            parent.shift_remove(field);
+        }
+    }
+}
+
+/// cleanSecretReferences: a ServiceAccount's `secrets` keep only their names.
+fn clean_secret_references(object: &mut Object) {
+    for secret in each_mut(object, "secrets") {
+        secret.retain(|key, _| key == "name");
     }
 }
 
@@ -496,6 +537,31 @@ mod tests {
         assert!(!status_update_metadata("Pod").contains(&"ownerReferences"));
         assert!(status_update_metadata("Node").contains(&"ownerReferences"));
         assert!(status_update_metadata("ConfigMap").is_empty());
+    }
+
+    // pkg/registry/core/node/strategy.go: dropDisabledFields, nodeStatusStrategy.PrepareForUpdate
+    #[test]
+    fn node_config_source_dropped() {
+        let n = create(
+            "Node",
+            json!({"spec": {"configSource": {"configMap": {}}}, "status": {"config": {}, "phase": "x"}}),
+        );
+        assert_eq!(n, json!({"spec": {}, "status": {"phase": "x"}}));
+        let new = json!({"spec": {"configSource": {"a": 1}}, "status": {"config": {"b": 1}}});
+        let n = update("Node", new.clone(), json!({"spec": {}, "status": {}}), None);
+        assert_eq!(n["spec"], json!({}));
+        let n = update("Node", new.clone(), json!({"spec": {"configSource": {"a": 0}}, "status": {}}), None);
+        assert_eq!(n["spec"], json!({"configSource": {"a": 1}}));
+        let n = update("Node", new, json!({"spec": {}, "status": {}}), Some("status"));
+        assert_eq!(n["status"], json!({}));
+    }
+
+    // pkg/registry/core/serviceaccount/strategy.go: cleanSecretReferences
+    #[test]
+    fn service_account_secret_references() {
+        let body = json!({"secrets": [{"name": "a", "namespace": "x", "uid": "u"}, {"kind": "Secret"}]});
+        assert_eq!(create("ServiceAccount", body.clone())["secrets"], json!([{"name": "a"}, {}]));
+        assert_eq!(update("ServiceAccount", body, json!({}), None)["secrets"], json!([{"name": "a"}, {}]));
     }
 
     // pkg/registry/core/persistentvolume/strategy.go: status PrepareForUpdate (lastPhaseTransitionTime)
