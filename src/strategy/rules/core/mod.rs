@@ -200,9 +200,69 @@ fn pod_create(object: &mut Object, context: &Context) {
     object.insert("status".into(), Value::Object(status));
     let labels =
         object.get("metadata").and_then(|m| m.get("labels")).and_then(Value::as_object).cloned().unwrap_or_default();
+    let annotations = object
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     if let Some(spec) = object_mut(object, "spec") {
         pod_affinity_label_keys(spec, &labels);
         topology_spread_label_keys(spec, &labels);
+        app_armor_version_skew(spec, &annotations);
+    }
+}
+
+/// The deprecated per-container AppArmor annotation's key prefix
+/// (api.DeprecatedAppArmorAnnotationKeyPrefix).
+const APP_ARMOR_ANNOTATION_PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
+
+/// applyAppArmorVersionSkew: on a non-Windows pod, a container's deprecated
+/// AppArmor annotation becomes its `securityContext.appArmorProfile` when
+/// the container has none, the annotation maps to a valid profile, and that
+/// profile differs from the pod's.
+fn app_armor_version_skew(spec: &mut Object, annotations: &Object) {
+    let windows = spec.get("os").and_then(|o| o.get("name")).and_then(Value::as_str) == Some("windows");
+    if windows {
+        return;
+    }
+    let pod_profile = spec.get("securityContext").and_then(|s| s.get("appArmorProfile")).cloned();
+    for list in ["initContainers", "containers", "ephemeralContainers"] {
+        for container in each_mut(spec, list) {
+            let key = format!("{APP_ARMOR_ANNOTATION_PREFIX}{}", str_of(container, "name"));
+            let Some(annotation) = annotations.get(&key).and_then(Value::as_str) else {
+                continue;
+            };
+            let has_field =
+                container.get("securityContext").and_then(|s| s.get("appArmorProfile")).is_some_and(|p| !p.is_null());
+            if has_field {
+                continue;
+            }
+            let Some(profile) = app_armor_profile_for_annotation(annotation) else {
+                continue;
+            };
+            if pod_profile.as_ref() == Some(&profile) {
+                continue;
+            }
+            if let Some(security_context) = object_entry(container, "securityContext") {
+                security_context.insert("appArmorProfile".into(), profile);
+            }
+        }
+    }
+}
+
+/// pkg/api/pod/util.go: ApparmorFieldForAnnotation, then the field's
+/// validation (a Localhost profile's name is required, at most 4095 bytes
+/// and not padded with white space); `None` when either refuses it.
+fn app_armor_profile_for_annotation(annotation: &str) -> Option<Value> {
+    match annotation {
+        "unconfined" => Some(json!({"type": "Unconfined"})),
+        "runtime/default" => Some(json!({"type": "RuntimeDefault"})),
+        _ => {
+            let name = annotation.strip_prefix("localhost/")?;
+            let valid = !name.is_empty() && name.len() <= 4095 && name.trim() == name;
+            valid.then(|| json!({"type": "Localhost", "localhostProfile": name}))
+        }
     }
 }
 
@@ -429,6 +489,40 @@ mod tests {
             json!([{"key": "x", "operator": "Exists"}, {"key": "rev", "operator": "In", "values": ["7"]}])
         );
         assert!(p["spec"]["topologySpreadConstraints"][1].get("labelSelector").is_none(), "nil selector stays nil");
+    }
+
+    // pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew
+    #[test]
+    fn pod_create_app_armor_annotations() {
+        let p = create(
+            "Pod",
+            json!({"metadata": {"annotations": {
+                "container.apparmor.security.beta.kubernetes.io/a": "localhost/prof",
+                "container.apparmor.security.beta.kubernetes.io/b": "runtime/default",
+                "container.apparmor.security.beta.kubernetes.io/c": "localhost/",
+                "container.apparmor.security.beta.kubernetes.io/d": "unconfined"}},
+                "spec": {"securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}}, "containers": [
+                    {"name": "a"}, {"name": "b"}, {"name": "c"},
+                    {"name": "d", "securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}}}]}}),
+        );
+        let containers = &p["spec"]["containers"];
+        assert_eq!(
+            containers[0]["securityContext"]["appArmorProfile"],
+            json!({"type": "Localhost", "localhostProfile": "prof"})
+        );
+        assert!(containers[1].get("securityContext").is_none(), "same as the pod's profile");
+        assert!(containers[2].get("securityContext").is_none(), "invalid annotation");
+        assert_eq!(
+            containers[3]["securityContext"]["appArmorProfile"],
+            json!({"type": "RuntimeDefault"}),
+            "field wins"
+        );
+        let windows = create(
+            "Pod",
+            json!({"metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/a": "unconfined"}},
+                "spec": {"os": {"name": "windows"}, "containers": [{"name": "a"}]}}),
+        );
+        assert!(windows["spec"]["containers"][0].get("securityContext").is_none());
     }
 
     // pkg/registry/core/pod/strategy.go: PrepareForUpdate keeps the stored status.
