@@ -9,7 +9,7 @@
 //! removed from both sides before comparing, each with its reason in
 //! [`IGNORED`].
 
-use crate::strategy::{create, decode_and_default, Context, Object};
+use crate::strategy::{create, decode_and_default, update, Context, Object};
 use crate::types::registry::Registry;
 use serde_json::Value;
 
@@ -132,6 +132,15 @@ fn core_manifests_match_kube_apiserver() {
         let context = Context { now: &now, subresource: None };
         assert_eq!(decode_and_default(info, &mut object), Ok(()), "{kind} {name}");
         assert_eq!(create(info, &mut object, &context), Ok(()), "{kind} {name}");
+        // Writing back what was stored changes nothing, through the
+        // resource and through /status (defaults and rules are idempotent).
+        for subresource in [None, Some("status")] {
+            let mut again = object.clone();
+            let context = Context { now: "2030-01-01T00:00:00Z", subresource };
+            assert_eq!(decode_and_default(info, &mut again), Ok(()), "{kind} {name}");
+            assert_eq!(update(info, &mut again, &object, &context), Ok(()), "{kind} {name}");
+            assert_eq!(again, object, "{kind} {name}: a write-back through {subresource:?} changed it");
+        }
         let got = comparable(&kind, Value::Object(object));
         let want = comparable(&kind, expected);
         assert_eq!(
