@@ -12,6 +12,7 @@
 //! Invariant: every rule is a pure function of the objects and the
 //! [`Context`]; applying a rule to its own output changes nothing.
 
+mod endpoints;
 mod qos;
 mod service;
 
@@ -30,6 +31,11 @@ const FINALIZER_KUBERNETES: &str = "kubernetes";
 
 /// kube's `PrepareForCreate` (and `Canonicalize`) of a core kind.
 pub fn prepare_for_create(kind: &str, object: &mut Object, context: &Context) {
+    prepare_kind_for_create(kind, object, context);
+    canonicalize(kind, object);
+}
+
+fn prepare_kind_for_create(kind: &str, object: &mut Object, context: &Context) {
     match kind {
         "Pod" => pod_create(object, context),
         "Namespace" => namespace_create(object),
@@ -67,9 +73,29 @@ pub fn prepare_for_create(kind: &str, object: &mut Object, context: &Context) {
     }
 }
 
+/// kube's `Canonicalize` of a core kind, which kube runs after validation
+/// on create and update. The pipeline (strategy/mod.rs) has no step after
+/// validation yet, so the prepare functions call it last; a validation error
+/// of an Endpoints object then names the repacked subsets' indexes.
+pub fn canonicalize(kind: &str, object: &mut Object) {
+    match kind {
+        // pkg/registry/core/endpoint/strategy.go: Canonicalize.
+        "Endpoints" => endpoints::repack_subsets(object),
+        // pkg/registry/core/namespace/strategy.go: Canonicalize.
+        "Namespace" => namespace_name_label(object),
+        _ => {}
+    }
+}
+
 /// kube's `PrepareForUpdate` of a core kind, or of its status strategy
 /// when `context.subresource` is `status`; `old` is the stored version.
 pub fn prepare_for_update(kind: &str, object: &mut Object, old: &Object, context: &Context) -> Result<(), Rejection> {
+    prepare_kind_for_update(kind, object, old, context);
+    canonicalize(kind, object);
+    Ok(())
+}
+
+fn prepare_kind_for_update(kind: &str, object: &mut Object, old: &Object, context: &Context) {
     let status_update = context.subresource == Some("status");
     match (kind, status_update) {
         ("Pod", false) => keep_stored(object, old, "status"),
@@ -92,12 +118,8 @@ pub fn prepare_for_update(kind: &str, object: &mut Object, old: &Object, context
             {
                 object.shift_remove("spec");
             }
-            namespace_name_label(object);
         }
-        ("Namespace", true) => {
-            keep_stored(object, old, "spec");
-            namespace_name_label(object);
-        }
+        ("Namespace", true) => keep_stored(object, old, "spec"),
         ("Service", false) => {
             keep_stored(object, old, "status");
             service::drop_type_dependent_fields(object, old);
@@ -124,7 +146,6 @@ pub fn prepare_for_update(kind: &str, object: &mut Object, old: &Object, context
         ("Service" | "PersistentVolumeClaim", true) => keep_stored(object, old, "spec"),
         _ => {}
     }
-    Ok(())
 }
 
 /// The metadata a `/status` write of a core `kind` takes from the request
@@ -381,8 +402,7 @@ fn pod_status_update(object: &mut Object, old: &Object) {
 }
 
 /// pkg/registry/core/namespace/strategy.go: PrepareForCreate (status
-/// Active; the `kubernetes` finalizer added to spec.finalizers) and
-/// Canonicalize (the name label, for generated names).
+/// Active; the `kubernetes` finalizer added to spec.finalizers).
 fn namespace_create(object: &mut Object) {
     object.insert("status".into(), json!({"phase": "Active"}));
     if let Some(spec) = object_entry(object, "spec") {
@@ -399,7 +419,6 @@ fn namespace_create(object: &mut Object) {
             }
         }
     }
-    namespace_name_label(object);
 }
 
 /// pkg/registry/core/persistentvolume/strategy.go:
@@ -648,6 +667,16 @@ mod tests {
         assert_eq!(n["spec"], json!({"configSource": {"a": 1}}));
         let n = update("Node", new, json!({"spec": {}, "status": {}}), Some("status"));
         assert_eq!(n["status"], json!({}));
+    }
+
+    // pkg/registry/core/endpoint/strategy.go: Canonicalize on create and update.
+    #[test]
+    fn endpoints_canonicalized() {
+        let body =
+            json!({"subsets": [{"addresses": [{"ip": "10.0.0.2"}, {"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]});
+        let want = json!([{"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}], "ports": [{"port": 80}]}]);
+        assert_eq!(create("Endpoints", body.clone())["subsets"], want);
+        assert_eq!(update("Endpoints", body, json!({}), None)["subsets"], want);
     }
 
     // pkg/registry/core/serviceaccount/strategy.go: cleanSecretReferences
