@@ -18,6 +18,7 @@
 pub(crate) mod fields;
 mod image;
 mod pod;
+mod resources;
 mod volume;
 
 use crate::strategy::Object;
@@ -182,6 +183,8 @@ fn node(object: &mut Object) {
                 status.insert("allocatable".into(), capacity);
             }
         }
+        resources::round_up_list(status, "capacity");
+        resources::round_up_list(status, "allocatable");
     }
 }
 
@@ -192,6 +195,7 @@ fn persistent_volume(object: &mut Object) {
     if let Some(spec) = object_entry(object, "spec") {
         default_str(spec, "persistentVolumeReclaimPolicy", "Retain");
         default_ptr(spec, "volumeMode", json!("Filesystem"));
+        resources::round_up_list(spec, "capacity");
         volume::persistent_volume_source(spec);
     }
     if let Some(status) = object_entry(object, "status") {
@@ -208,6 +212,8 @@ fn persistent_volume_claim(object: &mut Object) {
     }
     if let Some(status) = object_entry(object, "status") {
         default_str(status, "phase", "Pending");
+        resources::round_up_list(status, "capacity");
+        resources::round_up_list(status, "allocatedResources");
     }
 }
 
@@ -314,6 +320,18 @@ mod tests {
         let pvc = defaulted("PersistentVolumeClaim", json!({"spec": {"volumeMode": "Block"}}));
         assert_eq!(pvc["spec"]["volumeMode"], "Block");
         assert_eq!(pvc["status"]["phase"], "Pending");
+    }
+
+    // zz_generated.defaults.go: SetDefaults_ResourceList on PV, PVC and Node lists.
+    #[test]
+    fn resource_lists_rounded() {
+        let pv = defaulted("PersistentVolume", json!({"spec": {"capacity": {"storage": "100u"}}}));
+        assert_eq!(pv["spec"]["capacity"]["storage"], "1m");
+        let pvc =
+            defaulted("PersistentVolumeClaim", json!({"spec": {"resources": {"requests": {"storage": "0.0001"}}}}));
+        assert_eq!(pvc["spec"]["resources"]["requests"]["storage"], "1m");
+        let node = defaulted("Node", json!({"status": {"capacity": {"cpu": "1n"}}}));
+        assert_eq!(node["status"]["allocatable"]["cpu"], "1m");
     }
 
     // pkg/apis/core/v1/defaults.go: SetDefaults_Endpoints

@@ -153,6 +153,9 @@ fn pod_spec(spec: &mut Object) {
     for volume in each_mut(spec, "volumes") {
         super::volume::pod_volume(volume);
     }
+    // SetDefaults_ResourceList on the pod's overhead and pod-level resources.
+    super::resources::round_up_list(spec, "overhead");
+    super::resources::round_up_requirements(spec, "resources");
     for list in CONTAINER_LISTS {
         for container in each_mut(spec, list) {
             container_defaults(container);
@@ -173,6 +176,7 @@ fn container_defaults(container: &mut Object) {
     default_str(container, "terminationMessagePolicy", "File");
     // `resources` is a struct, not a pointer: kube always writes it, `{}` when empty.
     default_ptr(container, "resources", json!({}));
+    super::resources::round_up_requirements(container, "resources");
     for port in each_mut(container, "ports") {
         // staging/src/k8s.io/api/core/v1/types.go: ContainerPort.Protocol +default="TCP"
         default_str(port, "protocol", "TCP");

@@ -71,8 +71,10 @@ pub fn persistent_volume_source(spec: &mut Object) {
 }
 
 /// SetDefaults_PersistentVolumeClaimSpec: volumeMode Filesystem.
+/// Its ResourceList defaults too (SetDefaults_ResourceList on limits and requests).
 pub fn persistent_volume_claim_spec(spec: &mut Object) {
     default_ptr(spec, "volumeMode", json!("Filesystem"));
+    super::resources::round_up_requirements(spec, "resources");
 }
 
 /// SetDefaults_HostPathVolumeSource: type "" (HostPathUnset) when nil.

@@ -24,7 +24,7 @@ use crate::strategy::defaults::core::namespace_name_label;
 use crate::strategy::{Context, Object, Rejection};
 use serde_json::{json, Value};
 
-pub use qos::pod_qos_class;
+pub use qos::{parse_quantity_nanos, pod_qos_class};
 
 /// The namespace controller's finalizer (api.FinalizerKubernetes).
 const FINALIZER_KUBERNETES: &str = "kubernetes";
