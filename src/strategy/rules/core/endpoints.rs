@@ -14,12 +14,14 @@
 
 use crate::strategy::Object;
 use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// An address's identity: (ip, targetRef.uid).
 type AddressKey = (String, String);
 
-/// The addresses offering a port, with their readiness.
-type Offered = Vec<(AddressKey, bool)>;
+/// The addresses offering a port: (rank in address order, address index,
+/// ready), sorted.
+type Offered = Vec<(usize, usize, bool)>;
 
 /// A port's identity: its JSON, made unique when it has an appProtocol
 /// (a `*string` in Go, compared as a pointer, so never equal to another).
@@ -39,60 +41,92 @@ fn address_key(address: &Value) -> AddressKey {
     (ip, uid)
 }
 
-/// Canonicalize: `subsets` repacked (see the module doc).
+/// Canonicalize: `subsets` repacked (see the module doc). Ports found in
+/// the same subsets are merged together before their addresses are, so the
+/// cost follows the body's size, not ports times addresses.
 pub fn repack_subsets(object: &mut Object) {
     let Some(subsets) = object.get("subsets").and_then(Value::as_array) else {
         return;
     };
-    // Every distinct address (first occurrence kept whole), and per port the
-    // addresses offering it with their readiness, in first-seen order.
-    let mut addresses: Vec<(AddressKey, Value)> = Vec::new();
-    let mut ports: Vec<(String, Value, Offered)> = Vec::new();
-    let mut port_index = 0;
-    for subset in subsets {
-        let list = |field: &str| subset.get(field).and_then(Value::as_array).cloned().unwrap_or_default();
-        for port in list("ports") {
-            port_index += 1;
-            let key = port_key(&port, port_index);
-            let slot = match ports.iter().position(|(k, _, _)| *k == key) {
-                Some(slot) => slot,
-                None => {
-                    ports.push((key, port.clone(), Vec::new()));
-                    ports.len() - 1
-                }
-            };
-            for (field, ready) in [("addresses", true), ("notReadyAddresses", false)] {
-                for address in list(field) {
-                    let key = address_key(&address);
-                    if !addresses.iter().any(|(k, _)| *k == key) {
-                        addresses.push((key.clone(), address.clone()));
-                    }
-                    let Some((_, _, offered)) = ports.get_mut(slot) else { continue };
-                    match offered.iter_mut().find(|(k, _)| *k == key) {
-                        // Not ready trumps ready.
-                        Some((_, was_ready)) => *was_ready = *was_ready && ready,
-                        None => offered.push((key, ready)),
-                    }
-                }
+    let list = |subset: &'_ Value, field: &str| -> Vec<Value> {
+        subset.get(field).and_then(Value::as_array).cloned().unwrap_or_default()
+    };
+    // Every distinct address (first occurrence kept whole), by index, and
+    // each subset's addresses with their readiness (not ready trumps ready).
+    let mut address_index: BTreeMap<AddressKey, usize> = BTreeMap::new();
+    let mut addresses: Vec<Value> = Vec::new();
+    let mut subset_states: Vec<BTreeMap<usize, bool>> = Vec::new();
+    // Each distinct port (first-seen order) with the subsets offering it.
+    let mut port_slot: HashMap<String, usize> = HashMap::new();
+    let mut ports: Vec<(Value, BTreeSet<usize>)> = Vec::new();
+    let mut port_count = 0;
+    for (subset_number, subset) in subsets.iter().enumerate() {
+        let mut state: BTreeMap<usize, bool> = BTreeMap::new();
+        for (field, ready) in [("addresses", true), ("notReadyAddresses", false)] {
+            for address in list(subset, field) {
+                let index = *address_index.entry(address_key(&address)).or_insert_with(|| {
+                    addresses.push(address.clone());
+                    addresses.len() - 1
+                });
+                let was = state.entry(index).or_insert(ready);
+                *was = *was && ready;
+            }
+        }
+        subset_states.push(state);
+        for port in list(subset, "ports") {
+            port_count += 1;
+            let slot = *port_slot.entry(port_key(&port, port_count)).or_insert_with(|| {
+                ports.push((port.clone(), BTreeSet::new()));
+                ports.len() - 1
+            });
+            if let Some((_, offering)) = ports.get_mut(slot) {
+                offering.insert(subset_number);
             }
         }
     }
+    // Each address's rank in (IP bytes, UID) order: LessEndpointAddress.
+    let rank: HashMap<usize, usize> = address_index.values().enumerate().map(|(rank, index)| (*index, rank)).collect();
+    // The addresses offering each set of subsets' ports, computed once per set.
+    let mut offered_by_subsets: BTreeMap<BTreeSet<usize>, Offered> = BTreeMap::new();
     // Ports offered by the same addresses (with the same readiness) share a subset.
+    let mut group_slot: BTreeMap<Offered, usize> = BTreeMap::new();
     let mut groups: Vec<(Offered, Vec<Value>)> = Vec::new();
-    for (_, port, mut offered) in ports {
-        offered.sort();
-        match groups.iter_mut().find(|(set, _)| *set == offered) {
-            Some((_, group_ports)) => group_ports.push(port),
-            None => groups.push((offered, vec![port])),
+    for (port, offering) in ports {
+        let offered = offered_by_subsets
+            .entry(offering.clone())
+            .or_insert_with(|| {
+                let mut union: BTreeMap<usize, bool> = BTreeMap::new();
+                for state in offering.iter().filter_map(|i| subset_states.get(*i)) {
+                    for (index, ready) in state {
+                        let was = union.entry(*index).or_insert(*ready);
+                        *was = *was && *ready;
+                    }
+                }
+                let mut offered: Offered = union
+                    .into_iter()
+                    .map(|(index, ready)| (rank.get(&index).copied().unwrap_or(0), index, ready))
+                    .collect();
+                offered.sort_unstable();
+                offered
+            })
+            .clone();
+        let slot = *group_slot.entry(offered.clone()).or_insert_with(|| {
+            groups.push((offered, Vec::new()));
+            groups.len() - 1
+        });
+        if let Some((_, group_ports)) = groups.get_mut(slot) {
+            group_ports.push(port);
         }
     }
-    let address_of = |key: &AddressKey| addresses.iter().find(|(k, _)| k == key).map(|(_, a)| a.clone());
     let packed: Vec<Value> = groups
         .into_iter()
         .map(|(offered, group_ports)| {
-            // Sorted by IP bytes, then UID (LessEndpointAddress): `offered` is.
             let pick = |ready: bool| -> Vec<Value> {
-                offered.iter().filter(|(_, r)| *r == ready).filter_map(|(k, _)| address_of(k)).collect()
+                offered
+                    .iter()
+                    .filter(|(_, _, r)| *r == ready)
+                    .filter_map(|(_, index, _)| addresses.get(*index).cloned())
+                    .collect()
             };
             let mut subset = Object::new();
             let (ready, not_ready) = (pick(true), pick(false));
@@ -150,6 +184,19 @@ mod tests {
                 {"notReadyAddresses": [{"ip": "10.0.0.3"}], "ports": [{"port": 53, "protocol": "UDP"}]}
             ])
         );
+    }
+
+    // Many ports over many addresses in one subset: one address set, computed once.
+    #[test]
+    fn large_subsets_stay_cheap() {
+        let addresses: Vec<Value> =
+            (0..5000).rev().map(|i| json!({"ip": format!("10.{}.{}.1", i / 250, i % 250)})).collect();
+        let ports: Vec<Value> = (1..=200).map(|p| json!({"port": p, "protocol": "TCP"})).collect();
+        let got = repacked(json!([{"addresses": addresses, "ports": ports}]));
+        assert_eq!(got.as_array().map(Vec::len), Some(1));
+        assert_eq!(got[0]["ports"].as_array().map(Vec::len), Some(200));
+        assert_eq!(got[0]["addresses"].as_array().map(Vec::len), Some(5000));
+        assert_eq!(got[0]["addresses"][0]["ip"], "10.0.0.1");
     }
 
     // A subset without ports offers nothing and is dropped.
