@@ -23,6 +23,7 @@ use crate::strategy::defaults::core::fields::{each_mut, object_entry, object_mut
 use crate::strategy::defaults::core::namespace_name_label;
 use crate::strategy::{Context, Object, Rejection};
 use serde_json::{json, Value};
+use std::collections::{HashMap, VecDeque};
 
 pub use qos::{parse_quantity_nanos, pod_qos_class};
 
@@ -378,21 +379,16 @@ fn pod_status_update(object: &mut Object, old: &Object) {
         }
     }
     // Old conditions' generations, per type, consumed in order.
-    let mut old_generations: Vec<(String, Option<Value>)> = old_status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            (c.get("type").and_then(Value::as_str).unwrap_or("").to_string(), c.get("observedGeneration").cloned())
-        })
-        .collect();
+    let mut old_generations: HashMap<String, VecDeque<Option<Value>>> = HashMap::new();
+    for condition in old_status.get("conditions").and_then(Value::as_array).into_iter().flatten() {
+        let kind = condition.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+        old_generations.entry(kind).or_default().push_back(condition.get("observedGeneration").cloned());
+    }
     for condition in each_mut(status, "conditions") {
-        let kind = str_of(condition, "type").to_string();
-        let Some(position) = old_generations.iter().position(|(t, _)| *t == kind) else {
+        let kind = str_of(condition, "type");
+        let Some(generation) = old_generations.get_mut(kind).and_then(VecDeque::pop_front) else {
             continue;
         };
-        let (_, generation) = old_generations.remove(position);
         if unset(condition.get("observedGeneration")) {
             if let Some(generation) = generation.filter(|g| !unset(Some(g))) {
                 condition.insert("observedGeneration".into(), generation);
