@@ -8,8 +8,11 @@
 //!
 //! Not here: Service cluster IPs, IP families and node ports (allocation,
 //! `strategy/allocate.rs`); status set on create (`rules/core`); resource
-//! quantities' canonical form and the milli round-up of
-//! `SetDefaults_ResourceList` (decoding, `strategy/decode.rs`).
+//! quantities' canonical spelling (decoding, `strategy/decode.rs`; the
+//! milli round-up of `SetDefaults_ResourceList` is here, `resources.rs`);
+//! the pod-level resources defaults of `SetDefaults_Pod` (PodLevelResources:
+//! pod requests and limits from the containers' when `spec.resources` is
+//! partly set), not done.
 //!
 //! Invariant: applying the defaults twice gives what applying them once
 //! gives, so that an update's defaulted body compares equal to the stored
