@@ -183,19 +183,12 @@ pub async fn create_object_tracked(
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(None, &mut object, &manager.write());
     }
-    if info.subresources.iter().any(|s| s == "status") {
+    if info.subresources.iter().any(|s| s == "status") && !info.group.is_empty() {
         // The status subresource owns status: a create starts it empty, as the
-        // registries of these types reset it.
-        let status = if info.group.is_empty() && info.resource == "pods" {
-            json!({"phase": "Pending"})
-        } else if info.group.is_empty() && info.resource == "namespaces" {
-            // The namespace controller's finalizer, as kube's namespace strategy sets it.
-            object.insert("spec".into(), json!({"finalizers": [super::delete::FINALIZER_KUBERNETES]}));
-            json!({"phase": "Active"})
-        } else {
-            json!({})
-        };
-        object.insert("status".into(), status);
+        // registries of these types reset it. The core kinds' create status
+        // (a Pod's phase and QoS class, a Namespace's phase and finalizer, a
+        // Node's kept status, ...) is their strategy's: strategy/rules/core.
+        object.insert("status".into(), json!({}));
     }
     super::allocate::prepare(resolved, &mut object, None);
     crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved))

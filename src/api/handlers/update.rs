@@ -261,25 +261,30 @@ fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved)
     let status_subresource = resolved.info.subresources.iter().any(|s| s == "status");
     let is_status_update = resolved.subresource.as_deref() == Some("status");
     if is_status_update {
-        // PUT .../status changes only status.
+        // PUT .../status changes only status (and, for the core kinds whose
+        // status strategies keep it, the metadata the writer may set:
+        // strategy/rules/core).
         let mut result = stored.clone();
         match object.shift_remove("status") {
             Some(status) => result.insert("status".into(), status),
             None => result.shift_remove("status"),
         };
+        if resolved.info.group.is_empty() {
+            let fields = crate::strategy::rules::core::status_update_metadata(&resolved.info.kind);
+            let (from, to) = (metadata(&object).clone(), metadata_mut(&mut result));
+            for field in fields {
+                match from.get(*field) {
+                    Some(value) => to.insert((*field).into(), value.clone()),
+                    None => to.shift_remove(*field),
+                };
+            }
+        }
         return result;
     }
     if status_subresource {
         match stored.get("status") {
             Some(status) => object.insert("status".into(), status.clone()),
             None => object.shift_remove("status"),
-        };
-    }
-    if resolved.info.group.is_empty() && resolved.info.resource == "namespaces" {
-        // spec.finalizers belong to the namespace lifecycle (kube's namespace strategy).
-        match stored.get("spec") {
-            Some(spec) => object.insert("spec".into(), spec.clone()),
-            None => object.shift_remove("spec"),
         };
     }
     let spec_changed = match &resolved.info.custom {
