@@ -189,6 +189,8 @@ pub async fn create_object_tracked(
         };
         object.insert("status".into(), status);
     }
+    // The mutating admission plugins, before the strategy (kube's order).
+    let admission = super::admission::mutate(backend, head, resolved, &name, &mut object, None).await?;
     crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved))
         .map_err(|r| super::rejection(info, &name, r))?;
     super::custom::prepare(backend, resolved, &mut object, true)?;
@@ -217,6 +219,8 @@ pub async fn create_object_tracked(
             });
         }
     }
+    // The validating admission plugins (and quota usage), after the strategy.
+    super::admission::validate(backend, head, resolved, &name, admission, &object, None).await?;
     if head.params.dry_run_all {
         return serde_json::to_vec(&object).map(Bytes::from).map_err(|e| ApiError::Internal(e.to_string()));
     }

@@ -141,6 +141,8 @@ pub async fn replace_current_tracked(
     crate::strategy::decode_and_default(&resolved.info, &mut object)
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     let mut updated = merge_server_fields(object, &stored, resolved);
+    // The mutating admission plugins, before the strategy (kube's order).
+    let admission = super::admission::mutate(backend, head, resolved, &url_name, &mut updated, Some(&stored)).await?;
     let now = crate::api::object::timestamp(backend.now());
     crate::strategy::update(&resolved.info, &mut updated, &stored, &super::strategy_context(&now, resolved))
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
@@ -157,6 +159,8 @@ pub async fn replace_current_tracked(
         return Err(crate::api::object::invalid(&resolved.info, &url_name, causes));
     }
     super::check_escalation(backend, head, resolved, &url_name, &updated).await?;
+    // The validating admission plugins, after the strategy.
+    super::admission::validate(backend, head, resolved, &url_name, admission, &updated, Some(&stored)).await?;
     let value = storage_value(&updated)?;
     if value == storage_value(&stored)? {
         return Ok(Some(current.json.clone()));
