@@ -193,3 +193,145 @@ async fn list(
     found.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(found.into_iter().filter_map(|o| Some((serde_json::from_slice(&o.json).ok()?, o.mod_revision))).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::testing::MemoryBackend;
+    use crate::config::Config;
+    use bytes::Bytes;
+    use futures_lite::future::block_on;
+    use http_body_util::{BodyExt, Full};
+    use serde_json::{json, Value};
+    use std::rc::Rc;
+
+    fn backend() -> Rc<MemoryBackend> {
+        let config = Config::with_defaults("127.0.0.1:0".parse().unwrap(), "/nonexistent".into(), 2);
+        Rc::new(MemoryBackend::new(config, 2))
+    }
+
+    /// Sends a request; returns the status, the body and the Warning headers.
+    fn request(
+        backend: &Rc<MemoryBackend>,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value, Vec<String>) {
+        let bytes = body.map(|b| Bytes::from(serde_json::to_vec(&b).unwrap())).unwrap_or_default();
+        let request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("Content-Type", "application/json")
+            .body(Full::new(bytes))
+            .unwrap();
+        block_on(async {
+            let response = crate::api::handle(backend, request).await;
+            let status = response.status().as_u16();
+            let warnings = response
+                .headers()
+                .get_all(http::header::WARNING)
+                .iter()
+                .filter_map(|v| v.to_str().ok().map(str::to_string))
+                .collect();
+            let body = response.into_body().collect().await.expect("body").to_bytes();
+            (status, serde_json::from_slice(&body).unwrap_or(Value::Null), warnings)
+        })
+    }
+
+    /// Stores an object of a resource that is not served (yet) by its key,
+    /// as kube-controller-manager or a later version of Shardline would.
+    fn store(backend: &Rc<MemoryBackend>, resource: &str, namespace: &str, object: Value) {
+        let name = object["metadata"]["name"].as_str().unwrap().to_string();
+        let key = ObjectKey::new("", resource, namespace, &name).encode();
+        let value = Bytes::from(serde_json::to_vec(&object).unwrap());
+        let proposal = Proposal { key, precondition: Precondition::Absent, operation: LogOperation::Put(value) };
+        block_on(backend.append(proposal)).expect("stored");
+    }
+
+    fn get(backend: &Rc<MemoryBackend>, resource: &str, namespace: &str, name: &str) -> Value {
+        let key = ObjectKey::new("", resource, namespace, name);
+        let found = block_on(read_current(backend.as_ref(), &key, backend.committed_revision())).unwrap().unwrap();
+        serde_json::from_slice(&found.json).unwrap()
+    }
+
+    fn pod(name: &str) -> Value {
+        json!({"metadata": {"name": name}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}})
+    }
+
+    #[test]
+    fn quota_usage_is_recorded_and_enforced() {
+        let backend = backend();
+        store(
+            &backend,
+            "resourcequotas",
+            "default",
+            json!({
+                "kind": "ResourceQuota", "apiVersion": "v1",
+                "metadata": {"name": "counts", "namespace": "default"},
+                "spec": {"hard": {"configmaps": "1"}},
+                "status": {"hard": {"configmaps": "1"}, "used": {"configmaps": "0"}}
+            }),
+        );
+        let cms = "/api/v1/namespaces/default/configmaps";
+        let (code, body, _) =
+            request(&backend, "POST", &format!("{cms}?dryRun=All"), Some(json!({"metadata": {"name": "dry"}})));
+        assert_eq!(code, 201, "{body}");
+        assert_eq!(
+            get(&backend, "resourcequotas", "default", "counts")["status"]["used"]["configmaps"],
+            "0",
+            "dry run"
+        );
+        let (code, body, _) = request(&backend, "POST", cms, Some(json!({"metadata": {"name": "a"}})));
+        assert_eq!(code, 201, "{body}");
+        assert_eq!(get(&backend, "resourcequotas", "default", "counts")["status"]["used"]["configmaps"], "1");
+        let (code, body, _) = request(&backend, "POST", cms, Some(json!({"metadata": {"name": "b"}})));
+        assert_eq!(code, 403, "{body}");
+        assert_eq!(
+            body["message"],
+            "configmaps \"b\" is forbidden: exceeded quota: counts, requested: configmaps=1, used: configmaps=1, \
+             limited: configmaps=1"
+        );
+        assert_eq!(request(&backend, "GET", &format!("{cms}/b"), None).0, 404, "nothing stored");
+    }
+
+    #[test]
+    fn limit_ranges_default_pod_resources() {
+        let backend = backend();
+        // tests/fixtures/kube-v1.36/lists/core_v1_limitranges.json
+        store(
+            &backend,
+            "limitranges",
+            "default",
+            json!({
+                "kind": "LimitRange", "apiVersion": "v1",
+                "metadata": {"name": "limits", "namespace": "default"},
+                "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}, "defaultRequest": {"cpu": "100m"}}]}
+            }),
+        );
+        let (code, body, _) = request(&backend, "POST", "/api/v1/namespaces/default/pods", Some(pod("web")));
+        assert_eq!(code, 201, "{body}");
+        assert_eq!(
+            body["spec"]["containers"][0]["resources"],
+            json!({"limits": {"cpu": "500m"}, "requests": {"cpu": "100m"}})
+        );
+        assert_eq!(
+            body["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
+            "LimitRanger plugin set: cpu request for container app; cpu limit for container app"
+        );
+    }
+
+    #[test]
+    fn pod_security_warnings_reach_the_response() {
+        let backend = backend();
+        let ns = json!({"metadata": {"name": "secure", "labels": {"pod-security.kubernetes.io/warn": "baseline"}}});
+        assert_eq!(request(&backend, "POST", "/api/v1/namespaces", Some(ns)).0, 201);
+        let mut privileged = pod("priv");
+        privileged["spec"]["hostNetwork"] = json!(true);
+        let (code, body, warnings) = request(&backend, "POST", "/api/v1/namespaces/secure/pods", Some(privileged));
+        assert_eq!(code, 201, "{body}");
+        assert_eq!(
+            warnings,
+            ["299 - \"would violate PodSecurity \\\"baseline:latest\\\": host namespaces (hostNetwork=true)\""]
+        );
+    }
+}
