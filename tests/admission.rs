@@ -258,3 +258,47 @@ fn unknown_or_overlapping_plugins_stop_the_server() {
         assert!(stderr.contains("admission"), "{flags:?}: {stderr}");
     }
 }
+
+#[test]
+fn claims_and_volumes_get_protection_finalizers() {
+    // tests/fixtures/kube-v1.36/lists/core_v1_persistentvolumeclaims.json: data.
+    let s = Server::start();
+    let claim = json!({
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "5Gi"}}, "storageClassName": "standard"}
+    });
+    let r = s.post_json("/api/v1/namespaces/default/persistentvolumeclaims", &claim);
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.json()["metadata"]["finalizers"], json!(["kubernetes.io/pvc-protection"]));
+    let volume = json!({
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "pv-1"},
+        "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data/pv-1"}}
+    });
+    let r = s.post_json("/api/v1/persistentvolumes", &volume);
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.json()["metadata"]["finalizers"], json!(["kubernetes.io/pv-protection"]));
+}
+
+#[test]
+fn pods_created_on_a_node_get_its_topology_labels() {
+    // tests/fixtures/kube-v1.36/lists/core_v1_pods.json: web-0 on node-a gets its zone.
+    let s = Server::start();
+    let node = json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-a", "labels": {"kubernetes.io/hostname": "node-a", "topology.kubernetes.io/zone": "z1"}}
+    });
+    assert_eq!(s.post_json("/api/v1/nodes", &node).status, 201);
+    let mut placed = pod("web-0");
+    placed["metadata"]["labels"] = json!({"app": "web"});
+    placed["spec"]["nodeName"] = json!("node-a");
+    let r = s.post_json(PODS, &placed);
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.json()["metadata"]["labels"], json!({"app": "web", "topology.kubernetes.io/zone": "z1"}));
+    let r = s.post_json(PODS, &pod("unplaced"));
+    assert!(r.json()["metadata"].get("labels").is_none());
+}

@@ -153,6 +153,15 @@ async fn read(backend: &impl Backend, attrs: &Attributes<'_>, needs: &Needs) -> 
     if needs.resource_quotas {
         inputs.resource_quotas = objects(list(backend, "", "resourcequotas", attrs.namespace).await?);
     }
+    if needs.ingress_classes {
+        inputs.ingress_classes = objects(list(backend, "networking.k8s.io", "ingressclasses", "").await?);
+    }
+    if let Some(node) = &needs.node {
+        inputs.node = get(backend, ObjectKey::new("", "nodes", "", node)).await?;
+    }
+    if let Some(class) = &needs.runtime_class {
+        inputs.runtime_class = get(backend, ObjectKey::new("node.k8s.io", "runtimeclasses", "", class)).await?;
+    }
     if let Some(account) = &needs.service_account {
         inputs.service_account = get(backend, ObjectKey::new("", "serviceaccounts", attrs.namespace, account)).await?;
     }

@@ -210,7 +210,8 @@ pub async fn create_object_tracked(
         // kube's namespace lifecycle admission: no new content in a Terminating namespace.
         let terminating = serde_json::from_slice::<Value>(&ns.json)
             .is_ok_and(|v| v["metadata"].get("deletionTimestamp").is_some_and(|t| !t.is_null()));
-        if terminating {
+        let lifecycle = crate::strategy::admission::Plugin::NamespaceLifecycle;
+        if terminating && backend.config().admission_plugins.enabled(lifecycle) {
             return Err(ApiError::Forbidden {
                 target: Target::new(&info.group, &info.resource, &name),
                 message: format!(

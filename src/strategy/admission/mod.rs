@@ -10,9 +10,11 @@
 //! [`validate`] are those two passes:
 //!
 //! - mutating: LimitRanger, ServiceAccount, TaintNodesByCondition, Priority,
-//!   DefaultTolerationSeconds, DefaultStorageClass;
-//! - validating: LimitRanger, ServiceAccount, PodSecurity, Priority (for
-//!   PriorityClasses), ResourceQuota (which also returns the quotas whose
+//!   DefaultTolerationSeconds, DefaultStorageClass,
+//!   StorageObjectInUseProtection, RuntimeClass, DefaultIngressClass,
+//!   PodTopologyLabels;
+//! - validating: LimitRanger, PodSecurity, Priority (for PriorityClasses),
+//!   RuntimeClass, ResourceQuota (which also returns the quotas whose
 //!   `status.used` the API layer must write before the object).
 //!
 //! NamespaceLifecycle is the API layer's own check (create.rs). Which plugins
@@ -23,15 +25,19 @@
 //! a [`Rejection`], never a panic. What a plugin needs that is absent (no
 //! LimitRange, no PriorityClass read) changes nothing unless kube refuses it.
 
+pub mod ingressclass;
 pub mod limitranger;
 pub mod nodetaint;
 pub mod podsecurity;
 pub mod priority;
 pub mod quantity;
 pub mod quota;
+pub mod runtimeclass;
 pub mod serviceaccount;
 pub mod storageclass;
+pub mod storageprotection;
 pub mod tolerations;
+pub mod topologylabels;
 
 use super::{Object, Rejection};
 use serde_json::{Map, Value};
@@ -49,11 +55,15 @@ pub enum Plugin {
     Priority,
     DefaultTolerationSeconds,
     DefaultStorageClass,
+    StorageObjectInUseProtection,
+    RuntimeClass,
+    DefaultIngressClass,
+    PodTopologyLabels,
     ResourceQuota,
 }
 
 impl Plugin {
-    pub const ALL: [Plugin; 9] = [
+    pub const ALL: [Plugin; 13] = [
         Plugin::NamespaceLifecycle,
         Plugin::LimitRanger,
         Plugin::ServiceAccount,
@@ -62,6 +72,10 @@ impl Plugin {
         Plugin::Priority,
         Plugin::DefaultTolerationSeconds,
         Plugin::DefaultStorageClass,
+        Plugin::StorageObjectInUseProtection,
+        Plugin::RuntimeClass,
+        Plugin::DefaultIngressClass,
+        Plugin::PodTopologyLabels,
         Plugin::ResourceQuota,
     ];
 
@@ -75,6 +89,10 @@ impl Plugin {
             Plugin::Priority => "Priority",
             Plugin::DefaultTolerationSeconds => "DefaultTolerationSeconds",
             Plugin::DefaultStorageClass => "DefaultStorageClass",
+            Plugin::StorageObjectInUseProtection => "StorageObjectInUseProtection",
+            Plugin::RuntimeClass => "RuntimeClass",
+            Plugin::DefaultIngressClass => "DefaultIngressClass",
+            Plugin::PodTopologyLabels => "PodTopologyLabels",
             Plugin::ResourceQuota => "ResourceQuota",
         }
     }
@@ -249,6 +267,12 @@ pub struct Needs {
     pub resource_quotas: bool,
     /// The pod's ServiceAccount, by name (`default` when it names none).
     pub service_account: Option<String>,
+    /// The node a new pod is created on (PodTopologyLabels).
+    pub node: Option<String>,
+    /// The RuntimeClass a new pod names.
+    pub runtime_class: Option<String>,
+    /// Every IngressClass (the default one is found by scan).
+    pub ingress_classes: bool,
 }
 
 impl Needs {
@@ -266,6 +290,9 @@ pub struct Inputs {
     pub storage_classes: Vec<Object>,
     pub resource_quotas: Vec<Object>,
     pub service_account: Option<Object>,
+    pub node: Option<Object>,
+    pub runtime_class: Option<Object>,
+    pub ingress_classes: Vec<Object>,
     /// Five random characters for a generated volume name
     /// (ServiceAccount's `kube-api-access-XXXXX`), chosen by the caller.
     pub name_suffix: String,
@@ -285,6 +312,13 @@ pub fn needs(plugins: &Plugins, attributes: &Attributes, object: &Object) -> Nee
     if plugins.enabled(Plugin::ServiceAccount) && pod && create && serviceaccount::applies(object) {
         needs.service_account = Some(serviceaccount::account_name(object));
     }
+    if plugins.enabled(Plugin::PodTopologyLabels) && pod && create {
+        needs.node = topologylabels::node_name(object).map(str::to_string);
+    }
+    if plugins.enabled(Plugin::RuntimeClass) && pod && create {
+        needs.runtime_class = runtimeclass::class_name(object).map(str::to_string);
+    }
+    needs.ingress_classes = plugins.enabled(Plugin::DefaultIngressClass) && ingressclass::applies(attributes, object);
     needs
 }
 
@@ -328,6 +362,24 @@ pub fn mutate(
     if plugins.enabled(Plugin::DefaultStorageClass) && storageclass::applies(attributes, object) {
         storageclass::admit(object, &inputs.storage_classes);
     }
+    let create = attributes.operation == Operation::Create;
+    if plugins.enabled(Plugin::StorageObjectInUseProtection) && create && attributes.group.is_empty() {
+        if let Some(finalizer) =
+            storageprotection::finalizer_for(attributes.resource).filter(|_| attributes.subresource.is_none())
+        {
+            storageprotection::admit(object, finalizer);
+        }
+    }
+    let new_pod = create && attributes.is("", "pods");
+    if plugins.enabled(Plugin::RuntimeClass) && new_pod {
+        runtimeclass::admit(object, inputs.runtime_class.as_ref())?;
+    }
+    if plugins.enabled(Plugin::DefaultIngressClass) && ingressclass::applies(attributes, object) {
+        ingressclass::admit(object, &inputs.ingress_classes);
+    }
+    if plugins.enabled(Plugin::PodTopologyLabels) && new_pod {
+        topologylabels::admit(object, inputs.node.as_ref());
+    }
     Ok(())
 }
 
@@ -349,6 +401,10 @@ pub fn validate(
     }
     if plugins.enabled(Plugin::Priority) && attributes.is("scheduling.k8s.io", "priorityclasses") {
         priority::validate_class(attributes, object, &inputs.priority_classes)?;
+    }
+    let new_pod = attributes.operation == Operation::Create && attributes.is("", "pods");
+    if plugins.enabled(Plugin::RuntimeClass) && new_pod {
+        runtimeclass::validate(object, inputs.runtime_class.as_ref())?;
     }
     if plugins.enabled(Plugin::ResourceQuota) && quota::applies(attributes) {
         admitted.quota_updates = quota::admit(attributes, object, old, &inputs.resource_quotas)?;

@@ -23,19 +23,19 @@ pub fn applies(attributes: &Attributes, claim: &Object) -> bool {
         && super::field(claim, &["metadata", "annotations", BETA_STORAGE_CLASS]).is_none()
 }
 
-fn is_default(class: &Object) -> bool {
-    [IS_DEFAULT_CLASS, BETA_IS_DEFAULT_CLASS]
-        .iter()
-        .any(|key| super::text(class, &["metadata", "annotations", key]) == "true")
-}
-
 /// The default class's name, if any.
 pub fn default_class(classes: &[Object]) -> Option<String> {
+    newest_default(classes, &[IS_DEFAULT_CLASS, BETA_IS_DEFAULT_CLASS])
+}
+
+/// The newest of the classes annotated `"true"` under one of `keys` (of
+/// several created in the same second, the first by name).
+pub fn newest_default(classes: &[Object], keys: &[&str]) -> Option<String> {
     classes
         .iter()
-        .filter(|c| is_default(c))
+        .filter(|c| keys.iter().any(|key| super::text(c, &["metadata", "annotations", key]) == "true"))
         .map(|c| (super::text(c, &["metadata", "creationTimestamp"]), super::text(c, &["metadata", "name"])))
-        // Newest first (RFC 3339 at second precision sorts as text); then by name.
+        // RFC 3339 at second precision sorts as text.
         .max_by(|a, b| a.0.cmp(b.0).then_with(|| b.1.cmp(a.1)))
         .map(|(_, name)| name.to_string())
 }
