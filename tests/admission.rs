@@ -302,3 +302,36 @@ fn pods_created_on_a_node_get_its_topology_labels() {
     let r = s.post_json(PODS, &pod("unplaced"));
     assert!(r.json()["metadata"].get("labels").is_none());
 }
+
+#[test]
+fn namespace_labels_are_validated_and_stricter_levels_warn_about_existing_pods() {
+    let s = Server::start();
+    let bad = json!({"metadata": {"name": "bad", "labels": {"pod-security.kubernetes.io/enforce": "strict"}}});
+    let status = assert_status(&s.post_json("/api/v1/namespaces", &bad), 422, "Invalid");
+    assert_eq!(
+        status["message"],
+        "Namespace \"bad\" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: \"strict\": \
+         must be one of privileged, baseline, restricted"
+    );
+    assert_eq!(status["details"]["causes"][0]["field"], "metadata.labels[pod-security.kubernetes.io/enforce]");
+
+    namespace(&s, "apps", json!({}));
+    let mut host = pod("host");
+    host["spec"]["hostPID"] = json!(true);
+    assert_eq!(s.post_json("/api/v1/namespaces/apps/pods", &host).status, 201);
+    let mut current = s.get_ok("/api/v1/namespaces/apps");
+    current["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = json!("baseline");
+    let r = s.put_json("/api/v1/namespaces/apps", &current);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        warnings(&r),
+        [
+            "299 - \"existing pods in namespace \\\"apps\\\" violate the new PodSecurity enforce level \\\"baseline:latest\\\"\"",
+            "299 - \"host: host namespaces\""
+        ]
+    );
+    // The existing pod stays; a new one like it is refused.
+    assert_eq!(s.get("/api/v1/namespaces/apps/pods/host").status, 200);
+    host["metadata"]["name"] = json!("host2");
+    assert_status(&s.post_json("/api/v1/namespaces/apps/pods", &host), 403, "Forbidden");
+}

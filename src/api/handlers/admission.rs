@@ -58,7 +58,7 @@ pub async fn mutate(
     let operation = if old.is_some() { Operation::Update } else { Operation::Create };
     let plugins = &backend.config().admission_plugins;
     let attrs = attributes(head, resolved, name, operation);
-    let needs = plugins::needs(plugins, &attrs, object);
+    let needs = plugins::needs(plugins, &attrs, object, old);
     let inputs = read(backend, &attrs, &needs).await?;
     plugins::mutate(plugins, &attrs, object, old, &inputs).map_err(|r| super::rejection(&resolved.info, name, r))?;
     Ok(Admission { operation, inputs })
@@ -162,10 +162,39 @@ async fn read(backend: &impl Backend, attrs: &Attributes<'_>, needs: &Needs) -> 
     if let Some(class) = &needs.runtime_class {
         inputs.runtime_class = get(backend, ObjectKey::new("node.k8s.io", "runtimeclasses", "", class)).await?;
     }
+    if needs.namespace_pods {
+        // The namespace's own name: its pods live under it.
+        let (pods, total) = pods_of(backend, attrs.name).await?;
+        inputs.namespace_pods = pods;
+        inputs.namespace_pods_total = total;
+    }
     if let Some(account) = &needs.service_account {
         inputs.service_account = get(backend, ObjectKey::new("", "serviceaccounts", attrs.namespace, account)).await?;
     }
     Ok(inputs)
+}
+
+/// The first pods of a namespace (at most
+/// `podsecurity::NAMESPACE_PODS_CHECKED_MAX`, spread over the shards) and
+/// how many it holds.
+async fn pods_of(backend: &impl Backend, namespace: &str) -> Result<(Vec<Object>, usize), ApiError> {
+    let prefix = collection_prefix("", "pods", Some(namespace));
+    let revision = backend.committed_revision();
+    let per_shard = plugins::podsecurity::NAMESPACE_PODS_CHECKED_MAX / usize::from(backend.shard_count().max(1));
+    let (mut pods, mut total) = (Vec::new(), 0);
+    for shard in 0..backend.shard_count() {
+        let prefix = prefix.clone();
+        let (found, count) = backend
+            .on_shard(ShardId(shard), revision, move |store| {
+                let count = store.count_at(prefix.as_bytes(), store.applied(), None).unwrap_or(0);
+                (store.list(prefix.as_bytes(), None, per_shard), count)
+            })
+            .await
+            .map_err(backend_error)?;
+        pods.extend(found.iter().filter_map(|o| serde_json::from_slice::<Object>(&o.json).ok()));
+        total += count;
+    }
+    Ok((pods, total))
 }
 
 async fn get(backend: &impl Backend, key: ObjectKey) -> Result<Option<Object>, ApiError> {

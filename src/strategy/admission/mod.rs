@@ -273,6 +273,9 @@ pub struct Needs {
     pub runtime_class: Option<String>,
     /// Every IngressClass (the default one is found by scan).
     pub ingress_classes: bool,
+    /// The pods of a namespace whose PodSecurity enforce level becomes
+    /// stricter (at most `podsecurity::NAMESPACE_PODS_CHECKED_MAX`).
+    pub namespace_pods: bool,
 }
 
 impl Needs {
@@ -293,17 +296,21 @@ pub struct Inputs {
     pub node: Option<Object>,
     pub runtime_class: Option<Object>,
     pub ingress_classes: Vec<Object>,
+    pub namespace_pods: Vec<Object>,
+    /// How many pods the namespace holds (more than were read, past the bound).
+    pub namespace_pods_total: usize,
     /// Five random characters for a generated volume name
     /// (ServiceAccount's `kube-api-access-XXXXX`), chosen by the caller.
     pub name_suffix: String,
 }
 
 /// What a write needs read, given the enabled plugins.
-pub fn needs(plugins: &Plugins, attributes: &Attributes, object: &Object) -> Needs {
+pub fn needs(plugins: &Plugins, attributes: &Attributes, object: &Object, old: Option<&Object>) -> Needs {
     let pod = attributes.is("", "pods");
     let create = attributes.operation == Operation::Create;
     let mut needs = Needs::default();
-    needs.namespace = plugins.enabled(Plugin::PodSecurity) && podsecurity::applies(attributes);
+    needs.namespace =
+        plugins.enabled(Plugin::PodSecurity) && podsecurity::applies(attributes) && !attributes.is("", "namespaces");
     needs.priority_classes =
         plugins.enabled(Plugin::Priority) && ((pod && create) || attributes.is("scheduling.k8s.io", "priorityclasses"));
     needs.limit_ranges = plugins.enabled(Plugin::LimitRanger) && limitranger::applies(attributes);
@@ -319,6 +326,9 @@ pub fn needs(plugins: &Plugins, attributes: &Attributes, object: &Object) -> Nee
         needs.runtime_class = runtimeclass::class_name(object).map(str::to_string);
     }
     needs.ingress_classes = plugins.enabled(Plugin::DefaultIngressClass) && ingressclass::applies(attributes, object);
+    needs.namespace_pods = plugins.enabled(Plugin::PodSecurity)
+        && attributes.is("", "namespaces")
+        && old.is_some_and(|old| podsecurity::namespace_pods_check(object, old).is_some());
     needs
 }
 
@@ -398,6 +408,14 @@ pub fn validate(
     }
     if plugins.enabled(Plugin::PodSecurity) && podsecurity::applies(attributes) {
         admitted.warnings.extend(podsecurity::validate(attributes, object, old, inputs.namespace.as_ref())?);
+        let namespace_update = attributes.is("", "namespaces") && attributes.operation == Operation::Update;
+        if let Some(lv) =
+            old.filter(|_| namespace_update).and_then(|old| podsecurity::namespace_pods_check(object, old))
+        {
+            let pods = &inputs.namespace_pods;
+            let total = inputs.namespace_pods_total.max(pods.len());
+            admitted.warnings.extend(podsecurity::existing_pod_warnings(attributes.name, lv, pods, total));
+        }
     }
     if plugins.enabled(Plugin::Priority) && attributes.is("scheduling.k8s.io", "priorityclasses") {
         priority::validate_class(attributes, object, &inputs.priority_classes)?;
@@ -497,11 +515,11 @@ mod tests {
             name: "p",
             dry_run: false,
         };
-        let needs = needs(&plugins, &pod, &Object::new());
+        let needs = needs(&plugins, &pod, &Object::new(), None);
         assert!(needs.namespace && needs.priority_classes && needs.limit_ranges && needs.resource_quotas);
         assert!(!needs.storage_classes);
         let configmap = Attributes { resource: "configmaps", ..pod };
-        let needs = super::needs(&plugins, &configmap, &Object::new());
+        let needs = super::needs(&plugins, &configmap, &Object::new(), None);
         assert!(!needs.namespace && !needs.priority_classes && !needs.limit_ranges);
         assert!(needs.resource_quotas, "object counts");
     }

@@ -14,7 +14,7 @@
 // staging/src/k8s.io/pod-security-admission/policy/check_*.go: each check below
 
 use super::{containers, Attributes, Object, Operation, Rejection};
-use crate::types::validation::go_quote;
+use crate::types::validation::{go_quote, FieldError};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -64,7 +64,9 @@ impl Version {
             return Some(Version::Latest);
         }
         let minor = text.strip_prefix("v1.")?;
-        if minor.is_empty() || minor.len() > 4 || !minor.chars().all(|c| c.is_ascii_digit()) {
+        // `^v1\.([0-9]|[1-9][0-9]*)$`
+        let digits = !minor.is_empty() && minor.len() <= 9 && minor.chars().all(|c| c.is_ascii_digit());
+        if !digits || (minor.len() > 1 && minor.starts_with('0')) {
             return None;
         }
         minor.parse().ok().map(Version::Minor)
@@ -105,46 +107,158 @@ pub struct Policy {
 }
 
 /// The policy of a namespace's labels over the default (privileged:latest
-/// for every mode: kube-apiserver's default configuration).
-pub fn policy(labels: Option<&Object>) -> Policy {
+/// for every mode: kube-apiserver's default configuration), and the labels'
+/// errors. An invalid enforce level is restricted (fail closed), an invalid
+/// audit or warn level privileged (fail open), an invalid version latest.
+/// Warn defaults to a valid enforce level that is stricter (and its
+/// version) when the warn label is absent.
+pub fn policy(labels: Option<&Object>) -> (Policy, Vec<FieldError>) {
     let default = LevelVersion { level: Level::Privileged, version: Version::Latest };
     let mut p = Policy { enforce: default, audit: default, warn: default };
-    let label = |mode: &str| labels.and_then(|l| l.get(&format!("{LABEL_PREFIX}{mode}"))).and_then(Value::as_str);
-    let mut enforce_level_valid = false;
-    if let Some(text) = label("enforce") {
-        p.enforce.level = Level::parse(text).unwrap_or(Level::Restricted);
-        enforce_level_valid = Level::parse(text).is_some();
-    }
-    if let Some(text) = label("enforce-version") {
-        p.enforce.version = Version::parse(text).unwrap_or(Version::Latest);
-    }
-    if let Some(text) = label("audit") {
-        p.audit.level = Level::parse(text).unwrap_or(Level::Restricted);
-    }
-    if let Some(text) = label("audit-version") {
-        p.audit.version = Version::parse(text).unwrap_or(Version::Latest);
-    }
-    let warn_level = label("warn");
-    if let Some(text) = warn_level {
-        p.warn.level = Level::parse(text).unwrap_or(Level::Restricted);
-    }
-    let warn_version = label("warn-version");
-    if let Some(text) = warn_version {
-        p.warn.version = Version::parse(text).unwrap_or(Version::Latest);
-    }
-    // Warn defaults to a valid, stricter enforce level (and its version).
-    if warn_level.is_none() && enforce_level_valid && p.enforce.level > p.warn.level {
+    let mut errors = Vec::new();
+    let label = |mode: &str| -> Option<(String, String)> {
+        let key = format!("{LABEL_PREFIX}{mode}");
+        let value = labels.and_then(|l| l.get(&key)).and_then(Value::as_str)?;
+        Some((key, value.to_string()))
+    };
+    let enforce = label("enforce");
+    let enforce_valid = enforce.as_ref().is_some_and(|(_, v)| Level::parse(v).is_some());
+    set_level(&enforce, Level::Restricted, &mut p.enforce.level, &mut errors);
+    set_version(&label("enforce-version"), &mut p.enforce.version, &mut errors);
+    set_level(&label("audit"), Level::Privileged, &mut p.audit.level, &mut errors);
+    set_version(&label("audit-version"), &mut p.audit.version, &mut errors);
+    let (warn, warn_version) = (label("warn"), label("warn-version"));
+    set_level(&warn, Level::Privileged, &mut p.warn.level, &mut errors);
+    set_version(&warn_version, &mut p.warn.version, &mut errors);
+    if warn.is_none() && enforce_valid && p.enforce.level > p.warn.level {
         p.warn.level = p.enforce.level;
         if warn_version.is_none() {
             p.warn.version = p.enforce.version;
         }
     }
-    p
+    (p, errors)
+}
+
+/// `ParseLevel` of a label, if present: `invalid` and an error when it is
+/// not a level.
+fn set_level(found: &Option<(String, String)>, invalid: Level, target: &mut Level, errors: &mut Vec<FieldError>) {
+    const LEVELS_MESSAGE: &str = "must be one of privileged, baseline, restricted";
+    let Some((key, value)) = found else { return };
+    *target = Level::parse(value).unwrap_or_else(|| {
+        errors.push(FieldError::invalid(&format!("metadata.labels[{key}]"), value, LEVELS_MESSAGE));
+        invalid
+    });
+}
+
+/// `ParseVersion` of a label, if present: latest and an error when invalid.
+fn set_version(found: &Option<(String, String)>, target: &mut Version, errors: &mut Vec<FieldError>) {
+    const VERSION_MESSAGE: &str = "must be \"latest\" or \"v1.x\"";
+    let Some((key, value)) = found else { return };
+    *target = Version::parse(value).unwrap_or_else(|| {
+        errors.push(FieldError::invalid(&format!("metadata.labels[{key}]"), value, VERSION_MESSAGE));
+        Version::Latest
+    });
+}
+
+/// A Namespace's PodSecurity labels must be valid when it is created, and
+/// when an update changes their errors.
+// staging/src/k8s.io/pod-security-admission/admission/admission.go: ValidateNamespace
+pub fn validate_namespace(namespace: &Object, old: Option<&Object>) -> Result<(), Rejection> {
+    let labels = |o: &Object| super::map(o, &["metadata", "labels"]).cloned();
+    let (_, errors) = policy(labels(namespace).as_ref());
+    if errors.is_empty() {
+        return Ok(());
+    }
+    if let Some(old) = old {
+        let (_, old_errors) = policy(labels(old).as_ref());
+        if !old_errors.is_empty() && old_errors == errors {
+            return Ok(());
+        }
+    }
+    Err(Rejection::Invalid(errors))
+}
+
+/// The enforce level an updated namespace's existing pods are checked
+/// against (for warnings only), if its enforce policy became stricter.
+// staging/src/k8s.io/pod-security-admission/admission/admission.go: ValidateNamespace
+pub fn namespace_pods_check(namespace: &Object, old: &Object) -> Option<LevelVersion> {
+    let labels = |o: &Object| super::map(o, &["metadata", "labels"]).cloned();
+    let (new, _) = policy(labels(namespace).as_ref());
+    let (before, _) = policy(labels(old).as_ref());
+    if new.enforce == before.enforce || new.enforce.level == Level::Privileged {
+        return None;
+    }
+    if new.enforce.version == before.enforce.version && new.enforce.level <= before.enforce.level {
+        return None;
+    }
+    Some(new.enforce)
+}
+
+/// Pods checked when a namespace's enforce level changes
+/// (`namespaceMaxPodsToCheck`).
+pub const NAMESPACE_PODS_CHECKED_MAX: usize = 3000;
+
+/// The warnings of a namespace update that makes `pods` (of `total`) violate
+/// its new enforce level: one per distinct set of reasons, naming the first
+/// pod (by name) and how many others share it.
+// staging/src/k8s.io/pod-security-admission/admission/admission.go: EvaluatePodsInNamespace, decoratePodWarnings
+pub fn existing_pod_warnings(namespace: &str, lv: LevelVersion, pods: &[Object], total: usize) -> Vec<String> {
+    let empty = Object::new();
+    let mut by_reason: Vec<(String, String, usize)> = Vec::new();
+    for pod in pods {
+        let view = PodView {
+            meta: super::map(pod, &["metadata"]).unwrap_or(&empty),
+            spec: super::map(pod, &["spec"]).unwrap_or(&empty),
+        };
+        let violations = evaluate(lv, &view);
+        if violations.is_empty() {
+            continue;
+        }
+        let reason = violations.iter().map(|(r, _)| r.as_str()).collect::<Vec<_>>().join(", ");
+        let name = super::text(pod, &["metadata", "name"]).to_string();
+        match by_reason.iter_mut().find(|(r, _, _)| *r == reason) {
+            Some(entry) => {
+                if name < entry.1 {
+                    entry.1 = name;
+                }
+                entry.2 += 1;
+            }
+            None => by_reason.push((reason, name, 1)),
+        }
+    }
+    let mut warnings = Vec::new();
+    if pods.len() < total {
+        warnings.push(format!(
+            "new PodSecurity enforce level only checked against the first {} of {total} existing pods",
+            pods.len()
+        ));
+    }
+    if !by_reason.is_empty() {
+        warnings.push(format!(
+            "existing pods in namespace {} violate the new PodSecurity enforce level {}",
+            go_quote(namespace),
+            go_quote(&lv.text())
+        ));
+    }
+    let mut decorated: Vec<String> = by_reason
+        .into_iter()
+        .map(|(reason, name, count)| match count {
+            1 => format!("{name}: {reason}"),
+            2 => format!("{name} (and 1 other pod): {reason}"),
+            n => format!("{name} (and {} other pods): {reason}", n - 1),
+        })
+        .collect();
+    decorated.sort();
+    warnings.extend(decorated);
+    warnings
 }
 
 /// Pods (not their status, binding, logs...) and the resources that hold
 /// a pod template; creates and updates.
 pub fn applies(attributes: &Attributes) -> bool {
+    if attributes.group.is_empty() && attributes.resource == "namespaces" {
+        return attributes.subresource.is_none();
+    }
     const IGNORED_POD_SUBRESOURCES: [&str; 8] =
         ["exec", "attach", "binding", "eviction", "log", "portforward", "proxy", "status"];
     if attributes.group.is_empty() && attributes.resource == "pods" {
@@ -173,8 +287,11 @@ pub fn validate(
     old: Option<&Object>,
     namespace: Option<&Object>,
 ) -> Result<Vec<String>, Rejection> {
+    if attributes.group.is_empty() && attributes.resource == "namespaces" {
+        return validate_namespace(object, old).map(|()| Vec::new());
+    }
     let labels = namespace.and_then(|ns| super::map(ns, &["metadata", "labels"]));
-    let policy = policy(labels);
+    let (policy, _) = policy(labels);
     let is_pod = attributes.group.is_empty() && attributes.resource == "pods";
     let (meta, spec) = if is_pod {
         if attributes.operation == Operation::Update && old.is_some_and(|old| !significant_update(object, old)) {
@@ -1110,17 +1227,57 @@ mod tests {
 
     #[test]
     fn labels_parse_as_kube_parses_them() {
-        let p = policy(Some(&object(json!({"pod-security.kubernetes.io/enforce": "bogus"}))));
-        assert_eq!(p.enforce.level, Level::Restricted, "invalid levels fail closed");
+        let (p, errors) = policy(Some(&object(
+            json!({"pod-security.kubernetes.io/enforce": "bogus", "pod-security.kubernetes.io/audit": "bogus"}),
+        )));
+        assert_eq!(p.enforce.level, Level::Restricted, "invalid enforce levels fail closed");
+        assert_eq!(p.audit.level, Level::Privileged, "invalid audit levels fail open");
         assert_eq!(p.warn.level, Level::Privileged, "an invalid enforce level does not default warn");
-        let p = policy(Some(&object(json!({
+        assert_eq!(errors.len(), 2);
+        let (p, _) = policy(Some(&object(json!({
             "pod-security.kubernetes.io/enforce": "baseline",
             "pod-security.kubernetes.io/enforce-version": "v1.99",
-            "pod-security.kubernetes.io/audit-version": "nope"
+            "pod-security.kubernetes.io/audit-version": "v1.01"
         }))));
         assert_eq!(p.enforce.text(), "baseline:v1.99");
         assert_eq!(p.warn.text(), "baseline:v1.99");
         assert_eq!(p.audit.text(), "privileged:latest");
+    }
+
+    #[test]
+    fn namespaces_need_valid_labels() {
+        let bad = namespace(
+            json!({"pod-security.kubernetes.io/enforce": "strict", "pod-security.kubernetes.io/warn-version": "1.30"}),
+        );
+        let err = validate(&attributes("", "namespaces"), &bad, None, None).unwrap_err();
+        let Rejection::Invalid(errors) = err else { panic!("422 expected") };
+        assert_eq!(
+            errors.iter().map(|e| format!("{}: {}", e.field, e.body())).collect::<Vec<_>>(),
+            [
+                "metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: \"strict\": must be one of privileged, baseline, restricted",
+                "metadata.labels[pod-security.kubernetes.io/warn-version]: Invalid value: \"1.30\": must be \"latest\" or \"v1.x\""
+            ]
+        );
+        let update = Attributes { operation: Operation::Update, ..attributes("", "namespaces") };
+        assert!(validate(&update, &bad, Some(&bad), None).is_ok(), "unchanged errors are let through");
+        let baseline = namespace(json!({"pod-security.kubernetes.io/enforce": "baseline"}));
+        let restricted = namespace(json!({"pod-security.kubernetes.io/enforce": "restricted"}));
+        assert!(namespace_pods_check(&baseline, &restricted).is_none(), "relaxed");
+        let lv = namespace_pods_check(&restricted, &baseline).unwrap();
+        let host =
+            |name: &str| object(json!({"metadata": {"name": name}, "spec": {"hostNetwork": true, "containers": []}}));
+        let compliant = object(
+            json!({"metadata": {"name": "ok"}, "spec": {"securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}}}}),
+        );
+        assert_eq!(
+            existing_pod_warnings("ns", lv, &[host("b"), host("a"), host("c"), compliant], 5),
+            [
+                "new PodSecurity enforce level only checked against the first 4 of 5 existing pods",
+                "existing pods in namespace \"ns\" violate the new PodSecurity enforce level \"restricted:latest\"",
+                "a (and 2 other pods): host namespaces"
+            ]
+        );
+        assert!(validate(&update, &bad, Some(&namespace(json!({}))), None).is_err());
     }
 
     #[test]
