@@ -308,14 +308,17 @@ pub struct Inputs {
 pub fn needs(plugins: &Plugins, attributes: &Attributes, object: &Object, old: Option<&Object>) -> Needs {
     let pod = attributes.is("", "pods");
     let create = attributes.operation == Operation::Create;
-    let mut needs = Needs::default();
-    needs.namespace =
-        plugins.enabled(Plugin::PodSecurity) && podsecurity::applies(attributes) && !attributes.is("", "namespaces");
-    needs.priority_classes =
-        plugins.enabled(Plugin::Priority) && ((pod && create) || attributes.is("scheduling.k8s.io", "priorityclasses"));
-    needs.limit_ranges = plugins.enabled(Plugin::LimitRanger) && limitranger::applies(attributes);
-    needs.storage_classes = plugins.enabled(Plugin::DefaultStorageClass) && storageclass::applies(attributes, object);
-    needs.resource_quotas = plugins.enabled(Plugin::ResourceQuota) && quota::applies(attributes);
+    let mut needs = Needs {
+        namespace: plugins.enabled(Plugin::PodSecurity)
+            && podsecurity::applies(attributes)
+            && !attributes.is("", "namespaces"),
+        priority_classes: plugins.enabled(Plugin::Priority)
+            && ((pod && create) || attributes.is("scheduling.k8s.io", "priorityclasses")),
+        limit_ranges: plugins.enabled(Plugin::LimitRanger) && limitranger::applies(attributes),
+        storage_classes: plugins.enabled(Plugin::DefaultStorageClass) && storageclass::applies(attributes, object),
+        resource_quotas: plugins.enabled(Plugin::ResourceQuota) && quota::applies(attributes),
+        ..Needs::default()
+    };
     if plugins.enabled(Plugin::ServiceAccount) && pod && create && serviceaccount::applies(object) {
         needs.service_account = Some(serviceaccount::account_name(object));
     }

@@ -484,7 +484,7 @@ fn violation(reason: &str, detail: String) -> Option<Violation> {
     Some((reason.to_string(), detail))
 }
 
-fn sc<'a>(container: &'a Object) -> Option<&'a Object> {
+fn sc(container: &Object) -> Option<&Object> {
     container.get("securityContext").and_then(Value::as_object)
 }
 

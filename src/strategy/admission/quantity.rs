@@ -64,12 +64,8 @@ impl Quantity {
     }
 
     /// `Quantity.Add`: the receiver's format is kept.
-    pub fn add(self, other: Quantity) -> Quantity {
+    pub fn plus(self, other: Quantity) -> Quantity {
         Quantity { nanos: self.nanos.saturating_add(other.nanos), format: self.format }
-    }
-
-    pub fn sub(self, other: Quantity) -> Quantity {
-        Quantity { nanos: self.nanos.saturating_sub(other.nanos), format: self.format }
     }
 
     /// The value in milli units, rounded up (`Quantity.MilliValue`).
@@ -127,7 +123,7 @@ pub fn resource_list(value: Option<&Value>) -> ResourceList {
 /// `addResourceList`: adds `more` into `list` (a new entry keeps its format).
 pub fn add_into(list: &mut ResourceList, more: &ResourceList) {
     for (name, q) in more {
-        list.entry(name.clone()).and_modify(|v| *v = v.add(*q)).or_insert(*q);
+        list.entry(name.clone()).and_modify(|v| *v = v.plus(*q)).or_insert(*q);
     }
 }
 
@@ -265,8 +261,8 @@ mod tests {
     fn sums_keep_the_first_format() {
         let a = Quantity::parse("64Mi").unwrap();
         let b = Quantity::parse("64Mi").unwrap();
-        assert_eq!(a.add(b).canonical(), "128Mi");
-        let c = Quantity::parse("250m").unwrap().add(Quantity::parse("1").unwrap());
+        assert_eq!(a.plus(b).canonical(), "128Mi");
+        let c = Quantity::parse("250m").unwrap().plus(Quantity::parse("1").unwrap());
         assert_eq!(c.canonical(), "1250m");
     }
 
