@@ -506,6 +506,134 @@ mod tests {
         assert_eq!(Plugins::from_flags("", "").unwrap(), Plugins::default());
     }
 
+    /// Arbitrary JSON built from the field names the plugins read.
+    fn arb_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let keys = prop::sample::select(vec![
+            "metadata",
+            "spec",
+            "status",
+            "name",
+            "labels",
+            "annotations",
+            "containers",
+            "initContainers",
+            "ephemeralContainers",
+            "resources",
+            "requests",
+            "limits",
+            "cpu",
+            "memory",
+            "securityContext",
+            "capabilities",
+            "add",
+            "drop",
+            "tolerations",
+            "key",
+            "effect",
+            "priority",
+            "priorityClassName",
+            "preemptionPolicy",
+            "volumes",
+            "hostPath",
+            "ports",
+            "hostPort",
+            "runAsUser",
+            "seccompProfile",
+            "type",
+            "taints",
+            "finalizers",
+            "nodeName",
+            "overhead",
+            "runtimeClassName",
+            "hard",
+            "used",
+            "template",
+            "limits",
+            "default",
+            "defaultRequest",
+            "min",
+            "max",
+            "maxLimitRequestRatio",
+            "value",
+            "globalDefault",
+            "storageClassName",
+            "pod-security.kubernetes.io/enforce",
+            "scopes",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            "[0-9a-zA-Z.+-]{0,6}".prop_map(Value::from),
+            prop::sample::select(vec![
+                "restricted",
+                "baseline",
+                "Container",
+                "Pod",
+                "1Gi",
+                "100m",
+                "NoExecute",
+                "Exists",
+                "true"
+            ])
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(5, 64, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::vec((keys.clone(), inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
+    fn as_object(value: Value) -> Object {
+        match value {
+            Value::Object(map) => map,
+            other => [("spec".to_string(), other)].into_iter().collect(),
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the object and the objects read for it, every plugin
+        /// answers (Ok or a Rejection) without panicking.
+        #[test]
+        fn any_object_is_admitted_or_refused_without_panicking(object in arb_json(), other in arb_json(), old in arb_json()) {
+            let mut all = Plugins::default();
+            all.enabled.insert(Plugin::ServiceAccount);
+            let other = as_object(other);
+            let inputs = Inputs {
+                namespace: Some(other.clone()),
+                priority_classes: vec![other.clone()],
+                limit_ranges: vec![other.clone()],
+                storage_classes: vec![other.clone()],
+                resource_quotas: vec![other.clone()],
+                service_account: Some(other.clone()),
+                node: Some(other.clone()),
+                runtime_class: Some(other.clone()),
+                ingress_classes: vec![other.clone()],
+                namespace_pods: vec![other.clone()],
+                namespace_pods_total: 3,
+                name_suffix: "abcde".into(),
+            };
+            let old = as_object(old);
+            for (group, resource) in [("", "pods"), ("", "nodes"), ("", "namespaces"), ("", "persistentvolumeclaims"),
+                ("apps", "deployments"), ("scheduling.k8s.io", "priorityclasses"), ("networking.k8s.io", "ingresses"), ("", "services")] {
+                for operation in [Operation::Create, Operation::Update] {
+                    let attributes = Attributes { operation, group, resource, subresource: None, namespace: "ns", name: "x", dry_run: false };
+                    let mut object = as_object(object.clone());
+                    let previous = (operation == Operation::Update).then_some(&old);
+                    let _ = needs(&all, &attributes, &object, previous);
+                    if mutate(&all, &attributes, &mut object, previous, &inputs).is_ok() {
+                        let _ = validate(&all, &attributes, &object, previous, &inputs);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn needs_follow_the_resource() {
         let plugins = Plugins::default();

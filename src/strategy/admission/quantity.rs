@@ -273,6 +273,18 @@ mod tests {
         assert_eq!(Quantity::parse("1n").unwrap().milli_value(), 1);
     }
 
+    proptest::proptest! {
+        /// Any text parses or is refused without panicking; what parses
+        /// prints canonically as text that parses to the same value.
+        #[test]
+        fn canonical_text_round_trips(text in "[-+]?[0-9]{0,12}(\\.[0-9]{0,12})?(n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|e[-+]?[0-9]{1,2}|E[0-9]|x)?") {
+            if let Some(q) = Quantity::parse(&text) {
+                let again = Quantity::parse(&q.canonical());
+                proptest::prop_assert_eq!(again.map(|a| a.nanos), Some(q.nanos), "{} -> {}", text, q.canonical());
+            }
+        }
+    }
+
     #[test]
     fn refuses_what_is_not_a_quantity() {
         for text in ["", "abc", "1.2.3", "1Xi", "--1", "1e999", "99999999999999999999999999999999E"] {
