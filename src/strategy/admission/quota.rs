@@ -19,10 +19,15 @@ use super::quantity::{add_into, resource_list, Quantity, ResourceList};
 use super::{Attributes, Object, Operation, Rejection};
 use serde_json::{json, Map, Value};
 
-/// Creates of namespaced objects (updates and deletes are the quota
-/// controller's to recount; see docs/admission.md).
+/// Creates of namespaced objects, and updates of services and claims (a
+/// type change, a claim's growth) as kube's evaluators handle them; deletes
+/// are the quota controller's to recount (docs/admission.md).
 pub fn applies(attributes: &Attributes) -> bool {
-    attributes.operation == Operation::Create && !attributes.namespace.is_empty() && attributes.subresource.is_none()
+    let counted_update =
+        attributes.group.is_empty() && matches!(attributes.resource, "services" | "persistentvolumeclaims");
+    !attributes.namespace.is_empty()
+        && attributes.subresource.is_none()
+        && (attributes.operation == Operation::Create || counted_update)
 }
 
 /// The compute resources a pod quota makes every container state.
@@ -271,7 +276,7 @@ fn pretty(list: &ResourceList, names: &[String]) -> String {
 pub fn admit(
     attributes: &Attributes,
     object: &Object,
-    _old: Option<&Object>,
+    old: Option<&Object>,
     quotas: &[Object],
 ) -> Result<Vec<Object>, Rejection> {
     let is_pod = attributes.group.is_empty() && attributes.resource == "pods";
@@ -297,9 +302,19 @@ pub fn admit(
         }
         interesting.push((quota, hard, used));
     }
-    let delta = usage(attributes, object);
+    let mut delta = usage(attributes, object);
     if let Some((name, _)) = delta.iter().find(|(_, q)| q.nanos < 0) {
         return Err(Rejection::Forbidden(format!("quota usage is negative for resource(s): {name}")));
+    }
+    if let (Operation::Update, Some(old)) = (attributes.operation, old) {
+        // quota.SubtractWithNonNegativeResult: only growth is charged.
+        let before = usage(attributes, old);
+        for (name, q) in delta.iter_mut() {
+            if let Some(previous) = before.get(name) {
+                q.nanos = (q.nanos - previous.nanos).max(0);
+            }
+        }
+        delta.retain(|_, q| q.nanos != 0);
     }
     if delta.is_empty() {
         return Ok(Vec::new());
@@ -461,6 +476,36 @@ mod tests {
         assert!(pod_matches_scope(&gold, "PriorityClass", "In", &["gold".into()]));
         assert!(!pod_matches_scope(&gold, "PriorityClass", "NotIn", &["gold".into()]));
         assert!(!matches_scopes(&q, &attributes("", "configmaps"), &Object::new()), "other kinds match no scope");
+    }
+
+    #[test]
+    fn updates_charge_only_growth() {
+        let q = object(json!({"metadata": {"name": "storage"}, "status": {
+            "hard": {"requests.storage": "10Gi", "services.nodeports": "1", "services": "5"},
+            "used": {"requests.storage": "8Gi", "services.nodeports": "0", "services": "1"}
+        }}));
+        let update = |resource| Attributes { operation: Operation::Update, ..attributes("", resource) };
+        let claim = |size: &str| object(json!({"spec": {"resources": {"requests": {"storage": size}}}}));
+        let grown =
+            admit(&update("persistentvolumeclaims"), &claim("3Gi"), Some(&claim("1Gi")), std::slice::from_ref(&q))
+                .unwrap();
+        assert_eq!(grown[0]["status"]["used"]["requests.storage"], "10Gi");
+        assert!(admit(&update("persistentvolumeclaims"), &claim("5Gi"), Some(&claim("1Gi")), std::slice::from_ref(&q))
+            .is_err());
+        let same =
+            admit(&update("persistentvolumeclaims"), &claim("1Gi"), Some(&claim("2Gi")), std::slice::from_ref(&q))
+                .unwrap();
+        assert!(same.is_empty(), "shrinking charges nothing");
+        let service = |kind: &str| object(json!({"spec": {"type": kind, "ports": [{"port": 80}, {"port": 443}]}}));
+        assert_eq!(
+            admit(&update("services"), &service("NodePort"), Some(&service("ClusterIP")), &[q]).unwrap_err(),
+            Rejection::Forbidden(
+                "exceeded quota: storage, requested: services.nodeports=2, used: services.nodeports=0, limited: \
+                 services.nodeports=1"
+                    .into()
+            )
+        );
+        assert!(!applies(&update("configmaps")), "other updates are not counted");
     }
 
     #[test]
