@@ -80,7 +80,15 @@ pub async fn validate(
     let refused = |r| super::rejection(&resolved.info, name, r);
     let mut inputs = admission.inputs;
     let mut admitted = plugins::validate(plugins, &attrs, object, old, &inputs).map_err(refused)?;
-    head.warnings.borrow_mut().append(&mut admitted.warnings);
+    {
+        // A write retried after a conflict is admitted again: warn once.
+        let mut warnings = head.warnings.borrow_mut();
+        for warning in admitted.warnings.drain(..) {
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
     if attrs.dry_run {
         return Ok(());
     }

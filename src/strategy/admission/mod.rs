@@ -14,7 +14,7 @@
 //!   StorageObjectInUseProtection, RuntimeClass, DefaultIngressClass,
 //!   PodTopologyLabels;
 //! - validating: LimitRanger, PodSecurity, Priority (for PriorityClasses),
-//!   RuntimeClass, ResourceQuota (which also returns the quotas whose
+//!   PersistentVolumeClaimResize, RuntimeClass, ResourceQuota (which also returns the quotas whose
 //!   `status.used` the API layer must write before the object).
 //!
 //! NamespaceLifecycle is the API layer's own check (create.rs). Which plugins
@@ -30,6 +30,7 @@ pub mod limitranger;
 pub mod nodetaint;
 pub mod podsecurity;
 pub mod priority;
+pub mod pvcresize;
 pub mod quantity;
 pub mod quota;
 pub mod runtimeclass;
@@ -56,6 +57,7 @@ pub enum Plugin {
     DefaultTolerationSeconds,
     DefaultStorageClass,
     StorageObjectInUseProtection,
+    PersistentVolumeClaimResize,
     RuntimeClass,
     DefaultIngressClass,
     PodTopologyLabels,
@@ -63,7 +65,7 @@ pub enum Plugin {
 }
 
 impl Plugin {
-    pub const ALL: [Plugin; 13] = [
+    pub const ALL: [Plugin; 14] = [
         Plugin::NamespaceLifecycle,
         Plugin::LimitRanger,
         Plugin::ServiceAccount,
@@ -73,6 +75,7 @@ impl Plugin {
         Plugin::DefaultTolerationSeconds,
         Plugin::DefaultStorageClass,
         Plugin::StorageObjectInUseProtection,
+        Plugin::PersistentVolumeClaimResize,
         Plugin::RuntimeClass,
         Plugin::DefaultIngressClass,
         Plugin::PodTopologyLabels,
@@ -90,6 +93,7 @@ impl Plugin {
             Plugin::DefaultTolerationSeconds => "DefaultTolerationSeconds",
             Plugin::DefaultStorageClass => "DefaultStorageClass",
             Plugin::StorageObjectInUseProtection => "StorageObjectInUseProtection",
+            Plugin::PersistentVolumeClaimResize => "PersistentVolumeClaimResize",
             Plugin::RuntimeClass => "RuntimeClass",
             Plugin::DefaultIngressClass => "DefaultIngressClass",
             Plugin::PodTopologyLabels => "PodTopologyLabels",
@@ -315,7 +319,8 @@ pub fn needs(plugins: &Plugins, attributes: &Attributes, object: &Object, old: O
         priority_classes: plugins.enabled(Plugin::Priority)
             && ((pod && create) || attributes.is("scheduling.k8s.io", "priorityclasses")),
         limit_ranges: plugins.enabled(Plugin::LimitRanger) && limitranger::applies(attributes),
-        storage_classes: plugins.enabled(Plugin::DefaultStorageClass) && storageclass::applies(attributes, object),
+        storage_classes: (plugins.enabled(Plugin::DefaultStorageClass) && storageclass::applies(attributes, object))
+            || (plugins.enabled(Plugin::PersistentVolumeClaimResize) && pvcresize::applies(attributes, object, old)),
         resource_quotas: plugins.enabled(Plugin::ResourceQuota) && quota::applies(attributes),
         ..Needs::default()
     };
@@ -422,6 +427,11 @@ pub fn validate(
     }
     if plugins.enabled(Plugin::Priority) && attributes.is("scheduling.k8s.io", "priorityclasses") {
         priority::validate_class(attributes, object, &inputs.priority_classes)?;
+    }
+    if plugins.enabled(Plugin::PersistentVolumeClaimResize) && pvcresize::applies(attributes, object, old) {
+        if let Some(old) = old {
+            pvcresize::validate(object, old, &inputs.storage_classes)?;
+        }
     }
     let new_pod = attributes.operation == Operation::Create && attributes.is("", "pods");
     if plugins.enabled(Plugin::RuntimeClass) && new_pod {
