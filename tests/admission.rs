@@ -1,5 +1,5 @@
 //! The default admission plugins against a real `shardline` process, over
-//! raw HTTP: the ones that need no other resource served
+//! raw HTTP (and kubectl for PodSecurity's warnings and refusals): the ones that need no other resource served
 //! (DefaultTolerationSeconds, TaintNodesByCondition, Priority with no
 //! PriorityClass stored and with the built-in classes, PodSecurity), and the
 //! `--enable-admission-plugins`/`--disable-admission-plugins` flags. The
@@ -334,4 +334,34 @@ fn namespace_labels_are_validated_and_stricter_levels_warn_about_existing_pods()
     assert_eq!(s.get("/api/v1/namespaces/apps/pods/host").status, 200);
     host["metadata"]["name"] = json!("host2");
     assert_status(&s.post_json("/api/v1/namespaces/apps/pods", &host), 403, "Forbidden");
+}
+
+#[test]
+fn kubectl_shows_pod_security_warnings_and_refusals() {
+    let s = Server::start();
+    s.kubectl_ok(&["create", "namespace", "guarded"]);
+    s.kubectl_ok(&[
+        "label",
+        "namespace",
+        "guarded",
+        "pod-security.kubernetes.io/enforce=baseline",
+        "pod-security.kubernetes.io/warn=restricted",
+    ]);
+    let out = s.kubectl_ok(&["run", "web", "-n", "guarded", "--image=nginx", "--restart=Never"]);
+    assert!(
+        out.stderr
+            .contains("Warning: would violate PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false"),
+        "{}",
+        out.stderr
+    );
+    let out = s.kubectl(&["run", "priv", "-n", "guarded", "--image=nginx", "--restart=Never", "--privileged"]);
+    assert!(!out.status.success());
+    assert!(
+        out.stderr.contains(
+            "pods \"priv\" is forbidden: violates PodSecurity \"baseline:latest\": privileged (container \"priv\" must \
+             not set securityContext.privileged=true)"
+        ),
+        "{}",
+        out.stderr
+    );
 }
