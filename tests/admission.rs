@@ -365,3 +365,29 @@ fn kubectl_shows_pod_security_warnings_and_refusals() {
         out.stderr
     );
 }
+
+#[test]
+fn service_account_admission_when_enabled() {
+    let s = Server::start_with(Launch {
+        extra_args: ["--enable-admission-plugins", "ServiceAccount"].map(String::from).to_vec(),
+        ..Launch::default()
+    });
+    let status = assert_status(&s.post_json(PODS, &pod("early")), 403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "pods \"early\" is forbidden: error looking up service account default/default: serviceaccount \"default\" \
+         not found"
+    );
+    let account = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}});
+    assert_eq!(s.post_json("/api/v1/namespaces/default/serviceaccounts", &account).status, 201);
+    let r = s.post_json(PODS, &pod("web"));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let created = r.json();
+    assert_eq!(created["spec"]["serviceAccountName"], "default");
+    let volume = created["spec"]["volumes"][0]["name"].as_str().unwrap_or("").to_string();
+    assert!(volume.starts_with("kube-api-access-") && volume.len() == "kube-api-access-".len() + 5, "{created}");
+    assert_eq!(
+        created["spec"]["containers"][0]["volumeMounts"],
+        json!([{"name": volume, "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}])
+    );
+}
