@@ -175,6 +175,14 @@ pub async fn create_object_tracked(
     if !causes.is_empty() {
         return Err(object::invalid(info, &name, causes));
     }
+    // kube records the writer's fields right after decoding and defaulting,
+    // before admission and the create rules change the object (so what the
+    // server sets is nobody's); custom resources after their own preparation.
+    let early = crate::strategy::handles(info);
+    if track && early {
+        let manager = super::apply::Manager::of(backend, head, resolved);
+        crate::fieldmanager::update(None, &mut object, &manager.write());
+    }
     if info.subresources.iter().any(|s| s == "status") {
         // The status subresource owns status: a create starts it empty, as the
         // registries of these types reset it.
@@ -191,15 +199,15 @@ pub async fn create_object_tracked(
     }
     // The mutating admission plugins, before the strategy (kube's order).
     let admission = super::admission::mutate(backend, head, resolved, &name, &mut object, None).await?;
+    super::allocate::prepare(resolved, &mut object, None);
     crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved))
         .map_err(|r| super::rejection(info, &name, r))?;
     super::custom::prepare(backend, resolved, &mut object, true)?;
-    if track {
+    if track && !early {
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(None, &mut object, &manager.write());
     }
     let mut object = order_fields(object);
-    crate::strategy::finish(info, &mut object);
     super::check_escalation(backend, head, resolved, &name, &object).await?;
     let namespace = resolved.namespace.clone().unwrap_or_default();
     if info.namespaced {
@@ -222,21 +230,35 @@ pub async fn create_object_tracked(
     }
     // The validating admission plugins (and quota usage), after the strategy.
     super::admission::validate(backend, head, resolved, &name, admission, &object, None).await?;
+    // Service cluster IPs and node ports: claimed now, reverted if the write fails.
+    let claims = super::allocate::create(backend, head, resolved, &mut object).await?;
+    crate::strategy::finish(info, &mut object);
     if head.params.dry_run_all {
         return serde_json::to_vec(&object).map(Bytes::from).map_err(|e| ApiError::Internal(e.to_string()));
     }
     let key = resolved.key(&name);
-    let proposal = Proposal {
-        key: key.encode(),
-        precondition: Precondition::Absent,
-        operation: Operation::Put(storage_value(&object)?),
+    let appended = match storage_value(&object) {
+        Ok(value) => backend
+            .append(Proposal {
+                key: key.encode(),
+                precondition: Precondition::Absent,
+                operation: Operation::Put(value),
+            })
+            .await
+            .map_err(|e| match e {
+                AppendError::Conflict { .. } => {
+                    ApiError::AlreadyExists(Target::new(&info.group, &info.resource, &name))
+                }
+                e => append_error(e),
+            }),
+        Err(e) => Err(e),
     };
-    let entry = match backend.append(proposal).await {
+    let entry = match appended {
         Ok(entry) => entry,
-        Err(AppendError::Conflict { .. }) => {
-            return Err(ApiError::AlreadyExists(Target::new(&info.group, &info.resource, &name)))
+        Err(e) => {
+            claims.revert(backend).await;
+            return Err(e);
         }
-        Err(e) => return Err(append_error(e)),
     };
     stored_after(backend, &key, entry.revision, &object).await
 }

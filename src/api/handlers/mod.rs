@@ -6,6 +6,7 @@
 //! returns errors as [`ApiError`] only.
 
 pub mod admission;
+pub mod allocate;
 pub mod apply;
 pub mod create;
 pub mod custom;
