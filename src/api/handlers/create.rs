@@ -190,6 +190,8 @@ pub async fn create_object_tracked(
         // Node's kept status, ...) is their strategy's: strategy/rules/core.
         object.insert("status".into(), json!({}));
     }
+    // The mutating admission plugins, before the strategy (kube's order).
+    let admission = super::admission::mutate(backend, head, resolved, &name, &mut object, None).await?;
     super::allocate::prepare(resolved, &mut object, None);
     crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved))
         .map_err(|r| super::rejection(info, &name, r))?;
@@ -209,7 +211,8 @@ pub async fn create_object_tracked(
         // kube's namespace lifecycle admission: no new content in a Terminating namespace.
         let terminating = serde_json::from_slice::<Value>(&ns.json)
             .is_ok_and(|v| v["metadata"].get("deletionTimestamp").is_some_and(|t| !t.is_null()));
-        if terminating {
+        let lifecycle = crate::strategy::admission::Plugin::NamespaceLifecycle;
+        if terminating && backend.config().admission_plugins.enabled(lifecycle) {
             return Err(ApiError::Forbidden {
                 target: Target::new(&info.group, &info.resource, &name),
                 message: format!(
@@ -218,6 +221,8 @@ pub async fn create_object_tracked(
             });
         }
     }
+    // The validating admission plugins (and quota usage), after the strategy.
+    super::admission::validate(backend, head, resolved, &name, admission, &object, None).await?;
     // Service cluster IPs and node ports: claimed now, reverted if the write fails.
     let claims = super::allocate::create(backend, head, resolved, &mut object).await?;
     crate::strategy::finish(info, &mut object);

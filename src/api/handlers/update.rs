@@ -149,6 +149,8 @@ pub async fn replace_current_tracked(
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(Some(&stored), &mut updated, &manager.write());
     }
+    // The mutating admission plugins, before the strategy (kube's order).
+    let admission = super::admission::mutate(backend, head, resolved, &url_name, &mut updated, Some(&stored)).await?;
     let now = crate::api::object::timestamp(backend.now());
     super::allocate::prepare(resolved, &mut updated, Some(&stored));
     crate::strategy::update(&resolved.info, &mut updated, &stored, &super::strategy_context(&now, resolved))
@@ -165,6 +167,8 @@ pub async fn replace_current_tracked(
         return Err(crate::api::object::invalid(&resolved.info, &url_name, causes));
     }
     super::check_escalation(backend, head, resolved, &url_name, &updated).await?;
+    // The validating admission plugins, after the strategy.
+    super::admission::validate(backend, head, resolved, &url_name, admission, &updated, Some(&stored)).await?;
     // Service cluster IPs and node ports: new ones claimed now (reverted if
     // the write fails), given-up ones released once it is committed.
     let claims = super::allocate::update(backend, head, resolved, &stored, &mut updated).await?;
