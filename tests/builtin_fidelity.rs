@@ -190,6 +190,14 @@ fn the_fixture_manifests_are_stored_as_kube_apiserver_stored_them() {
     // kubectl as the reference run used it (client-side apply: the
     // last-applied annotation and kubectl's manager are compared too). Kinds
     // Shardline does not serve yet are refused; the served ones are applied.
+    // The reference cluster already had node-a when the manifests were
+    // applied (its creationTimestamp is earlier), so PodTopologyLabels gave
+    // web-0 the node's zone: apply the Node first, as it was.
+    let text = std::fs::read_to_string(&objects).expect("objects.yaml");
+    let node = text.split("\n---\n").find(|doc| doc.contains("kind: Node\n")).expect("the Node manifest");
+    let node_file = s.dir.path().join("node.yaml");
+    std::fs::write(&node_file, node).expect("write node.yaml");
+    s.kubectl_ok(&["apply", "-f", node_file.to_str().expect("path")]);
     let _ = s.kubectl(&["apply", "-f", objects.to_str().expect("path")]);
     let mut report = Vec::new();
     let mut compared = 0;
@@ -474,6 +482,10 @@ fn minimal_bodies_get_kube_defaults() {
         let mut want = json!({"kind": kind, "apiVersion": group_version, "metadata": {"name": name,
             "namespace": "fidelity", "uid": "<scrubbed>", "resourceVersion": "<scrubbed>",
             "creationTimestamp": "<scrubbed>"}});
+        if kind == "PersistentVolumeClaim" {
+            // StorageObjectInUseProtection (plugin/pkg/admission/storage/storageobjectinuseprotection).
+            want["metadata"]["finalizers"] = json!(["kubernetes.io/pvc-protection"]);
+        }
         if kind == "Job" {
             let labels = serde_json::to_string(&job_labels()).expect("encode").replace("<name>", &name);
             want["metadata"]["labels"] = serde_json::from_str(&labels).expect("decode");

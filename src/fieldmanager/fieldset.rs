@@ -357,6 +357,14 @@ pub fn compare(old: &Value, new: &Value, ty: Type) -> Comparison {
         }
     }
     fn walk(old: &Value, new: &Value, ty: Type, path: &mut Path, c: &mut Comparison, depth: usize) {
+        // A null list or map (a Go nil slice or map without omitempty) is an
+        // empty one: what the new version puts in it is added item by item.
+        let empty = match (old, new) {
+            (Value::Null, Value::Array(_)) => Some(Value::Array(Vec::new())),
+            (Value::Null, Value::Object(_)) => Some(Value::Object(serde_json::Map::new())),
+            _ => None,
+        };
+        let old = empty.as_ref().unwrap_or(old);
         let (old_node, new_node) = (node(ty, old), node(ty, new));
         let same_kind = std::mem::discriminant(&old_node) == std::mem::discriminant(&new_node);
         match (new_node, old, new) {

@@ -113,3 +113,16 @@ pub fn finish(info: &ResourceInfo, object: &mut Object) {
         decode::order(&info.group, &info.version, &info.kind, object);
     }
 }
+
+/// The Go zero value of the kind as kube's JSON encodes it (`{"kind": ...,
+/// "apiVersion": ..., "metadata": {}, "spec": {"containers": null}, ...}`):
+/// what kube's field manager compares a create against, so fields every
+/// object of the kind has are nobody's (no `.` entry in `managedFields`).
+pub fn zero(info: &ResourceInfo) -> Object {
+    let mut object = Object::new();
+    object.insert("kind".into(), Value::String(info.kind.clone()));
+    object.insert("apiVersion".into(), Value::String(info.api_version()));
+    object.insert("metadata".into(), Value::Object(Object::new()));
+    finish(info, &mut object);
+    object
+}

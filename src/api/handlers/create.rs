@@ -180,8 +180,9 @@ pub async fn create_object_tracked(
     // server sets is nobody's); custom resources after their own preparation.
     let early = crate::strategy::handles(info);
     if track && early {
+        // Compared with the kind's Go zero value, as kube's field manager does.
         let manager = super::apply::Manager::of(backend, head, resolved);
-        crate::fieldmanager::update(None, &mut object, &manager.write());
+        crate::fieldmanager::update(Some(&crate::strategy::zero(info)), &mut object, &manager.write());
     }
     if info.subresources.iter().any(|s| s == "status") && !info.group.is_empty() {
         // The status subresource owns status: a create starts it empty, as the
