@@ -45,6 +45,8 @@ pub enum FieldErrorType {
     Duplicate,
     NotSupported,
     Forbidden,
+    /// kube's `field.NotFound` (a reference to something absent).
+    NotFound,
 }
 
 impl FieldErrorType {
@@ -57,6 +59,7 @@ impl FieldErrorType {
             FieldErrorType::Duplicate => "Duplicate value",
             FieldErrorType::NotSupported => "Unsupported value",
             FieldErrorType::Forbidden => "Forbidden",
+            FieldErrorType::NotFound => "Not found",
         }
     }
 
@@ -69,6 +72,7 @@ impl FieldErrorType {
             FieldErrorType::Duplicate => "FieldValueDuplicate",
             FieldErrorType::NotSupported => "FieldValueNotSupported",
             FieldErrorType::Forbidden => "FieldValueForbidden",
+            FieldErrorType::NotFound => "FieldValueNotFound",
         }
     }
 
@@ -512,6 +516,205 @@ pub fn validate_annotations<'a>(annotations: impl IntoIterator<Item = (&'a str, 
     }
     errs
 }
+
+/// kube's `field.ErrorList` constructors beyond [`FieldError::invalid`],
+/// `required` and `forbidden` (apimachinery `util/validation/field/errors.go`).
+impl FieldError {
+    /// An error whose bad value is not a Go string, printed bare as Go's
+    /// `%v` / `%#v` prints it (`80`, `true`, `[]string{"a"}`, `null`). Only
+    /// for types that show their value (Invalid, Duplicate, NotSupported,
+    /// NotFound): the value travels in the detail.
+    pub fn with_bare_value(field: &str, reason: FieldErrorType, bare: &str, message: &str) -> Self {
+        let detail = if message.is_empty() { bare.to_string() } else { format!("{bare}: {message}") };
+        FieldError::new(field, reason, None, &detail)
+    }
+
+    /// `field.Invalid` with a bare (non-string) value, e.g. an integer.
+    pub fn invalid_bare(field: &str, bare: &str, message: &str) -> Self {
+        FieldError::with_bare_value(field, FieldErrorType::Invalid, bare, message)
+    }
+
+    /// `field.NotSupported`: `supported values: "a", "b"` (in the order given).
+    pub fn not_supported(field: &str, value: &str, supported: &[&str]) -> Self {
+        FieldError::new(field, FieldErrorType::NotSupported, Some(value), &supported_values(supported))
+    }
+
+    /// `field.Duplicate` of a string value.
+    pub fn duplicate(field: &str, value: &str) -> Self {
+        FieldError::new(field, FieldErrorType::Duplicate, Some(value), "")
+    }
+
+    /// `field.NotFound` of a string value.
+    pub fn not_found(field: &str, value: &str) -> Self {
+        FieldError::new(field, FieldErrorType::NotFound, Some(value), "")
+    }
+
+    /// `field.TooLong` with a byte limit: `may not be more than N bytes`.
+    pub fn too_long(field: &str, max_bytes: usize) -> Self {
+        let unit = if max_bytes == 1 { "byte" } else { "bytes" };
+        FieldError::new(field, FieldErrorType::TooLong, None, &format!("may not be more than {max_bytes} {unit}"))
+    }
+}
+
+/// The detail of kube's `field.NotSupported`: each value quoted as Go's
+/// `strconv.Quote` does, joined by `, `.
+pub fn supported_values(values: &[&str]) -> String {
+    if values.is_empty() {
+        return String::new();
+    }
+    let quoted: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
+    format!("supported values: {}", quoted.join(", "))
+}
+
+/// kube's `validation.RegexError` (public form of the helper above).
+pub fn regex_error_message(msg: &str, fmt: &str, examples: &[&str]) -> String {
+    regex_error(msg, fmt, examples)
+}
+
+/// kube's `validation.InclusiveRangeError`.
+pub fn inclusive_range_error(lo: i64, hi: i64) -> String {
+    format!("must be between {lo} and {hi}, inclusive")
+}
+
+/// kube's `validation.IsValidPortNum`: 1 to 65535.
+pub fn is_valid_port_num(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        Vec::new()
+    } else {
+        vec![inclusive_range_error(1, 65535)]
+    }
+}
+
+/// kube's `validation.IsValidPortName` (IANA_SVC_NAME): at most 15 bytes of
+/// `[-a-z0-9]`, at least one letter, no `--`, no hyphen at either end.
+pub fn is_valid_port_name(port: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let b = port.as_bytes();
+    if b.len() > 15 {
+        errs.push(max_len_error(15));
+    }
+    if b.is_empty() || !b.iter().all(|&c| is_lower_alnum(c) || c == b'-') {
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string());
+    }
+    if !b.iter().any(u8::is_ascii_lowercase) {
+        errs.push("must contain at least one letter (a-z)".to_string());
+    }
+    if port.contains("--") {
+        errs.push("must not contain consecutive hyphens".to_string());
+    }
+    if b.first() == Some(&b'-') || b.last() == Some(&b'-') {
+        errs.push("must not begin or end with a hyphen".to_string());
+    }
+    errs
+}
+
+/// kube's `hasChDirPrefix`.
+fn ch_dir_prefix(value: &str) -> Option<&'static str> {
+    if value == "." {
+        Some("must not be '.'")
+    } else if value == ".." {
+        Some("must not be '..'")
+    } else if value.starts_with("..") {
+        Some("must not start with '..'")
+    } else {
+        None
+    }
+}
+
+/// kube's `validation.IsConfigMapKey` (ConfigMap and Secret keys).
+pub fn is_config_map_key(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LEN {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LEN));
+    }
+    let ok = !value.is_empty() && value.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_'));
+    if !ok {
+        errs.push(regex_error(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+            "[-._a-zA-Z0-9]+",
+            &["key.name", "KEY_NAME", "key-name"],
+        ));
+    }
+    errs.extend(ch_dir_prefix(value).map(str::to_string));
+    errs
+}
+
+/// kube's `validation.IsRelaxedEnvVarName` (the RelaxedEnvironmentVariable
+/// Validation gate is on by default since 1.32): printable ASCII but `=`.
+pub fn is_relaxed_env_var_name(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.is_empty() {
+        errs.push("environment variable name must be non-empty".to_string());
+    }
+    if value.chars().any(|c| !(' '..='~').contains(&c) || c == '=') {
+        errs.push("a valid environment variable name must consist only of printable ASCII characters other than '='".to_string());
+    }
+    errs
+}
+
+/// kube's `validation.IsValidIP` (a `ParseIPSloppy` address: IPv4 may have
+/// leading zeros).
+pub fn is_valid_ip(value: &str) -> bool {
+    parse_ip_sloppy(value).is_some()
+}
+
+/// The message of kube's `validation.IsValidIP`.
+pub const INVALID_IP_MSG: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
+/// The message of kube's `validation.IsValidCIDR`.
+pub const INVALID_CIDR_MSG: &str = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)";
+
+/// `netutils.ParseIPSloppy`: Go's `net.ParseIP` that also accepts IPv4
+/// octets with leading zeros.
+pub fn parse_ip_sloppy(value: &str) -> Option<std::net::IpAddr> {
+    if value.contains(':') {
+        return value.parse::<std::net::Ipv6Addr>().ok().map(std::net::IpAddr::V6);
+    }
+    let parts: Vec<&str> = value.split('.').collect();
+    if parts.len() != 4 {
+        return None;
+    }
+    let mut octets = [0u8; 4];
+    for (octet, part) in octets.iter_mut().zip(&parts) {
+        if part.is_empty() || part.len() > 3 || !part.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        *octet = part.parse::<u8>().ok()?;
+    }
+    Some(std::net::IpAddr::V4(std::net::Ipv4Addr::from(octets)))
+}
+
+/// kube's `validation.IsValidCIDR` (`ParseCIDRSloppy`).
+pub fn is_valid_cidr(value: &str) -> bool {
+    let Some((ip, bits)) = value.split_once('/') else {
+        return false;
+    };
+    let Some(addr) = parse_ip_sloppy(ip) else {
+        return false;
+    };
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    !bits.is_empty() && bits.len() <= 3 && bits.bytes().all(|c| c.is_ascii_digit()) && bits.parse::<u32>().is_ok_and(|b| b <= max)
+}
+
+/// kube's `ValidateLabels` at any path (`spec.selector`,
+/// `spec.nodeSelector`, `spec.template.metadata.labels`).
+pub fn validate_labels_at<'a>(field: &str, labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (key, value) in labels {
+        for msg in is_qualified_name(key) {
+            errs.push(FieldError::invalid(field, key, &msg));
+        }
+        for msg in is_valid_label_value(value) {
+            errs.push(FieldError::invalid(field, value, &msg));
+        }
+    }
+    errs
+}
+
+/// kube's `ValidateLabelName` (a qualified name at `field`).
+pub fn validate_label_name(field: &str, key: &str) -> Vec<FieldError> {
+    is_qualified_name(key).into_iter().map(|msg| FieldError::invalid(field, key, &msg)).collect()
+}
+
 
 #[cfg(test)]
 mod tests {

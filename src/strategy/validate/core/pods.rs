@@ -1,0 +1,266 @@
+//! Pod objects: create (`ValidatePodCreate`), update (`ValidatePodUpdate`:
+//! only images, activeDeadlineSeconds, added tolerations, removed
+//! scheduling gates and a negative grace period set to 1 may change),
+//! status (`ValidatePodStatusUpdate`), and pod templates
+//! (`ValidatePodTemplateSpec`), from `pkg/apis/core/validation/validation.go`.
+
+use super::pod::{pod_spec, tolerations, PodOptions};
+use super::util::*;
+use crate::types::validation::{inclusive_range_error, is_valid_ip, validate_labels_at, FieldError, INVALID_IP_MSG};
+use serde_json::{Map, Value};
+
+type Errs = Vec<FieldError>;
+
+/// What kube lists as the updatable parts of a pod's spec.
+const UPDATABLE_POD_SPEC_FIELDS: &str = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+
+fn spec_of(pod: &Map<String, Value>) -> &Value {
+    static EMPTY: Value = Value::Null;
+    pod.get("spec").unwrap_or(&EMPTY)
+}
+
+/// `validatePodMetadataAndSpec` plus `ValidatePodCreate`'s rules.
+pub fn create(pod: &Map<String, Value>) -> Errs {
+    let spec = spec_of(pod);
+    let mut errs = metadata_and_spec(spec);
+    if !list(spec, "ephemeralContainers").is_empty() {
+        errs.push(FieldError::forbidden("spec.ephemeralContainers", "cannot be set on create"));
+    }
+    if !text(spec, "nodeName").is_empty() && !list(spec, "schedulingGates").is_empty() {
+        errs.push(FieldError::forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"));
+    }
+    errs
+}
+
+/// `validatePodMetadataAndSpec` (the metadata half is the API layer's).
+fn metadata_and_spec(spec: &Value) -> Errs {
+    pod_spec(spec, "spec", PodOptions { resource_is_pod: true })
+}
+
+/// kube's `ValidatePodUpdate`.
+pub fn update(pod: &Map<String, Value>, old: &Map<String, Value>) -> Errs {
+    let new_spec = spec_of(pod);
+    let old_spec = spec_of(old);
+    let mut errs = metadata_and_spec(new_spec);
+    for field in ["containers", "initContainers"] {
+        let (container_errs, stop) = container_updates(list(new_spec, field), list(old_spec, field), &child("spec", field));
+        errs.extend(container_errs);
+        if stop {
+            return errs;
+        }
+    }
+    match (int(new_spec, "activeDeadlineSeconds"), int(old_spec, "activeDeadlineSeconds")) {
+        (Some(new), old) => {
+            let field = "spec.activeDeadlineSeconds";
+            if !(0..=i64::from(i32::MAX)).contains(&new) {
+                errs.push(invalid_int(field, new, &inclusive_range_error(0, i64::from(i32::MAX))));
+                return errs;
+            }
+            if old.is_some_and(|old| old < new) {
+                errs.push(invalid_int(field, new, "must be less than or equal to previous value"));
+                return errs;
+            }
+        }
+        (None, Some(_)) => errs.push(FieldError::invalid_bare(
+            "spec.activeDeadlineSeconds",
+            "null",
+            "must not update from a positive integer to nil value",
+        )),
+        (None, None) => {}
+    }
+    errs.extend(only_added_tolerations(list(new_spec, "tolerations"), list(old_spec, "tolerations")));
+    errs.extend(only_deleted_scheduling_gates(list(new_spec, "schedulingGates"), list(old_spec, "schedulingGates")));
+    if semantic_eq(Some(new_spec), Some(old_spec)) {
+        return errs;
+    }
+    let munged = munge_updatable(new_spec, old_spec);
+    if !semantic_eq(Some(&munged), Some(old_spec)) {
+        let diff = spec_diff(old_spec, &munged, "spec");
+        errs.push(FieldError::forbidden(
+            "spec",
+            &format!("pod updates may not change fields other than {UPDATABLE_POD_SPEC_FIELDS}\n{diff}"),
+        ));
+    }
+    errs
+}
+
+/// kube's `ValidateContainerUpdates`: the same number of containers, each
+/// with an image without surrounding whitespace.
+fn container_updates(new: &[Value], old: &[Value], path: &str) -> (Errs, bool) {
+    if new.len() != old.len() {
+        return (vec![FieldError::forbidden(path, "pod updates may not add or remove containers")], true);
+    }
+    let mut errs = Errs::new();
+    for (i, container) in new.iter().enumerate() {
+        let image = text(container, "image");
+        let field = child(&index(path, i), "image");
+        if image.is_empty() {
+            errs.push(FieldError::required(&field, ""));
+        }
+        if image.trim().len() != image.len() {
+            errs.push(FieldError::invalid(&field, image, "must not have leading or trailing whitespace"));
+        }
+    }
+    (errs, false)
+}
+
+/// kube's `validateOnlyAddedTolerations`.
+fn only_added_tolerations(new: &[Value], old: &[Value]) -> Errs {
+    let path = "spec.tolerations";
+    let without_seconds = |t: &Value| {
+        let mut t = t.clone();
+        if let Some(o) = t.as_object_mut() {
+            o.remove("tolerationSeconds");
+        }
+        t
+    };
+    for old_toleration in old {
+        let old_toleration = without_seconds(old_toleration);
+        if !new.iter().any(|n| semantic_eq(Some(&without_seconds(n)), Some(&old_toleration))) {
+            return vec![FieldError::forbidden(path, "existing toleration can not be modified except its tolerationSeconds")];
+        }
+    }
+    tolerations(new, path)
+}
+
+/// kube's `validateOnlyDeletedSchedulingGates`.
+fn only_deleted_scheduling_gates(new: &[Value], old: &[Value]) -> Errs {
+    let old_names: Vec<&str> = old.iter().map(|g| text(g, "name")).collect();
+    new.iter()
+        .enumerate()
+        .filter(|(_, gate)| !old_names.contains(&text(gate, "name")))
+        .map(|(i, gate)| {
+            FieldError::forbidden(
+                &format!("spec.schedulingGates[{i}].name"),
+                &format!("only deletion is allowed, but found new scheduling gate '{}'", text(gate, "name")),
+            )
+        })
+        .collect()
+}
+
+/// The new spec with the fields an update may change taken from the old.
+fn munge_updatable(new: &Value, old: &Value) -> Value {
+    let mut munged = new.clone();
+    let Some(spec) = munged.as_object_mut() else {
+        return munged;
+    };
+    for field in ["containers", "initContainers"] {
+        if let Some(Value::Array(items)) = spec.get_mut(field) {
+            for (i, container) in items.iter_mut().enumerate() {
+                let old_image = old.get(field).and_then(|l| l.get(i)).and_then(|c| c.get("image")).cloned();
+                if let Some(c) = container.as_object_mut() {
+                    match old_image {
+                        Some(image) => c.insert("image".to_string(), image),
+                        None => c.remove("image"),
+                    };
+                }
+            }
+        }
+    }
+    for field in ["activeDeadlineSeconds", "schedulingGates", "tolerations"] {
+        match old.get(field) {
+            Some(v) => spec.insert(field.to_string(), v.clone()),
+            None => spec.remove(field),
+        };
+    }
+    let old_grace = int(old, "terminationGracePeriodSeconds");
+    if old_grace.is_some_and(|g| g < 0) && int(new, "terminationGracePeriodSeconds") == Some(1) {
+        if let Some(g) = old.get("terminationGracePeriodSeconds") {
+            spec.insert("terminationGracePeriodSeconds".to_string(), g.clone());
+        }
+    }
+    munged
+}
+
+/// A short description of what differs, in place of kube's `cmp.Diff`
+/// (whose layout go-cmp randomizes on purpose): one `-`/`+` line pair per
+/// changed field.
+fn spec_diff(old: &Value, new: &Value, path: &str) -> String {
+    let mut lines = Vec::new();
+    diff_into(Some(old), Some(new), path, &mut lines);
+    lines.join("\n")
+}
+
+fn diff_into(old: Option<&Value>, new: Option<&Value>, path: &str, lines: &mut Vec<String>) {
+    if semantic_eq(old, new) {
+        return;
+    }
+    match (old, new) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
+            let mut keys: Vec<&String> = a.keys().collect();
+            keys.extend(b.keys().filter(|k| !a.contains_key(*k)));
+            for k in keys {
+                diff_into(a.get(k), b.get(k), &child(path, k), lines);
+            }
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                diff_into(Some(x), Some(y), &index(path, i), lines);
+            }
+        }
+        _ => {
+            let show = |v: Option<&Value>| v.map_or_else(|| "null".to_string(), Value::to_string);
+            lines.push(format!("- {path}: {}", show(old)));
+            lines.push(format!("+ {path}: {}", show(new)));
+        }
+    }
+}
+
+/// kube's `ValidatePodStatusUpdate` (the rules a status writer hits).
+pub fn status_update(pod: &Map<String, Value>, old: &Map<String, Value>) -> Errs {
+    let mut errs = Errs::new();
+    let status = pod.get("status").cloned().unwrap_or(Value::Null);
+    let old_status = old.get("status").cloned().unwrap_or(Value::Null);
+    const SYSTEM_CONDITIONS: &[&str] = &["PodScheduled", "Ready", "Initialized"];
+    for (i, condition) in list(&status, "conditions").iter().enumerate() {
+        let kind = text(condition, "type");
+        if !SYSTEM_CONDITIONS.contains(&kind) {
+            errs.extend(qualified_name(&format!("metadata.conditions[{i}].Type"), kind));
+        }
+    }
+    if text(spec_of(pod), "nodeName") != text(spec_of(old), "nodeName") {
+        errs.push(FieldError::forbidden("status.nodeName", "may not be changed directly"));
+    }
+    let nominated = text(&status, "nominatedNodeName");
+    if nominated != text(&old_status, "nominatedNodeName") && !nominated.is_empty() {
+        errs.extend(dns1123_subdomain("status.nominatedNodeName", nominated));
+    }
+    let qos = text(&status, "qosClass");
+    if qos != text(&old_status, "qosClass") {
+        errs.push(FieldError::invalid("status.qosClass", qos, "field is immutable"));
+    }
+    for field in ["podIPs", "hostIPs"] {
+        for (i, entry) in list(&status, field).iter().enumerate() {
+            let ip = text(entry, "ip");
+            if !is_valid_ip(ip) {
+                errs.push(FieldError::invalid(&format!("status.{field}[{i}]"), ip, INVALID_IP_MSG));
+            }
+        }
+    }
+    errs
+}
+
+/// kube's `ValidatePodTemplateSpec` of `template` at `path`.
+pub fn template_spec(template: &Value, path: &str) -> Errs {
+    let metadata = template.get("metadata").cloned().unwrap_or(Value::Null);
+    let mut errs = validate_labels_at(&child(path, "labels"), string_map(&metadata, "labels"));
+    let annotations = string_map(&metadata, "annotations");
+    errs.extend(crate::types::validation::validate_annotations(annotations).into_iter().map(|mut e| {
+        e.field = e.field.replacen("metadata.annotations", &child(path, "annotations"), 1);
+        e
+    }));
+    let spec = template.get("spec").cloned().unwrap_or(Value::Null);
+    errs.extend(pod_spec(&spec, &child(path, "spec"), PodOptions { resource_is_pod: false }));
+    if !list(&spec, "ephemeralContainers").is_empty() {
+        errs.push(FieldError::forbidden(
+            &child(&child(path, "spec"), "ephemeralContainers"),
+            "ephemeral containers not allowed in pod template",
+        ));
+    }
+    errs
+}
+
+/// kube's `ValidatePodTemplate` (the PodTemplate kind).
+pub fn pod_template(object: &Map<String, Value>) -> Errs {
+    template_spec(object.get("template").unwrap_or(&Value::Null), "template")
+}
