@@ -647,7 +647,10 @@ pub fn is_relaxed_env_var_name(value: &str) -> Vec<String> {
         errs.push("environment variable name must be non-empty".to_string());
     }
     if value.chars().any(|c| !(' '..='~').contains(&c) || c == '=') {
-        errs.push("a valid environment variable name must consist only of printable ASCII characters other than '='".to_string());
+        errs.push(
+            "a valid environment variable name must consist only of printable ASCII characters other than '='"
+                .to_string(),
+        );
     }
     errs
 }
@@ -692,7 +695,10 @@ pub fn is_valid_cidr(value: &str) -> bool {
         return false;
     };
     let max = if addr.is_ipv4() { 32 } else { 128 };
-    !bits.is_empty() && bits.len() <= 3 && bits.bytes().all(|c| c.is_ascii_digit()) && bits.parse::<u32>().is_ok_and(|b| b <= max)
+    !bits.is_empty()
+        && bits.len() <= 3
+        && bits.bytes().all(|c| c.is_ascii_digit())
+        && bits.parse::<u32>().is_ok_and(|b| b <= max)
 }
 
 /// kube's `ValidateLabels` at any path (`spec.selector`,
@@ -714,7 +720,6 @@ pub fn validate_labels_at<'a>(field: &str, labels: impl IntoIterator<Item = (&'a
 pub fn validate_label_name(field: &str, key: &str) -> Vec<FieldError> {
     is_qualified_name(key).into_iter().map(|msg| FieldError::invalid(field, key, &msg)).collect()
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -56,7 +56,11 @@ pub fn namespace_status_update(object: &Map<String, Value>) -> Errs {
             vec![FieldError::invalid("status.Phase", p, "may only be 'Active' if `deletionTimestamp` is empty")]
         }
         (true, p) if p != "Terminating" => {
-            vec![FieldError::invalid("status.Phase", p, "may only be 'Terminating' if `deletionTimestamp` is not empty")]
+            vec![FieldError::invalid(
+                "status.Phase",
+                p,
+                "may only be 'Terminating' if `deletionTimestamp` is not empty",
+            )]
         }
         _ => Vec::new(),
     }
@@ -187,7 +191,10 @@ pub fn node_update(object: &Map<String, Value>, old: &Map<String, Value>) -> Err
     }
     let old_provider = text(old_spec, "providerID");
     if !old_provider.is_empty() && old_provider != text(spec, "providerID") {
-        errs.push(FieldError::forbidden("spec.providerID", "node updates may not change providerID except from \"\" to valid"));
+        errs.push(FieldError::forbidden(
+            "spec.providerID",
+            "node updates may not change providerID except from \"\" to valid",
+        ));
     }
     errs.extend(node_taints(list(spec, "taints")));
     if text(spec, "externalID") != text(old_spec, "externalID") {
@@ -202,7 +209,8 @@ pub fn event(object: &Map<String, Value>) -> Errs {
     let namespace = text(part(object, "metadata"), "namespace");
     let involved_namespace = text(part(object, "involvedObject"), "namespace");
     let event_time_set = object.get("eventTime").is_some_and(|v| !v.is_null() && v.as_str() != Some(""));
-    let mismatch = || FieldError::invalid("involvedObject.namespace", involved_namespace, "does not match event.namespace");
+    let mismatch =
+        || FieldError::invalid("involvedObject.namespace", involved_namespace, "does not match event.namespace");
     let mut errs = Errs::new();
     if !event_time_set {
         let ok = if involved_namespace.is_empty() {

@@ -133,14 +133,19 @@ fn secret_type_rules(object: &Map<String, Value>) -> Errs {
         }
         "kubernetes.io/ssh-auth" => {
             let present = map_of(object, "data").get("ssh-privatekey").is_some_and(|v| decoded_len(v) > 0)
-                || map_of(object, "stringData").get("ssh-privatekey").and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+                || map_of(object, "stringData")
+                    .get("ssh-privatekey")
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.is_empty());
             if present {
                 Vec::new()
             } else {
                 vec![required("ssh-privatekey")]
             }
         }
-        "kubernetes.io/tls" => ["tls.crt", "tls.key"].iter().filter(|k| !secret_has(object, k)).map(|k| required(k)).collect(),
+        "kubernetes.io/tls" => {
+            ["tls.crt", "tls.key"].iter().filter(|k| !secret_has(object, k)).map(|k| required(k)).collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -182,11 +187,7 @@ fn go_json_error(e: &serde_json::Error, bytes: &[u8]) -> String {
         return "unexpected end of JSON input".to_string();
     }
     let column = e.column().saturating_sub(1);
-    let line_start: usize = bytes
-        .split(|b| *b == b'\n')
-        .take(e.line().saturating_sub(1))
-        .map(|l| l.len() + 1)
-        .sum();
+    let line_start: usize = bytes.split(|b| *b == b'\n').take(e.line().saturating_sub(1)).map(|l| l.len() + 1).sum();
     let found = bytes.get(line_start + column).copied().unwrap_or(b'?');
     format!("invalid character '{}' looking for beginning of value", found as char)
 }

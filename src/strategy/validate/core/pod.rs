@@ -483,7 +483,12 @@ pub fn csi_driver(driver: &str, field: &str) -> Errs {
         errs.push(FieldError::required(field, ""));
     }
     if driver.len() > 63 {
-        errs.push(FieldError::new(field, crate::types::validation::FieldErrorType::TooLong, None, "may not be more than 63 bytes"));
+        errs.push(FieldError::new(
+            field,
+            crate::types::validation::FieldErrorType::TooLong,
+            None,
+            "may not be more than 63 bytes",
+        ));
     }
     for msg in crate::types::validation::is_dns1123_subdomain(&driver.to_lowercase()) {
         errs.push(FieldError::invalid(field, driver, &msg));
@@ -662,7 +667,9 @@ fn validate_handler(handler: &Value, grace: Option<i64>, path: &str, lifecycle: 
         }
         count += 1;
         errs.extend(match *kind {
-            "exec" if list(action, "command").is_empty() => vec![FieldError::required(&child(&action_path, "command"), "")],
+            "exec" if list(action, "command").is_empty() => {
+                vec![FieldError::required(&child(&action_path, "command"), "")]
+            }
             "httpGet" => http_get(action, &action_path),
             "tcpSocket" | "grpc" => port_num_or_name(action.get("port"), &child(&action_path, "port")),
             "sleep" => sleep_action(action, grace, &action_path),
@@ -784,7 +791,9 @@ fn container_ports(ports: &[Value], path: &str) -> Errs {
         }
         match int(port, "containerPort").unwrap_or(0) {
             0 => errs.push(FieldError::required(&child(&port_path, "containerPort"), "")),
-            n => errs.extend(is_valid_port_num(n).iter().map(|m| invalid_int(&child(&port_path, "containerPort"), n, m))),
+            n => {
+                errs.extend(is_valid_port_num(n).iter().map(|m| invalid_int(&child(&port_path, "containerPort"), n, m)))
+            }
         }
         if let Some(host) = int(port, "hostPort").filter(|h| *h != 0) {
             errs.extend(is_valid_port_num(host).iter().map(|m| invalid_int(&child(&port_path, "hostPort"), host, m)));
@@ -847,7 +856,9 @@ fn env(vars: &[Value], path: &str) -> Errs {
         if name.is_empty() {
             errs.push(FieldError::required(&child(&var_path, "name"), ""));
         } else {
-            errs.extend(is_relaxed_env_var_name(name).iter().map(|m| FieldError::invalid(&child(&var_path, "name"), name, m)));
+            errs.extend(
+                is_relaxed_env_var_name(name).iter().map(|m| FieldError::invalid(&child(&var_path, "name"), name, m)),
+            );
         }
         errs.extend(env_value_from(var, &child(&var_path, "valueFrom")));
     }
@@ -1001,7 +1012,11 @@ fn env_from(sources: &[Value], path: &str) -> Errs {
         let source_path = index(path, i);
         let prefix = text(source, "prefix");
         if !prefix.is_empty() {
-            errs.extend(is_relaxed_env_var_name(prefix).iter().map(|m| FieldError::invalid(&child(&source_path, "prefix"), prefix, m)));
+            errs.extend(
+                is_relaxed_env_var_name(prefix)
+                    .iter()
+                    .map(|m| FieldError::invalid(&child(&source_path, "prefix"), prefix, m)),
+            );
         }
         let mut count = 0;
         for kind in ["configMapRef", "secretRef"] {
@@ -1014,7 +1029,12 @@ fn env_from(sources: &[Value], path: &str) -> Errs {
             if name.is_empty() {
                 errs.push(FieldError::required(&name_path, ""));
             } else {
-                errs.extend(NameRule::Dns1123Subdomain.check(name, true).iter().map(|m| FieldError::invalid(&name_path, name, m)));
+                errs.extend(
+                    NameRule::Dns1123Subdomain
+                        .check(name, true)
+                        .iter()
+                        .map(|m| FieldError::invalid(&name_path, name, m)),
+                );
             }
         }
         if count == 0 {
@@ -1050,7 +1070,11 @@ fn volume_mounts(container: &Value, volumes: &HashMap<String, &'static str>, pat
             errs.push(FieldError::invalid(&child(&mount_path, "mountPath"), target, "must be unique"));
         }
         if devices.iter().any(|(n, _)| *n == name) {
-            errs.push(FieldError::invalid(&child(&mount_path, "name"), name, "must not already exist in volumeDevices"));
+            errs.push(FieldError::invalid(
+                &child(&mount_path, "name"),
+                name,
+                "must not already exist in volumeDevices",
+            ));
         }
         if devices.iter().any(|(_, p)| *p == target) {
             errs.push(FieldError::invalid(
@@ -1086,7 +1110,11 @@ fn mount_sub_paths(mount: &Value, source: Option<&str>, mount_path: &str, list_p
     let sub_path_expr = text(mount, "subPathExpr");
     if source == Some("image") {
         if !sub_path.is_empty() {
-            errs.push(FieldError::invalid(&child(mount_path, "subPath"), sub_path, "not allowed in image volume sources"));
+            errs.push(FieldError::invalid(
+                &child(mount_path, "subPath"),
+                sub_path,
+                "not allowed in image volume sources",
+            ));
         }
         if !sub_path_expr.is_empty() {
             errs.push(FieldError::invalid(
@@ -1125,7 +1153,10 @@ fn recursive_read_only(mount: &Value, field: &str) -> Errs {
                 errs.push(FieldError::forbidden(field, "may only be specified when readOnly is true"));
             }
             if mount.get("mountPropagation").and_then(Value::as_str).is_some_and(|p| p != "None") {
-                errs.push(FieldError::forbidden(field, "may only be specified when mountPropagation is None or not specified"));
+                errs.push(FieldError::forbidden(
+                    field,
+                    "may only be specified when mountPropagation is None or not specified",
+                ));
             }
             errs
         }
@@ -1167,12 +1198,20 @@ fn volume_devices(container: &Value, volumes: &HashMap<String, &'static str>, pa
             errs.push(FieldError::invalid(&child(&device_path, "devicePath"), target, "must be unique"));
         }
         if !target.is_empty() && target.split('/').any(|p| p == "..") {
-            errs.push(FieldError::invalid(&child(&device_path, "devicePath"), target, "can not contain backsteps ('..')"));
+            errs.push(FieldError::invalid(
+                &child(&device_path, "devicePath"),
+                target,
+                "can not contain backsteps ('..')",
+            ));
         } else {
             paths.insert(target);
         }
         if mounts.iter().any(|(n, _)| *n == name) {
-            errs.push(FieldError::invalid(&child(&device_path, "name"), name, "must not already exist in volumeMounts"));
+            errs.push(FieldError::invalid(
+                &child(&device_path, "name"),
+                name,
+                "must not already exist in volumeMounts",
+            ));
         }
         if mounts.iter().any(|(_, p)| *p == target) {
             errs.push(FieldError::invalid(
@@ -1314,7 +1353,13 @@ pub fn resource_requirements(resources: Option<&Value>, path: &str) -> Errs {
 }
 
 /// A request against its limit.
-fn request_within_limit(name: &str, request: &Value, limits: &Map<String, Value>, requests_path: &str, limits_path: &str) -> Errs {
+fn request_within_limit(
+    name: &str,
+    request: &Value,
+    limits: &Map<String, Value>,
+    requests_path: &str,
+    limits_path: &str,
+) -> Errs {
     let request_text = request.as_str().unwrap_or("");
     let Some(limit) = limits.get(name) else {
         if overcommit_allowed(name) {
@@ -1327,7 +1372,11 @@ fn request_within_limit(name: &str, request: &Value, limits: &Map<String, Value>
         return Vec::new();
     };
     if r != l && !overcommit_allowed(name) {
-        vec![FieldError::invalid(requests_path, request_text, &format!("must be equal to {name} limit of {limit_text}"))]
+        vec![FieldError::invalid(
+            requests_path,
+            request_text,
+            &format!("must be equal to {name} limit of {limit_text}"),
+        )]
     } else if r > l {
         vec![FieldError::invalid(
             requests_path,
@@ -1440,13 +1489,25 @@ fn pod_security_context(spec: &Value, path: &str) -> Errs {
     errs.extend(sysctls(spec, sc, &child(path, "sysctls")));
     if let Some(policy) = sc.get("fsGroupChangePolicy").and_then(Value::as_str) {
         if !["Always", "OnRootMismatch"].contains(&policy) {
-            errs.push(FieldError::not_supported(&child(path, "fsGroupChangePolicy"), policy, &["Always", "OnRootMismatch"]));
+            errs.push(FieldError::not_supported(
+                &child(path, "fsGroupChangePolicy"),
+                policy,
+                &["Always", "OnRootMismatch"],
+            ));
         }
     }
     errs.extend(seccomp_profile(sc.get("seccompProfile"), &child(path, "seccompProfile")));
     errs.extend(app_armor_profile(sc.get("appArmorProfile"), &child(path, "appArmorProfile")));
-    errs.extend(supported_if_set(sc.get("supplementalGroupsPolicy"), &child(path, "supplementalGroupsPolicy"), &["Merge", "Strict"]));
-    errs.extend(supported_if_set(sc.get("seLinuxChangePolicy"), &child(path, "seLinuxChangePolicy"), &["MountOption", "Recursive"]));
+    errs.extend(supported_if_set(
+        sc.get("supplementalGroupsPolicy"),
+        &child(path, "supplementalGroupsPolicy"),
+        &["Merge", "Strict"],
+    ));
+    errs.extend(supported_if_set(
+        sc.get("seLinuxChangePolicy"),
+        &child(path, "seLinuxChangePolicy"),
+        &["MountOption", "Recursive"],
+    ));
     errs
 }
 
@@ -1513,10 +1574,8 @@ fn seccomp_profile(profile: Option<&Value>, path: &str) -> Errs {
     }
     let local = profile.get("localhostProfile").and_then(Value::as_str);
     match (kind, local) {
-        ("Localhost", None) => errs.push(FieldError::required(
-            &child(path, "localhostProfile"),
-            "must be set when seccomp type is Localhost",
-        )),
+        ("Localhost", None) => errs
+            .push(FieldError::required(&child(path, "localhostProfile"), "must be set when seccomp type is Localhost")),
         ("Localhost", Some(p)) => errs.extend(local_descending_path(p, &child(path, "localhostProfile"))),
         (_, Some(_)) => errs.push(FieldError::invalid(
             &child(path, "localhostProfile"),
@@ -1548,7 +1607,9 @@ fn app_armor_profile(profile: Option<&Value>, path: &str) -> Errs {
             None => Vec::new(),
         },
         "" => vec![FieldError::required(&child(path, "type"), "type is required when appArmorProfile is set")],
-        other => vec![FieldError::not_supported(&child(path, "type"), other, &["Localhost", "RuntimeDefault", "Unconfined"])],
+        other => {
+            vec![FieldError::not_supported(&child(path, "type"), other, &["Localhost", "RuntimeDefault", "Unconfined"])]
+        }
     }
 }
 
@@ -1589,7 +1650,11 @@ pub fn tolerations(items: &[Value], path: &str) -> Errs {
                 }
             }
             "Exists" if !value.is_empty() => {
-                errs.push(FieldError::invalid(&operator_path, value, "value must be empty when `operator` is 'Exists'"));
+                errs.push(FieldError::invalid(
+                    &operator_path,
+                    value,
+                    "value must be empty when `operator` is 'Exists'",
+                ));
             }
             "Exists" => {}
             other => errs.push(FieldError::not_supported(&operator_path, other, &["Equal", "Exists"])),
@@ -1625,7 +1690,11 @@ fn affinity(affinity: Option<&Value>, path: &str) -> Errs {
         let preferred_path = child(&node_path, "preferredDuringSchedulingIgnoredDuringExecution");
         for (i, term) in list(node, "preferredDuringSchedulingIgnoredDuringExecution").iter().enumerate() {
             errs.extend(weight(term, &index(&preferred_path, i)));
-            errs.extend(node_selector_term(obj_value(term, "preference"), &child(&index(&preferred_path, i), "preference"), true));
+            errs.extend(node_selector_term(
+                obj_value(term, "preference"),
+                &child(&index(&preferred_path, i), "preference"),
+                true,
+            ));
         }
     }
     for kind in ["podAffinity", "podAntiAffinity"] {
@@ -1706,7 +1775,9 @@ fn node_selector_term(term: &Value, path: &str, allow_invalid_values: bool) -> E
                 "must be specified single value when `operator` is 'Lt' or 'Gt'",
             )),
             "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt" => {}
-            other => errs.push(FieldError::invalid(&child(&req_path, "operator"), other, "not a valid selector operator")),
+            other => {
+                errs.push(FieldError::invalid(&child(&req_path, "operator"), other, "not a valid selector operator"))
+            }
         }
         errs.extend(validate_label_name(&child(&req_path, "key"), text(req, "key")));
         if !allow_invalid_values {
@@ -1726,7 +1797,9 @@ fn node_selector_term(term: &Value, path: &str, allow_invalid_values: bool) -> E
                 "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
             )),
             "In" | "NotIn" => {}
-            other => errs.push(FieldError::invalid(&child(&req_path, "operator"), other, "not a valid selector operator")),
+            other => {
+                errs.push(FieldError::invalid(&child(&req_path, "operator"), other, "not a valid selector operator"))
+            }
         }
         let field_key = text(req, "key");
         if field_key != "metadata.name" {
@@ -1838,9 +1911,10 @@ fn topology_spread(constraints: &[Value], path: &str) -> Errs {
         if !ACTIONS.contains(&action) {
             errs.push(FieldError::not_supported(&child(&item_path, "whenUnsatisfiable"), action, ACTIONS));
         }
-        let repeated = constraints.iter().skip(i + 1).any(|other| {
-            text(other, "topologyKey") == topology_key && text(other, "whenUnsatisfiable") == action
-        });
+        let repeated = constraints
+            .iter()
+            .skip(i + 1)
+            .any(|other| text(other, "topologyKey") == topology_key && text(other, "whenUnsatisfiable") == action);
         if repeated {
             errs.push(FieldError::duplicate(
                 &child(&item_path, "{topologyKey, whenUnsatisfiable}"),

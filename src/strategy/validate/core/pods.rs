@@ -43,7 +43,8 @@ pub fn update(pod: &Map<String, Value>, old: &Map<String, Value>) -> Errs {
     let old_spec = spec_of(old);
     let mut errs = metadata_and_spec(new_spec);
     for field in ["containers", "initContainers"] {
-        let (container_errs, stop) = container_updates(list(new_spec, field), list(old_spec, field), &child("spec", field));
+        let (container_errs, stop) =
+            container_updates(list(new_spec, field), list(old_spec, field), &child("spec", field));
         errs.extend(container_errs);
         if stop {
             return errs;
@@ -117,7 +118,10 @@ fn only_added_tolerations(new: &[Value], old: &[Value]) -> Errs {
     for old_toleration in old {
         let old_toleration = without_seconds(old_toleration);
         if !new.iter().any(|n| semantic_eq(Some(&without_seconds(n)), Some(&old_toleration))) {
-            return vec![FieldError::forbidden(path, "existing toleration can not be modified except its tolerationSeconds")];
+            return vec![FieldError::forbidden(
+                path,
+                "existing toleration can not be modified except its tolerationSeconds",
+            )];
         }
     }
     tolerations(new, path)

@@ -191,7 +191,11 @@ fn cluster_ips_related(spec: &Value, kind: &str) -> Errs {
     let ip = text(spec, "clusterIP");
     if !ip.is_empty() {
         if ips.first().and_then(Value::as_str) != Some(ip) {
-            errs.push(FieldError::invalid_bare("spec.clusterIPs", &go_string_slice(&ips), "first value must match `clusterIP`"));
+            errs.push(FieldError::invalid_bare(
+                "spec.clusterIPs",
+                &go_string_slice(&ips),
+                "first value must match `clusterIP`",
+            ));
         }
     } else if !ips.is_empty() {
         errs.push(FieldError::invalid_bare(
@@ -525,7 +529,8 @@ fn cluster_ip_changes(spec: &Value, ips: &[Value], old_ips: &[Value], old_spec: 
 /// kube's `ValidateServiceStatusUpdate` (`ValidateLoadBalancerStatus`).
 pub fn status_update(object: &Map<String, Value>) -> Errs {
     let spec = spec_of(object);
-    let ingress = object.get("status").map(|s| s.pointer("/loadBalancer/ingress")).and_then(|v| v.and_then(Value::as_array));
+    let ingress =
+        object.get("status").map(|s| s.pointer("/loadBalancer/ingress")).and_then(|v| v.and_then(Value::as_array));
     let ingress = ingress.map(Vec::as_slice).unwrap_or(&[]);
     let path = "status.loadBalancer.ingress";
     if text(spec, "type") != "LoadBalancer" && !ingress.is_empty() {
@@ -542,9 +547,10 @@ pub fn status_update(object: &Map<String, Value>) -> Errs {
             None if !ip.is_empty() => {
                 errs.push(FieldError::required(&child(&entry_path, "ipMode"), "must be specified when `ip` is set"))
             }
-            Some(_) if ip.is_empty() => {
-                errs.push(FieldError::forbidden(&child(&entry_path, "ipMode"), "may not be specified when `ip` is not set"))
-            }
+            Some(_) if ip.is_empty() => errs.push(FieldError::forbidden(
+                &child(&entry_path, "ipMode"),
+                "may not be specified when `ip` is not set",
+            )),
             Some(mode) if mode != "Proxy" && mode != "VIP" => {
                 errs.push(FieldError::not_supported(&child(&entry_path, "ipMode"), mode, &["Proxy", "VIP"]))
             }

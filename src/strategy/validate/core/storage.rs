@@ -137,13 +137,21 @@ pub fn persistent_volume(object: &Map<String, Value>) -> Errs {
         affinity_set = true;
         match affinity.get("required").filter(|v| v.is_object()) {
             Some(required) => errs.extend(node_selector(required, "spec.nodeAffinity.required")),
-            None => errs.push(FieldError::required("spec.nodeAffinity.required", "must specify required node constraints")),
+            None => {
+                errs.push(FieldError::required("spec.nodeAffinity.required", "must specify required node constraints"))
+            }
         }
     }
     errs.extend(pv_source(spec, affinity_set));
-    let host_root = spec.pointer("/hostPath/path").and_then(Value::as_str).is_some_and(|p| p.trim_end_matches('/').is_empty() && !p.is_empty());
+    let host_root = spec
+        .pointer("/hostPath/path")
+        .and_then(Value::as_str)
+        .is_some_and(|p| p.trim_end_matches('/').is_empty() && !p.is_empty());
     if host_root && policy == "Recycle" {
-        errs.push(FieldError::forbidden("spec.persistentVolumeReclaimPolicy", "may not be 'recycle' for a hostPath mount of '/'"));
+        errs.push(FieldError::forbidden(
+            "spec.persistentVolumeReclaimPolicy",
+            "may not be 'recycle' for a hostPath mount of '/'",
+        ));
     }
     let class = text(spec, "storageClassName");
     if !class.is_empty() {
@@ -285,7 +293,11 @@ fn data_source(source: &Value, path: &str) -> Errs {
     let group = text(source, "apiGroup");
     let kind = text(source, "kind");
     if group.is_empty() && kind != "PersistentVolumeClaim" {
-        errs.push(FieldError::invalid(path, kind, "must be 'PersistentVolumeClaim' when referencing the default apiGroup"));
+        errs.push(FieldError::invalid(
+            path,
+            kind,
+            "must be 'PersistentVolumeClaim' when referencing the default apiGroup",
+        ));
     }
     if !group.is_empty() {
         errs.extend(dns1123_subdomain(&child(path, "apiGroup"), group));
@@ -332,7 +344,8 @@ pub fn claim_update(object: &Map<String, Value>, old: &Map<String, Value>) -> Er
             "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n",
         ));
     }
-    let size = |s: &Value| s.pointer("/resources/requests/storage").and_then(Value::as_str).and_then(nano_value).unwrap_or(0);
+    let size =
+        |s: &Value| s.pointer("/resources/requests/storage").and_then(Value::as_str).and_then(nano_value).unwrap_or(0);
     if size(spec) < size(old_spec) {
         // RecoverVolumeExpansionFailure is on: shrinking is allowed down to
         // (but not to or below) the capacity in status.

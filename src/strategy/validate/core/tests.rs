@@ -396,11 +396,19 @@ fn pod_update_rules() {
     );
 
     let mut tolerating = pod();
-    set(&mut tolerating, "/spec/tolerations", json!([{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}]));
+    set(
+        &mut tolerating,
+        "/spec/tolerations",
+        json!([{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}]),
+    );
     let mut added = tolerating.clone();
-    set(&mut added, "/spec/tolerations", json!([
+    set(
+        &mut added,
+        "/spec/tolerations",
+        json!([
         {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10},
-        {"key": "j", "operator": "Exists"}]));
+        {"key": "j", "operator": "Exists"}]),
+    );
     expect("tolerations added, seconds changed", update("Pod", &object(added), &object(tolerating.clone()), None), &[]);
     let mut modified = tolerating.clone();
     set(&mut modified, "/spec/tolerations/0/key", json!("other"));
@@ -431,7 +439,8 @@ fn pod_template_rules() {
             (FOR, "spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template"),
         ],
     );
-    let bad_label = json!({"metadata": {"labels": {"app": "-x"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}});
+    let bad_label =
+        json!({"metadata": {"labels": {"app": "-x"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}});
     let errs = pod_template_spec(&bad_label, "spec.template");
     assert_eq!(errs.len(), 1);
     assert_eq!(errs[0].field, "spec.template.labels");
@@ -549,20 +558,35 @@ fn config_map() -> Value {
 #[test]
 fn config_map_rules() {
     let big = "x".repeat(1024 * 1024);
-    run_create("ConfigMap", config_map, vec![
-        (
-            "bad key",
-            vec![("/data/a b", json!("x"))],
-            vec![(INV, Box::leak(format!("data[a b]: Invalid value: \"a b\": {KEY_MSG}").into_boxed_str()) as &str)],
-        ),
-        ("dot-dot key", vec![("/data/..", json!("x"))], vec![(INV, "data[..]: Invalid value: \"..\": must not be '..'")]),
-        (
-            "key in data and binaryData",
-            vec![("/data/b.bin", json!("x"))],
-            vec![(INV, "data[b.bin]: Invalid value: \"b.bin\": duplicate of key present in binaryData")],
-        ),
-        ("over 1 MiB", vec![("/data/big", json!(big))], vec![("FieldValueTooLong", ": Too long: may not be more than 1048576 bytes")]),
-    ]);
+    run_create(
+        "ConfigMap",
+        config_map,
+        vec![
+            (
+                "bad key",
+                vec![("/data/a b", json!("x"))],
+                vec![(
+                    INV,
+                    Box::leak(format!("data[a b]: Invalid value: \"a b\": {KEY_MSG}").into_boxed_str()) as &str,
+                )],
+            ),
+            (
+                "dot-dot key",
+                vec![("/data/..", json!("x"))],
+                vec![(INV, "data[..]: Invalid value: \"..\": must not be '..'")],
+            ),
+            (
+                "key in data and binaryData",
+                vec![("/data/b.bin", json!("x"))],
+                vec![(INV, "data[b.bin]: Invalid value: \"b.bin\": duplicate of key present in binaryData")],
+            ),
+            (
+                "over 1 MiB",
+                vec![("/data/big", json!(big))],
+                vec![("FieldValueTooLong", ": Too long: may not be more than 1048576 bytes")],
+            ),
+        ],
+    );
     // ValidateConfigMapUpdate: immutable freezes data, binaryData, immutable.
     let mut frozen = config_map();
     set(&mut frozen, "/immutable", json!(true));
@@ -691,7 +715,11 @@ fn claim_rules() {
     set(&mut bound_old, "/status", json!({"phase": "Bound", "capacity": {"storage": "1Gi"}}));
     let mut grown = bound_old.clone();
     set(&mut grown, "/spec/resources/requests/storage", json!("2Gi"));
-    expect("bound claim grows", update("PersistentVolumeClaim", &object(grown.clone()), &object(bound_old.clone()), None), &[]);
+    expect(
+        "bound claim grows",
+        update("PersistentVolumeClaim", &object(grown.clone()), &object(bound_old.clone()), None),
+        &[],
+    );
     let mut shrunk = bound_old.clone();
     set(&mut shrunk, "/spec/resources/requests/storage", json!("512Mi"));
     expect(
@@ -737,7 +765,10 @@ fn persistent_volume_rules() {
     set(&mut moved, "/spec/hostPath/path", json!("/tmp/other"));
     let errs = update("PersistentVolume", &object(moved), &object(volume()), None);
     assert_eq!(errs.len(), 1);
-    assert_eq!(errs[0].to_string(), "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation\n");
+    assert_eq!(
+        errs[0].to_string(),
+        "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation\n"
+    );
 }
 
 #[test]
@@ -784,7 +815,8 @@ fn namespace_node_event_endpoints_rules() {
         create("Event", &object(event)),
         &[(INV, "involvedObject.namespace: Invalid value: \"other\": does not match event.namespace")],
     );
-    let cluster_event = json!({"metadata": {"name": "e", "namespace": "default"}, "involvedObject": {"kind": "Node", "name": "n"}});
+    let cluster_event =
+        json!({"metadata": {"name": "e", "namespace": "default"}, "involvedObject": {"kind": "Node", "name": "n"}});
     expect("event for a cluster object", create("Event", &object(cluster_event)), &[]);
 
     let endpoints = json!({"metadata": {"name": "s", "namespace": "ns"}, "subsets": [{"ports": [{"port": 80}]}, {"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": 80}, {"port": 81}]}]});
@@ -830,7 +862,13 @@ fn fixtures_kube_accepted_are_valid() {
             checked += 1;
         }
     }
-    for file in ["apps_v1_deployments.json", "apps_v1_statefulsets.json", "apps_v1_daemonsets.json", "apps_v1_replicasets.json", "batch_v1_jobs.json"] {
+    for file in [
+        "apps_v1_deployments.json",
+        "apps_v1_statefulsets.json",
+        "apps_v1_daemonsets.json",
+        "apps_v1_replicasets.json",
+        "batch_v1_jobs.json",
+    ] {
         let text = std::fs::read_to_string(format!("{dir}/{file}")).expect("fixture");
         let list: Value = serde_json::from_str(&text).expect("json");
         for item in list.get("items").and_then(Value::as_array).cloned().unwrap_or_default() {
@@ -844,10 +882,29 @@ fn fixtures_kube_accepted_are_valid() {
 
 #[test]
 fn malformed_input_never_panics() {
-    let odd = [json!(null), json!(1), json!("x"), json!([]), json!({"spec": 1}), json!({"spec": {"containers": "oops"}}),
+    let odd = [
+        json!(null),
+        json!(1),
+        json!("x"),
+        json!([]),
+        json!({"spec": 1}),
+        json!({"spec": {"containers": "oops"}}),
         json!({"spec": {"containers": [1, null, {"ports": "x", "resources": {"limits": {"cpu": 1}}}], "volumes": [{"name": 1}]}}),
-        json!({"data": [1], "binaryData": 2, "spec": {"ports": [{"port": "x", "targetPort": true}], "clusterIPs": [1]}})];
-    for kind in ["Pod", "Service", "ConfigMap", "Secret", "Node", "Namespace", "Event", "Endpoints", "PersistentVolume", "PersistentVolumeClaim", "PodTemplate"] {
+        json!({"data": [1], "binaryData": 2, "spec": {"ports": [{"port": "x", "targetPort": true}], "clusterIPs": [1]}}),
+    ];
+    for kind in [
+        "Pod",
+        "Service",
+        "ConfigMap",
+        "Secret",
+        "Node",
+        "Namespace",
+        "Event",
+        "Endpoints",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "PodTemplate",
+    ] {
         for v in &odd {
             let o = object(v.clone());
             let _ = create(kind, &o);

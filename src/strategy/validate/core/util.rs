@@ -139,7 +139,8 @@ pub fn semantic_eq(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a.filter(|v| !is_zero(v)), b.filter(|v| !is_zero(v))) {
         (None, None) => true,
         (Some(Value::Object(x)), Some(Value::Object(y))) => {
-            x.iter().all(|(k, v)| semantic_eq(Some(v), y.get(k))) && y.iter().all(|(k, v)| x.contains_key(k) || is_zero(v))
+            x.iter().all(|(k, v)| semantic_eq(Some(v), y.get(k)))
+                && y.iter().all(|(k, v)| x.contains_key(k) || is_zero(v))
         }
         (Some(Value::Array(x)), Some(Value::Array(y))) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| semantic_eq(Some(p), Some(q)))
@@ -192,7 +193,10 @@ mod tests {
         assert_eq!(go_value(None), "null");
         assert_eq!(go_value(Some(&json!(["a", "b"]))), "[]string{\"a\", \"b\"}");
         assert_eq!(go_string_slice(&[]), "[]string(nil)");
-        assert_eq!(nonnegative("x", Some(-1))[0].to_string(), "x: Invalid value: -1: must be greater than or equal to 0");
+        assert_eq!(
+            nonnegative("x", Some(-1))[0].to_string(),
+            "x: Invalid value: -1: must be greater than or equal to 0"
+        );
         assert!(nonnegative("x", Some(0)).is_empty());
     }
 
