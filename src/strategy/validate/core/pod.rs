@@ -132,7 +132,60 @@ pub fn pod_spec(spec: &Value, path: &str, opts: PodOptions) -> Errs {
             errs.extend(dns1123_subdomain(&field, host.as_str().unwrap_or("")));
         }
     }
+    errs.extend(host_users(spec, path));
+    errs.extend(pod_level_resources(spec, &child(path, "resources")));
     errs.extend(preemption_and_os(spec, path));
+    errs
+}
+
+/// kube's `validateHostUsers`: a user namespace excludes the host's
+/// network, PID and IPC namespaces (kube's paths, capitals included).
+fn host_users(spec: &Value, path: &str) -> Errs {
+    if spec.pointer("/securityContext/hostUsers").and_then(Value::as_bool) != Some(false) {
+        return Vec::new();
+    }
+    let msg = "when `pod.Spec.HostUsers` is false";
+    [("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC")]
+        .iter()
+        .filter(|(field, _)| flag(spec, field))
+        .map(|(_, name)| FieldError::forbidden(&child(path, name), msg))
+        .collect()
+}
+
+/// kube's `validatePodResources` (PodLevelResources is on): no claims, the
+/// resource names and quantities, requests within limits.
+fn pod_level_resources(spec: &Value, path: &str) -> Errs {
+    let Some(resources) = spec.get("resources").filter(|v| v.is_object()) else {
+        return Vec::new();
+    };
+    let mut errs = Errs::new();
+    if has(resources, "claims") {
+        errs.push(FieldError::forbidden(&child(path, "claims"), "claims cannot be set for Resources at pod-level"));
+    }
+    let limits = obj(resources, "limits");
+    for (field, entries) in [("limits", limits), ("requests", obj(resources, "requests"))] {
+        let list_path = child(path, field);
+        for (name, quantity) in entries {
+            let entry_path = key(&list_path, name);
+            if !["cpu", "memory"].contains(&name.as_str()) && !name.starts_with("hugepages-") {
+                let qualified = crate::types::validation::is_qualified_name(name);
+                let standard = STANDARD_RESOURCES.contains(&name.as_str()) || name.starts_with("requests.hugepages-");
+                if !qualified.is_empty() {
+                    errs.extend(qualified.iter().map(|m| FieldError::invalid(&entry_path, name, m)));
+                } else if !name.contains('/') && !standard {
+                    let msg = "must be a standard resource type or fully qualified";
+                    errs.push(FieldError::invalid(&entry_path, name, msg));
+                } else {
+                    errs.push(FieldError::not_supported(&entry_path, name, &["cpu", "hugepages-", "memory"]));
+                }
+                continue;
+            }
+            errs.extend(resource_quantity(name, quantity, &entry_path));
+            if field == "requests" {
+                errs.extend(request_within_limit(name, quantity, limits, &list_path, &child(path, "limits")));
+            }
+        }
+    }
     errs
 }
 
@@ -195,6 +248,26 @@ fn preemption_and_os(spec: &Value, path: &str) -> Errs {
             errs.push(FieldError::required(&child(&child(path, "os"), "name"), "cannot be empty"));
         } else if !["linux", "windows"].contains(&name) {
             errs.push(FieldError::not_supported(&child(path, "os"), name, &["linux", "windows"]));
+        } else if name == "linux" {
+            errs.extend(linux_only(spec, path));
+        }
+    }
+    errs
+}
+
+/// kube's `validateLinux`: no Windows options in a Linux pod.
+fn linux_only(spec: &Value, path: &str) -> Errs {
+    let msg = "windows options cannot be set for a linux pod";
+    let mut errs = Errs::new();
+    if spec.pointer("/securityContext/windowsOptions").is_some_and(|v| !v.is_null()) {
+        errs.push(FieldError::forbidden(&child(&child(path, "securityContext"), "windowsOptions"), msg));
+    }
+    for kind in ["containers", "initContainers", "ephemeralContainers"] {
+        for (i, container) in list(spec, kind).iter().enumerate() {
+            if container.pointer("/securityContext/windowsOptions").is_some_and(|v| !v.is_null()) {
+                let field = child(&child(&index(&child(path, kind), i), "securityContext"), "windowsOptions");
+                errs.push(FieldError::forbidden(&field, msg));
+            }
         }
     }
     errs

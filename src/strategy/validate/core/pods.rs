@@ -22,7 +22,7 @@ fn spec_of(pod: &Map<String, Value>) -> &Value {
 /// `validatePodMetadataAndSpec` plus `ValidatePodCreate`'s rules.
 pub fn create(pod: &Map<String, Value>) -> Errs {
     let spec = spec_of(pod);
-    let mut errs = metadata_and_spec(spec);
+    let mut errs = metadata_and_spec(pod, spec);
     if !list(spec, "ephemeralContainers").is_empty() {
         errs.push(FieldError::forbidden("spec.ephemeralContainers", "cannot be set on create"));
     }
@@ -32,16 +32,68 @@ pub fn create(pod: &Map<String, Value>) -> Errs {
     errs
 }
 
-/// `validatePodMetadataAndSpec` (the metadata half is the API layer's).
-fn metadata_and_spec(spec: &Value) -> Errs {
-    pod_spec(spec, "spec", PodOptions { resource_is_pod: true })
+/// `validatePodMetadataAndSpec` (name, labels and annotation keys are the
+/// API layer's; the pod-specific annotation rules are here).
+fn metadata_and_spec(pod: &Map<String, Value>, spec: &Value) -> Errs {
+    let metadata = pod.get("metadata").cloned().unwrap_or(Value::Null);
+    let mut errs = pod_specific_annotations(&metadata, spec, "metadata.annotations");
+    errs.extend(pod_spec(spec, "spec", PodOptions { resource_is_pod: true }));
+    errs
+}
+
+const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
+const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
+
+/// kube's `ValidatePodSpecificAnnotations`: a mirror pod names its node, a
+/// deletion cost is a 32-bit integer written plainly.
+fn pod_specific_annotations(metadata: &Value, spec: &Value, path: &str) -> Errs {
+    let annotations = obj(metadata, "annotations");
+    let mut errs = Errs::new();
+    if let Some(mirror) = annotations.get(MIRROR_POD_ANNOTATION) {
+        if text(spec, "nodeName").is_empty() {
+            errs.push(FieldError::invalid(
+                &key(path, MIRROR_POD_ANNOTATION),
+                mirror.as_str().unwrap_or(""),
+                "must set spec.nodeName if mirror pod annotation is set",
+            ));
+        }
+    }
+    if let Some(cost) = annotations.get(DELETION_COST_ANNOTATION) {
+        let cost = cost.as_str().unwrap_or("");
+        let plain = match cost.as_bytes().first() {
+            Some(b'-') => true,
+            Some(b'0') => cost == "0",
+            Some(c) => c.is_ascii_digit(),
+            None => false,
+        };
+        if !plain || cost.parse::<i32>().is_err() {
+            errs.push(FieldError::invalid(&key(path, DELETION_COST_ANNOTATION), cost, "must be a 32bit integer"));
+        }
+    }
+    errs
+}
+
+/// kube's `ValidatePodSpecificAnnotationUpdates`: the mirror pod
+/// annotation may not be added, removed or changed.
+fn pod_specific_annotation_updates(pod: &Map<String, Value>, old: &Map<String, Value>) -> Errs {
+    let annotation = |o: &Map<String, Value>| {
+        o.get("metadata").and_then(|m| m.get("annotations")).and_then(|a| a.get(MIRROR_POD_ANNOTATION)).cloned()
+    };
+    let field = key("metadata.annotations", MIRROR_POD_ANNOTATION);
+    match (annotation(old), annotation(pod)) {
+        (Some(a), Some(b)) if a == b => Vec::new(),
+        (Some(_), _) => vec![FieldError::forbidden(&field, "may not remove or update mirror pod annotation")],
+        (None, Some(_)) => vec![FieldError::forbidden(&field, "may not add mirror pod annotation")],
+        (None, None) => Vec::new(),
+    }
 }
 
 /// kube's `ValidatePodUpdate`.
 pub fn update(pod: &Map<String, Value>, old: &Map<String, Value>) -> Errs {
     let new_spec = spec_of(pod);
     let old_spec = spec_of(old);
-    let mut errs = metadata_and_spec(new_spec);
+    let mut errs = metadata_and_spec(pod, new_spec);
+    errs.extend(pod_specific_annotation_updates(pod, old));
     for field in ["containers", "initContainers"] {
         let (container_errs, stop) =
             container_updates(list(new_spec, field), list(old_spec, field), &child("spec", field));
@@ -254,6 +306,7 @@ pub fn template_spec(template: &Value, path: &str) -> Errs {
         e
     }));
     let spec = template.get("spec").cloned().unwrap_or(Value::Null);
+    errs.extend(pod_specific_annotations(&metadata, &spec, &child(path, "annotations")));
     errs.extend(pod_spec(&spec, &child(path, "spec"), PodOptions { resource_is_pod: false }));
     if !list(&spec, "ephemeralContainers").is_empty() {
         errs.push(FieldError::forbidden(

@@ -472,7 +472,7 @@ pub fn update(object: &Map<String, Value>, old: &Map<String, Value>) -> Errs {
         if ips.is_empty() {
             ips = old_ips.clone();
         }
-        errs.extend(cluster_ip_changes(spec, &ips, &old_ips, old_spec));
+        errs.extend(cluster_ip_changes(spec, &ips, &old_ips));
     }
     let lb = text(spec, "type") == "LoadBalancer" && text(old_spec, "type") == "LoadBalancer";
     if lb && spec.get("loadBalancerClass") != old_spec.get("loadBalancerClass") {
@@ -494,12 +494,11 @@ pub fn update(object: &Map<String, Value>, old: &Map<String, Value>) -> Errs {
 }
 
 /// kube's `validateUpgradeDowngradeClusterIPs` (the common cases).
-fn cluster_ip_changes(spec: &Value, ips: &[Value], old_ips: &[Value], old_spec: &Value) -> Errs {
+fn cluster_ip_changes(spec: &Value, ips: &[Value], old_ips: &[Value]) -> Errs {
     let headless = |v: &[Value]| v.len() == 1 && v.first().and_then(Value::as_str) == Some("None");
     if headless(ips) && headless(old_ips) {
         return Vec::new();
     }
-    let _ = old_spec;
     let shown = go_string_slice(ips);
     let changed = "may not change once set";
     let mut errs = Errs::new();

@@ -123,7 +123,20 @@ pub fn persistent_volume(object: &Map<String, Value>) -> Errs {
     for (name, quantity) in capacity {
         let field = key("spec.capacity", name);
         let text = quantity.as_str().unwrap_or("");
-        if nano_value(text).is_some_and(|v| v <= 0) {
+        let Some(value) = nano_value(text) else {
+            continue;
+        };
+        // validateBasicResource prints the whole value, rounded away from
+        // zero, as Quantity.Value() does.
+        if value < 0 {
+            let whole = (value - 999_999_999) / 1_000_000_000;
+            errs.push(invalid_int(
+                &field,
+                i64::try_from(whole).unwrap_or(i64::MIN),
+                "must be a valid resource quantity",
+            ));
+        }
+        if value <= 0 {
             errs.push(FieldError::invalid(&field, text, "must be greater than zero"));
         }
     }

@@ -333,6 +333,36 @@ fn pod_spec_rules() {
             vec![("/spec/ephemeralContainers", json!([{"name": "debug", "image": "busybox"}]))],
             vec![(FOR, "spec.ephemeralContainers: Forbidden: cannot be set on create")],
         ),
+        // ValidatePodSpecificAnnotations.
+        (
+            "deletion cost",
+            vec![("/metadata/annotations", json!({"controller.kubernetes.io/pod-deletion-cost": "+10"}))],
+            vec![(INV, "metadata.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: \"+10\": must be a 32bit integer")],
+        ),
+        (
+            "mirror pod without node",
+            vec![("/metadata/annotations", json!({"kubernetes.io/config.mirror": "x"}))],
+            vec![(INV, "metadata.annotations[kubernetes.io/config.mirror]: Invalid value: \"x\": must set spec.nodeName if mirror pod annotation is set")],
+        ),
+        // validateHostUsers, validatePodResources, validateLinux.
+        (
+            "user namespace with host network",
+            vec![("/spec/hostNetwork", json!(true)), ("/spec/securityContext", json!({"hostUsers": false}))],
+            vec![(FOR, "spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false")],
+        ),
+        (
+            "pod-level resources",
+            vec![("/spec/resources", json!({"requests": {"cpu": "2", "pods": "1"}, "limits": {"cpu": "1"}}))],
+            vec![
+                (INV, "spec.resources.requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1"),
+                (UNS, "spec.resources.requests[pods]: Unsupported value: \"pods\": supported values: \"cpu\", \"hugepages-\", \"memory\""),
+            ],
+        ),
+        (
+            "windows options in a linux pod",
+            vec![("/spec/os", json!({"name": "linux"})), ("/spec/containers/0/securityContext", json!({"windowsOptions": {"runAsUserName": "u"}}))],
+            vec![(FOR, "spec.containers[0].securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod")],
+        ),
         (
             "image whitespace",
             vec![("/spec/containers/0/image", json!(" nginx"))],
@@ -416,6 +446,18 @@ fn pod_update_rules() {
         "toleration modified",
         update("Pod", &object(modified), &object(tolerating), None),
         &[(FOR, "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds")],
+    );
+
+    // ValidatePodSpecificAnnotationUpdates.
+    let mut mirrored = pod();
+    set(&mut mirrored, "/metadata/annotations", json!({"kubernetes.io/config.mirror": "x"}));
+    set(&mut mirrored, "/spec/nodeName", json!("n"));
+    let mut unmirrored = mirrored.clone();
+    set(&mut unmirrored, "/metadata/annotations", json!({}));
+    expect(
+        "mirror annotation removed",
+        update("Pod", &object(unmirrored), &object(mirrored), None),
+        &[(FOR, "metadata.annotations[kubernetes.io/config.mirror]: Forbidden: may not remove or update mirror pod annotation")],
     );
 
     // ValidatePodStatusUpdate.
@@ -755,6 +797,14 @@ fn persistent_volume_rules() {
             vec![(UNS, "spec.persistentVolumeReclaimPolicy: Unsupported value: \"Keep\": supported values: \"Delete\", \"Recycle\", \"Retain\"")],
         ),
         ("no access modes", vec![("/spec/accessModes", json!([]))], vec![(REQ, "spec.accessModes: Required value")]),
+        (
+            "negative capacity",
+            vec![("/spec/capacity/storage", json!("-1500m"))],
+            vec![
+                (INV, "spec.capacity[storage]: Invalid value: -2: must be a valid resource quantity"),
+                (INV, "spec.capacity[storage]: Invalid value: \"-1500m\": must be greater than zero"),
+            ],
+        ),
         (
             "local needs node affinity",
             vec![("/spec/hostPath", Value::Null), ("/spec/local", json!({"path": "/mnt/disk"}))],
