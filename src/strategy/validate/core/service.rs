@@ -448,9 +448,11 @@ fn traffic_policies(spec: &Value, kind: &str) -> Errs {
             errs.push(FieldError::not_supported("spec.internalTrafficPolicy", internal, &["Cluster", "Local"]));
         }
     }
+    // PreferSameTrafficDistribution is on: three values.
     if let Some(distribution) = spec.get("trafficDistribution").and_then(Value::as_str) {
-        if distribution != "PreferClose" {
-            errs.push(FieldError::not_supported("spec.trafficDistribution", distribution, &["PreferClose"]));
+        const DISTRIBUTIONS: &[&str] = &["PreferClose", "PreferSameZone", "PreferSameNode"];
+        if !DISTRIBUTIONS.contains(&distribution) {
+            errs.push(FieldError::not_supported("spec.trafficDistribution", distribution, DISTRIBUTIONS));
         }
     }
     errs

@@ -246,10 +246,12 @@ pub fn persistent_volume_update(object: &Map<String, Value>, old: &Map<String, V
             csi.remove("controllerExpandSecretRef");
         }
     }
-    if !semantic_eq(Some(&Value::Object(new_source)), Some(&Value::Object(old_source))) {
+    let (new_source, old_source) = (Value::Object(new_source), Value::Object(old_source));
+    if !semantic_eq(Some(&new_source), Some(&old_source)) {
+        let diff = spec_diff(&old_source, &new_source, "spec");
         errs.push(FieldError::forbidden(
             "spec.persistentvolumesource",
-            "spec.persistentvolumesource is immutable after creation\n",
+            &format!("spec.persistentvolumesource is immutable after creation\n{diff}"),
         ));
     }
     if spec.get("volumeMode") != old_spec.get("volumeMode") {
@@ -352,9 +354,12 @@ pub fn claim_update(object: &Map<String, Value>, old: &Map<String, Value>) -> Er
         }
     }
     if !semantic_eq(Some(&new_clone), Some(&old_clone)) {
+        let diff = spec_diff(&old_clone, &new_clone, "spec");
         errs.push(FieldError::forbidden(
             "spec",
-            "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n",
+            &format!(
+                "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n{diff}"
+            ),
         ));
     }
     let size =

@@ -817,7 +817,7 @@ fn persistent_volume_rules() {
     assert_eq!(errs.len(), 1);
     assert_eq!(
         errs[0].to_string(),
-        "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation\n"
+        "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation\n- spec.hostPath.path: \"/tmp/pv\"\n+ spec.hostPath.path: \"/tmp/other\""
     );
 }
 

@@ -163,6 +163,40 @@ fn is_zero(v: &Value) -> bool {
     }
 }
 
+/// A short description of what differs, in place of kube's `cmp.Diff`
+/// (whose layout go-cmp randomizes on purpose): one `-`/`+` line pair per
+/// changed field.
+pub fn spec_diff(old: &Value, new: &Value, path: &str) -> String {
+    let mut lines = Vec::new();
+    diff_into(Some(old), Some(new), path, &mut lines);
+    lines.join("\n")
+}
+
+fn diff_into(old: Option<&Value>, new: Option<&Value>, path: &str, lines: &mut Vec<String>) {
+    if semantic_eq(old, new) {
+        return;
+    }
+    match (old, new) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
+            let mut keys: Vec<&String> = a.keys().collect();
+            keys.extend(b.keys().filter(|k| !a.contains_key(*k)));
+            for k in keys {
+                diff_into(a.get(k), b.get(k), &child(path, k), lines);
+            }
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                diff_into(Some(x), Some(y), &index(path, i), lines);
+            }
+        }
+        _ => {
+            let show = |v: Option<&Value>| v.map_or_else(|| "null".to_string(), Value::to_string);
+            lines.push(format!("- {path}: {}", show(old)));
+            lines.push(format!("+ {path}: {}", show(new)));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
