@@ -1462,8 +1462,7 @@ fn request_within_limit(
 }
 
 /// kube's `ValidateResourceQuantityValue`: not negative; whole numbers for
-/// integer resources. (kube prints the latter's value as Go's `%#v` of a
-/// `resource.Quantity`; the quantity text is printed here.)
+/// integer resources.
 pub fn resource_quantity(name: &str, quantity: &Value, field: &str) -> Errs {
     let text = quantity.as_str().unwrap_or("");
     let Some(value) = nano_value(text) else {
@@ -1486,7 +1485,8 @@ pub fn resource_quantity(name: &str, quantity: &Value, field: &str) -> Errs {
     ];
     let integer = INTEGER_RESOURCES.contains(&name) || is_extended_resource(name);
     if integer && value % 1_000_000_000 != 0 {
-        errs.push(FieldError::invalid(field, text, "must be an integer"));
+        // A Quantity prints through its String(), unquoted.
+        errs.push(FieldError::invalid_bare(field, text, "must be an integer"));
     }
     errs
 }

@@ -250,6 +250,14 @@ fn pod_spec_rules() {
             ],
         ),
         (
+            "extended resources are whole numbers",
+            vec![("/spec/containers/0/resources", json!({"requests": {"example.com/gpu": "500m"}, "limits": {"example.com/gpu": "500m"}}))],
+            vec![
+                (INV, "spec.containers[0].resources.limits[example.com/gpu]: Invalid value: 500m: must be an integer"),
+                (INV, "spec.containers[0].resources.requests[example.com/gpu]: Invalid value: 500m: must be an integer"),
+            ],
+        ),
+        (
             "extended resource without limit",
             vec![("/spec/containers/0/resources", json!({"requests": {"example.com/gpu": "1"}}))],
             vec![(REQ, "spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources")],
