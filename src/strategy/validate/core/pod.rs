@@ -1939,15 +1939,38 @@ fn dns_config(spec: &Value, path: &str) -> Errs {
             continue;
         }
         let trimmed = search.strip_suffix('.').unwrap_or(search);
-        let without_underscore = trimmed.strip_prefix('_').unwrap_or(trimmed);
-        if !crate::types::validation::is_dns1123_subdomain(&without_underscore.replace('_', "a")).is_empty() {
-            errs.extend(dns1123_subdomain(&index(&child(path, "searches"), i), trimmed));
-        }
+        let field = index(&child(path, "searches"), i);
+        errs.extend(subdomain_with_underscore(trimmed).iter().map(|m| FieldError::invalid(&field, trimmed, m)));
     }
     for (i, option) in list(config, "options").iter().enumerate() {
         if text(option, "name").is_empty() {
             errs.push(FieldError::required(&index(&child(path, "options"), i), "must not be empty"));
         }
+    }
+    errs
+}
+
+/// kube's `IsDNS1123SubdomainWithUnderscore`: labels of
+/// `_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?` joined by dots.
+fn subdomain_with_underscore(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 253 {
+        errs.push(crate::types::validation::max_len_error(253));
+    }
+    let label_ok = |label: &str| {
+        let b = label.strip_prefix('_').unwrap_or(label).as_bytes();
+        let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+        match (b.first(), b.last()) {
+            (Some(f), Some(l)) => alnum(f) && alnum(l) && b.iter().all(|c| alnum(c) || *c == b'-' || *c == b'_'),
+            _ => false,
+        }
+    };
+    if !value.split('.').all(label_ok) {
+        errs.push(regex_error_message(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character",
+            "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*",
+            &["example.com"],
+        ));
     }
     errs
 }

@@ -247,8 +247,10 @@ pub fn status_update(pod: &Map<String, Value>, old: &Map<String, Value>) -> Errs
     if nominated != text(&old_status, "nominatedNodeName") && !nominated.is_empty() {
         errs.extend(dns1123_subdomain("status.nominatedNodeName", nominated));
     }
+    // A status written without qosClass keeps it (lenient where kube would
+    // refuse an empty value).
     let qos = text(&status, "qosClass");
-    if qos != text(&old_status, "qosClass") {
+    if !qos.is_empty() && qos != text(&old_status, "qosClass") {
         errs.push(FieldError::invalid("status.qosClass", qos, "field is immutable"));
     }
     for field in ["podIPs", "hostIPs"] {

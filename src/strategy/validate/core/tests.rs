@@ -226,6 +226,14 @@ fn pod_spec_rules() {
             vec![(UNS, "spec.dnsPolicy: Unsupported value: \"Cluster\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"")],
         ),
         (
+            "dns searches and nameservers",
+            vec![("/spec/dnsConfig", json!({"nameservers": ["1.1.1.1", "8.8.8.x"], "searches": ["_srv.example.com.", "Bad.example", "."]}))],
+            vec![
+                (INV, "spec.dnsConfig.nameservers[1]: Invalid value: \"8.8.8.x\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"),
+                (INV, "spec.dnsConfig.searches[1]: Invalid value: \"Bad.example\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')"),
+            ],
+        ),
+        (
             "dnsPolicy None needs dnsConfig",
             vec![("/spec/dnsPolicy", json!("None"))],
             vec![(REQ, "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None")],

@@ -34,9 +34,10 @@ pub fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
 }
 
-/// The integer at `key`, if set.
+/// The integer at `key`, if set (a whole float such as `80.0` counts).
 pub fn int(v: &Value, key: &str) -> Option<i64> {
-    v.get(key).and_then(Value::as_i64)
+    let n = v.get(key)?;
+    n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e18).map(|f| f as i64))
 }
 
 /// The boolean at `key`, `false` if absent.
