@@ -721,6 +721,51 @@ pub fn validate_label_name(field: &str, key: &str) -> Vec<FieldError> {
     is_qualified_name(key).into_iter().map(|msg| FieldError::invalid(field, key, &msg)).collect()
 }
 
+/// apimachinery's `ValidateLabelSelector` of a decoded `LabelSelector` at
+/// `field` (`spec.selector`): matchLabels as labels, each matchExpression's
+/// operator, values and key.
+pub fn validate_label_selector(selector: &serde_json::Value, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if selector.is_null() {
+        return errs;
+    }
+    let labels: Vec<(&str, &str)> = selector
+        .get("matchLabels")
+        .and_then(serde_json::Value::as_object)
+        .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v))).collect())
+        .unwrap_or_default();
+    errs.extend(validate_labels_at(&format!("{field}.matchLabels"), labels));
+    let expressions = selector.get("matchExpressions").and_then(serde_json::Value::as_array);
+    for (i, expr) in expressions.map(Vec::as_slice).unwrap_or(&[]).iter().enumerate() {
+        let path = format!("{field}.matchExpressions[{i}]");
+        let values = expr.get("values").and_then(serde_json::Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        let operator = expr.get("operator").and_then(serde_json::Value::as_str).unwrap_or("");
+        match operator {
+            "In" | "NotIn" if values.is_empty() => errs.push(FieldError::required(
+                &format!("{path}.values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(FieldError::forbidden(
+                &format!("{path}.values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => {
+                errs.push(FieldError::invalid(&format!("{path}.operator"), other, "not a valid selector operator"))
+            }
+        }
+        let key = expr.get("key").and_then(serde_json::Value::as_str).unwrap_or("");
+        errs.extend(validate_label_name(&format!("{path}.key"), key));
+        for (j, value) in values.iter().enumerate() {
+            let value = value.as_str().unwrap_or("");
+            for msg in is_valid_label_value(value) {
+                errs.push(FieldError::invalid(&format!("{path}.values[{j}]"), value, &msg));
+            }
+        }
+    }
+    errs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

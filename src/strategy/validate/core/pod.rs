@@ -13,8 +13,8 @@ use super::quantity::nano_value;
 use super::util::*;
 use crate::types::validation::{
     inclusive_range_error, is_config_map_key, is_relaxed_env_var_name, is_valid_ip, is_valid_label_value,
-    is_valid_port_name, is_valid_port_num, regex_error_message, validate_label_name, validate_labels_at, FieldError,
-    NameRule, INVALID_IP_MSG,
+    is_valid_port_name, is_valid_port_num, regex_error_message, validate_label_name, validate_label_selector,
+    validate_labels_at, FieldError, NameRule, INVALID_IP_MSG,
 };
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -1803,9 +1803,14 @@ fn weight(term: &Value, path: &str) -> Errs {
     }
 }
 
-/// kube's `validatePodAffinityTerm` (selectors' shape is left to decoding).
+/// kube's `validatePodAffinityTerm`.
 fn pod_affinity_term(term: &Value, path: &str) -> Errs {
     let mut errs = Errs::new();
+    for selector in ["labelSelector", "namespaceSelector"] {
+        if let Some(s) = term.get(selector) {
+            errs.extend(validate_label_selector(s, &child(path, selector)));
+        }
+    }
     for name in list(term, "namespaces") {
         let name = name.as_str().unwrap_or("");
         errs.extend(dns1123_label(&child(path, "namespace"), name));
@@ -2029,6 +2034,9 @@ fn topology_spread(constraints: &[Value], path: &str) -> Errs {
         }
         for policy in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
             errs.extend(supported_if_set(constraint.get(policy), &child(&item_path, policy), &["Honor", "Ignore"]));
+        }
+        if let Some(selector) = constraint.get("labelSelector") {
+            errs.extend(validate_label_selector(selector, &child(&item_path, "labelSelector")));
         }
     }
     errs

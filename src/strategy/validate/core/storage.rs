@@ -270,6 +270,9 @@ pub fn persistent_volume_update(object: &Map<String, Value>, old: &Map<String, V
 /// kube's `ValidatePersistentVolumeClaimSpec` at `spec`.
 pub fn claim_spec(spec: &Value) -> Errs {
     let mut errs = access_modes(spec, "at least 1 access mode is required");
+    if let Some(selector) = spec.get("selector") {
+        errs.extend(crate::types::validation::validate_label_selector(selector, "spec.selector"));
+    }
     let storage_field = "spec.resources[storage]";
     match spec.pointer("/resources/requests/storage").and_then(Value::as_str) {
         None => errs.push(FieldError::required(storage_field, "")),

@@ -753,6 +753,14 @@ fn claim_rules() {
             vec![("/spec/accessModes", json!(["ReadWriteOncePod", "ReadWriteOnce"]))],
             vec![(FOR, "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes")],
         ),
+        (
+            "selector",
+            vec![("/spec/selector", json!({"matchExpressions": [{"key": "tier", "operator": "In"}, {"key": "a", "operator": "Near", "values": ["x"]}]}))],
+            vec![
+                (REQ, "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+                (INV, "spec.selector.matchExpressions[1].operator: Invalid value: \"Near\": not a valid selector operator"),
+            ],
+        ),
         ("no storage request", vec![("/spec/resources", json!({}))], vec![(REQ, "spec.resources[storage]: Required value")]),
         (
             "zero storage",
