@@ -129,7 +129,7 @@ pub fn persistent_volume(object: &Map<String, Value>) -> Errs {
         // validateBasicResource prints the whole value, rounded away from
         // zero, as Quantity.Value() does.
         if value < 0 {
-            let whole = (value - 999_999_999) / 1_000_000_000;
+            let whole = value.saturating_sub(999_999_999) / 1_000_000_000;
             errs.push(invalid_int(
                 &field,
                 i64::try_from(whole).unwrap_or(i64::MIN),

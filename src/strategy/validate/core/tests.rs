@@ -990,3 +990,107 @@ fn malformed_input_never_panics() {
         let _ = pod_template_spec(v, "spec.template");
     }
 }
+
+/// A deterministic generator of odd values placed at field paths the
+/// validators read: whatever the shapes, validation returns, never panics.
+#[test]
+fn random_shapes_never_panic() {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let leaves = [
+        json!(null),
+        json!(0),
+        json!(-1),
+        json!(70000),
+        json!(1.5),
+        json!(-9.0e30),
+        json!(true),
+        json!(""),
+        json!(".."),
+        json!("-1"),
+        json!("1e999"),
+        json!("9999999999999999999999999999999999999999Ei"),
+        json!("-9999999999999999999999999999999999999999Ei"),
+        json!("-9223372036854775808"),
+        json!("None"),
+        json!("::1"),
+        json!("a/b/c"),
+        json!([]),
+        json!([""]),
+        json!({}),
+        json!({"": ""}),
+        json!([1, "x", null]),
+    ];
+    let paths = [
+        "/spec/containers/0/ports",
+        "/spec/containers/0/ports/0/containerPort",
+        "/spec/containers/0/resources/limits/cpu",
+        "/spec/containers/0/resources/requests",
+        "/spec/containers/0/env/0",
+        "/spec/containers/0/livenessProbe",
+        "/spec/containers/0/livenessProbe/httpGet/port",
+        "/spec/containers/0/volumeMounts",
+        "/spec/volumes",
+        "/spec/volumes/0/projected/sources",
+        "/spec/tolerations",
+        "/spec/affinity/nodeAffinity",
+        "/spec/dnsConfig",
+        "/spec/securityContext/sysctls",
+        "/spec/ports",
+        "/spec/ports/0/targetPort",
+        "/spec/clusterIPs",
+        "/spec/clusterIP",
+        "/spec/ipFamilies",
+        "/spec/capacity/storage",
+        "/spec/resources/requests/storage",
+        "/spec/podCIDRs",
+        "/spec/taints",
+        "/data",
+        "/binaryData/k",
+        "/type",
+        "/subsets",
+        "/subsets/0/addresses",
+        "/spec/topologySpreadConstraints",
+        "/spec/selector",
+        "/status/loadBalancer/ingress",
+        "/spec/activeDeadlineSeconds",
+        "/spec/containers/0/lifecycle/preStop/sleep/seconds",
+        "/spec/terminationGracePeriodSeconds",
+    ];
+    let kinds = [
+        "Pod",
+        "Service",
+        "ConfigMap",
+        "Secret",
+        "Node",
+        "Namespace",
+        "Event",
+        "Endpoints",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "PodTemplate",
+    ];
+    let bases = [pod(), service(), config_map(), secret(), claim(), volume()];
+    for round in 0..3000u64 {
+        let pick = |n: usize, r: u64| (r % n as u64) as usize;
+        let mut v = bases[pick(bases.len(), next())].clone();
+        let mut old = v.clone();
+        for _ in 0..(1 + next() % 4) {
+            set(&mut v, paths[pick(paths.len(), next())], leaves[pick(leaves.len(), next())].clone());
+            set(&mut old, paths[pick(paths.len(), next())], leaves[pick(leaves.len(), next())].clone());
+        }
+        let kind = kinds[pick(kinds.len(), next())];
+        let (o, p) = (object(v.clone()), object(old));
+        let _ = create(kind, &o);
+        let _ = update(kind, &o, &p, None);
+        let _ = update(kind, &o, &p, Some("status"));
+        if round % 10 == 0 {
+            let _ = pod_template_spec(&v, "spec.template");
+        }
+    }
+}
