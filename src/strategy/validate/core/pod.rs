@@ -96,8 +96,9 @@ pub fn pod_spec(spec: &Value, path: &str, opts: PodOptions) -> Errs {
     let (volumes, volume_errs) = validate_volumes(list(spec, "volumes"), &child(path, "volumes"), opts);
     errs.extend(volume_errs);
     let restart_policy = text(spec, "restartPolicy");
-    errs.extend(containers(spec, &volumes, grace, path, opts, restart_policy));
-    errs.extend(init_containers(spec, &volumes, grace, path, opts, restart_policy));
+    errs.extend(containers(spec, &volumes, grace, path, restart_policy));
+    errs.extend(init_containers(spec, &volumes, grace, path, restart_policy));
+    errs.extend(pod_level_resources(spec, &child(path, "resources")));
     errs.extend(host_network_deps(spec, path, opts));
     errs.extend(supported_if_set(
         spec.get("restartPolicy"),
@@ -119,6 +120,7 @@ pub fn pod_spec(spec: &Value, path: &str, opts: PodOptions) -> Errs {
     }
     errs.extend(scheduling_gates(list(spec, "schedulingGates"), &child(path, "schedulingGates")));
     errs.extend(topology_spread(list(spec, "topologySpreadConstraints"), &child(path, "topologySpreadConstraints")));
+    errs.extend(host_users(spec, path));
     errs.extend(names_and_scalars(spec, path));
     errs.extend(tolerations(list(spec, "tolerations"), &child(path, "tolerations")));
     for (i, alias) in list(spec, "hostAliases").iter().enumerate() {
@@ -132,8 +134,7 @@ pub fn pod_spec(spec: &Value, path: &str, opts: PodOptions) -> Errs {
             errs.extend(dns1123_subdomain(&field, host.as_str().unwrap_or("")));
         }
     }
-    errs.extend(host_users(spec, path));
-    errs.extend(pod_level_resources(spec, &child(path, "resources")));
+    errs.extend(class_names(spec, path));
     errs.extend(preemption_and_os(spec, path));
     errs
 }
@@ -198,7 +199,7 @@ fn supported_if_set(value: Option<&Value>, field: &str, supported: &[&str]) -> E
 }
 
 /// serviceAccountName, nodeName, activeDeadlineSeconds, hostname,
-/// subdomain, priorityClassName, runtimeClassName.
+/// subdomain.
 fn names_and_scalars(spec: &Value, path: &str) -> Errs {
     let mut errs = Errs::new();
     let service_account = text(spec, "serviceAccountName");
@@ -221,6 +222,12 @@ fn names_and_scalars(spec: &Value, path: &str) -> Errs {
             errs.extend(dns1123_label(&child(path, field), value));
         }
     }
+    errs
+}
+
+/// priorityClassName and runtimeClassName.
+fn class_names(spec: &Value, path: &str) -> Errs {
+    let mut errs = Errs::new();
     let priority_class = text(spec, "priorityClassName");
     if !priority_class.is_empty() {
         errs.extend(dns1123_subdomain(&child(path, "priorityClassName"), priority_class));
@@ -605,7 +612,6 @@ fn containers(
     volumes: &HashMap<String, &'static str>,
     grace: Option<i64>,
     path: &str,
-    opts: PodOptions,
     restart_policy: &str,
 ) -> Errs {
     let path = child(path, "containers");
@@ -617,7 +623,7 @@ fn containers(
     let mut names: HashSet<&str> = HashSet::new();
     for (i, container) in items.iter().enumerate() {
         let container_path = index(&path, i);
-        errs.extend(container_common(container, volumes, &container_path, opts, restart_policy));
+        errs.extend(container_common(container, volumes, &container_path, restart_policy));
         let name = text(container, "name");
         if !names.insert(name) {
             errs.push(FieldError::duplicate(&child(&container_path, "name"), name));
@@ -640,7 +646,6 @@ fn init_containers(
     volumes: &HashMap<String, &'static str>,
     grace: Option<i64>,
     path: &str,
-    opts: PodOptions,
     restart_policy: &str,
 ) -> Errs {
     let path = child(path, "initContainers");
@@ -648,7 +653,7 @@ fn init_containers(
     let mut names: HashSet<&str> = list(spec, "containers").iter().map(|c| text(c, "name")).collect();
     for (i, container) in list(spec, "initContainers").iter().enumerate() {
         let container_path = index(&path, i);
-        errs.extend(container_common(container, volumes, &container_path, opts, restart_policy));
+        errs.extend(container_common(container, volumes, &container_path, restart_policy));
         let mut restart_always = false;
         if let Some(policy) = container.get("restartPolicy").and_then(Value::as_str) {
             if policy != "Always" {
@@ -808,7 +813,6 @@ fn container_common(
     container: &Value,
     volumes: &HashMap<String, &'static str>,
     path: &str,
-    opts: PodOptions,
     restart_policy: &str,
 ) -> Errs {
     let mut errs = Errs::new();
@@ -837,9 +841,6 @@ fn container_common(
     errs.extend(resource_requirements(container.get("resources"), &child(path, "resources")));
     errs.extend(resize_policy(list(container, "resizePolicy"), &child(path, "resizePolicy"), restart_policy));
     errs.extend(container_security_context(container.get("securityContext"), &child(path, "securityContext")));
-    if opts.resource_is_pod && image.len() != image.trim().len() {
-        errs.push(FieldError::invalid(&child(path, "image"), image, "must not have leading or trailing whitespace"));
-    }
     errs
 }
 

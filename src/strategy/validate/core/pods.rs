@@ -38,6 +38,16 @@ fn metadata_and_spec(pod: &Map<String, Value>, spec: &Value) -> Errs {
     let metadata = pod.get("metadata").cloned().unwrap_or(Value::Null);
     let mut errs = pod_specific_annotations(&metadata, spec, "metadata.annotations");
     errs.extend(pod_spec(spec, "spec", PodOptions { resource_is_pod: true }));
+    // validateContainersOnlyForPod, after the spec.
+    for field in ["containers", "initContainers"] {
+        for (i, container) in list(spec, field).iter().enumerate() {
+            let image = text(container, "image");
+            if image.len() != image.trim().len() {
+                let path = child(&index(&child("spec", field), i), "image");
+                errs.push(FieldError::invalid(&path, image, "must not have leading or trailing whitespace"));
+            }
+        }
+    }
     errs
 }
 

@@ -1084,11 +1084,12 @@ fn random_shapes_never_panic() {
             set(&mut v, paths[pick(paths.len(), next())], leaves[pick(leaves.len(), next())].clone());
             set(&mut old, paths[pick(paths.len(), next())], leaves[pick(leaves.len(), next())].clone());
         }
-        let kind = kinds[pick(kinds.len(), next())];
         let (o, p) = (object(v.clone()), object(old));
-        let _ = create(kind, &o);
-        let _ = update(kind, &o, &p, None);
-        let _ = update(kind, &o, &p, Some("status"));
+        for kind in kinds {
+            let _ = create(kind, &o);
+            let _ = update(kind, &o, &p, None);
+            let _ = update(kind, &o, &p, Some("status"));
+        }
         if round % 10 == 0 {
             let _ = pod_template_spec(&v, "spec.template");
         }
