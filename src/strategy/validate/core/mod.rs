@@ -31,6 +31,12 @@ use serde_json::Value;
 
 /// kube's `Validate` of a new core object of `kind`.
 pub fn create(kind: &str, object: &Object) -> Vec<FieldError> {
+    let mut errs = finalizers(object);
+    errs.extend(create_kind(kind, object));
+    errs
+}
+
+fn create_kind(kind: &str, object: &Object) -> Vec<FieldError> {
     match kind {
         "Pod" => pods::create(object),
         "PodTemplate" => pods::pod_template(object),
@@ -50,9 +56,16 @@ pub fn create(kind: &str, object: &Object) -> Vec<FieldError> {
 /// kube's `ValidateUpdate` (or the status strategy's `ValidateUpdate` when
 /// `subresource` is `status`) of `object` replacing `old`.
 pub fn update(kind: &str, object: &Object, old: &Object, subresource: Option<&str>) -> Vec<FieldError> {
+    let mut errs = finalizers(object);
     if subresource == Some("status") {
-        return status_update(kind, object, old);
+        errs.extend(status_update(kind, object, old));
+    } else {
+        errs.extend(update_kind(kind, object, old));
     }
+    errs
+}
+
+fn update_kind(kind: &str, object: &Object, old: &Object) -> Vec<FieldError> {
     match kind {
         "Pod" => pods::update(object, old),
         "PodTemplate" => pods::pod_template(object),
@@ -78,6 +91,44 @@ fn status_update(kind: &str, object: &Object, old: &Object) -> Vec<FieldError> {
         "Node" => cluster::node_update(object, old),
         _ => Vec::new(),
     }
+}
+
+/// The finalizer rules of kube's `ValidateObjectMeta` (apimachinery's
+/// `ValidateFinalizers`, then core's `validateKubeFinalizerName`), which the
+/// API layer's metadata checks leave out: qualified names, not both
+/// `orphan` and `foregroundDeletion`, and a name without a domain must be a
+/// standard one. Every built-in kind's strategy runs them in kube.
+pub fn finalizers(object: &Object) -> Vec<FieldError> {
+    let names: Vec<&Value> = object
+        .get("metadata")
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let mut errs = Vec::new();
+    for name in &names {
+        errs.extend(util::qualified_name("metadata.finalizers", name.as_str().unwrap_or("")));
+    }
+    let has = |f: &str| names.iter().any(|n| n.as_str() == Some(f));
+    if has("orphan") && has("foregroundDeletion") {
+        let all: Vec<Value> = names.iter().map(|v| (*v).clone()).collect();
+        errs.push(FieldError::invalid_bare(
+            "metadata.finalizers",
+            &util::go_string_slice(&all),
+            "finalizer orphan and foregroundDeletion cannot be both set",
+        ));
+    }
+    for (i, name) in names.iter().enumerate() {
+        let name = name.as_str().unwrap_or("");
+        if !name.contains('/') && !["kubernetes", "orphan", "foregroundDeletion"].contains(&name) {
+            errs.push(FieldError::invalid(
+                &format!("metadata.finalizers[{i}]"),
+                name,
+                "name is neither a standard finalizer name nor is it fully qualified",
+            ));
+        }
+    }
+    errs
 }
 
 /// kube's `ValidatePodTemplateSpec` of `template` at `path`

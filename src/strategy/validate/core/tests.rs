@@ -906,6 +906,27 @@ fn namespace_node_event_endpoints_rules() {
     );
 }
 
+#[test]
+fn finalizer_rules() {
+    let cm = json!({"metadata": {"name": "c", "finalizers": ["example.com/keep", "kubernetes", "foo"]}});
+    expect(
+        "non-standard finalizer",
+        create("ConfigMap", &object(cm.clone())),
+        &[(INV, "metadata.finalizers[2]: Invalid value: \"foo\": name is neither a standard finalizer name nor is it fully qualified")],
+    );
+    expect(
+        "on update too",
+        update("ConfigMap", &object(cm.clone()), &object(cm), None),
+        &[(INV, "metadata.finalizers[2]: Invalid value: \"foo\": name is neither a standard finalizer name nor is it fully qualified")],
+    );
+    let both = json!({"metadata": {"name": "c", "finalizers": ["orphan", "foregroundDeletion"]}});
+    expect(
+        "orphan and foreground",
+        create("Secret", &object(both)),
+        &[(INV, "metadata.finalizers: Invalid value: []string{\"orphan\", \"foregroundDeletion\"}: finalizer orphan and foregroundDeletion cannot be both set")],
+    );
+}
+
 /// Every core object kube-apiserver v1.36 accepted and stored in the
 /// reference fixtures is valid here too, on create and as an unchanged
 /// update; so is every pod template of the workloads.
