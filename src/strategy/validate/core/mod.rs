@@ -89,6 +89,7 @@ fn status_update(kind: &str, object: &Object, old: &Object) -> Vec<FieldError> {
         "Service" => service::status_update(object),
         "Namespace" => cluster::namespace_status_update(object),
         "Node" => cluster::node_update(object, old),
+        "PersistentVolumeClaim" => storage::claim_status_update(object),
         _ => Vec::new(),
     }
 }

@@ -397,3 +397,26 @@ fn set_or_remove(target: &mut Value, field: &str, value: Option<&Value>) {
         };
     }
 }
+
+/// kube's `ValidatePersistentVolumeClaimStatusUpdate` (the rules a status
+/// writer hits; kube names the spec field with a capital `S`).
+pub fn claim_status_update(object: &Map<String, Value>) -> Errs {
+    let mut errs = Errs::new();
+    if list(spec_of(object), "accessModes").is_empty() {
+        errs.push(FieldError::required("Spec.accessModes", ""));
+    }
+    let status = object.get("status").cloned().unwrap_or(Value::Null);
+    for (name, quantity) in obj(&status, "capacity") {
+        let value = quantity.as_str().and_then(nano_value).unwrap_or(0);
+        if value < 0 {
+            let whole = value.saturating_sub(999_999_999) / 1_000_000_000;
+            let field = key("status.capacity", name);
+            errs.push(invalid_int(
+                &field,
+                i64::try_from(whole).unwrap_or(i64::MIN),
+                "must be a valid resource quantity",
+            ));
+        }
+    }
+    errs
+}

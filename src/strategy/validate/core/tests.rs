@@ -797,6 +797,18 @@ fn claim_rules() {
     set(&mut unbound_grown, "/spec/resources/requests/storage", json!("2Gi"));
     let errs = update("PersistentVolumeClaim", &object(unbound_grown), &object(old.clone()), None);
     assert_eq!(errs.len(), 1, "{errs:?}");
+    // ValidatePersistentVolumeClaimStatusUpdate.
+    let mut no_modes = claim();
+    set(&mut no_modes, "/spec/accessModes", json!([]));
+    set(&mut no_modes, "/status", json!({"phase": "Bound", "capacity": {"storage": "-1Gi"}}));
+    expect(
+        "claim status",
+        update("PersistentVolumeClaim", &object(no_modes), &object(claim()), Some("status")),
+        &[
+            (REQ, "Spec.accessModes: Required value"),
+            (INV, "status.capacity[storage]: Invalid value: -1073741824: must be a valid resource quantity"),
+        ],
+    );
     let mut named = claim();
     set(&mut named, "/spec/volumeName", json!("pv-1"));
     expect("volumeName set once", update("PersistentVolumeClaim", &object(named), &object(old), None), &[]);
