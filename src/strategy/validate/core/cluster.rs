@@ -71,7 +71,7 @@ pub fn node(object: &Map<String, Value>) -> Errs {
     let spec = part(object, "spec");
     let mut errs = node_taints(list(spec, "taints"));
     errs.extend(node_resources(object));
-    let cidrs = list(spec, "podCIDRs");
+    let cidrs = &pod_cidrs(spec);
     for (i, cidr) in cidrs.iter().enumerate() {
         let cidr = cidr.as_str().unwrap_or("");
         if !is_valid_cidr(cidr) {
@@ -102,6 +102,18 @@ pub fn node(object: &Map<String, Value>) -> Errs {
         }
     }
     errs
+}
+
+/// The pod CIDRs as kube's v1 conversion reads them: `podCIDRs`, or
+/// `[podCIDR]` when only the singular field is set.
+fn pod_cidrs(spec: &Value) -> Vec<Value> {
+    let cidrs = list(spec, "podCIDRs");
+    let single = text(spec, "podCIDR");
+    if cidrs.is_empty() && !single.is_empty() {
+        vec![Value::String(single.to_string())]
+    } else {
+        cidrs.to_vec()
+    }
 }
 
 /// kube's `validateNodeTaints` (kube reports them under `metadata.taints`).
@@ -177,14 +189,14 @@ pub fn node_update(object: &Map<String, Value>, old: &Map<String, Value>) -> Err
         }
         addresses.push(address);
     }
-    let old_cidrs = list(old_spec, "podCIDRs");
-    let cidrs = list(spec, "podCIDRs");
+    let old_cidrs = pod_cidrs(old_spec);
+    let cidrs = pod_cidrs(spec);
     let cidr_msg = "node updates may not change podCIDR except from \"\" to valid";
     if !old_cidrs.is_empty() {
         if old_cidrs.len() != cidrs.len() {
             errs.push(FieldError::forbidden("spec.podCIDRs", cidr_msg));
         } else {
-            for _ in old_cidrs.iter().zip(cidrs).filter(|(a, b)| a != b) {
+            for _ in old_cidrs.iter().zip(&cidrs).filter(|(a, b)| a != b) {
                 errs.push(FieldError::forbidden("spec.podCIDRs", cidr_msg));
             }
         }

@@ -202,7 +202,11 @@ fn supported_if_set(value: Option<&Value>, field: &str, supported: &[&str]) -> E
 /// subdomain.
 fn names_and_scalars(spec: &Value, path: &str) -> Errs {
     let mut errs = Errs::new();
-    let service_account = text(spec, "serviceAccountName");
+    // v1's deprecated serviceAccount stands in for an empty serviceAccountName.
+    let service_account = match text(spec, "serviceAccountName") {
+        "" => text(spec, "serviceAccount"),
+        name => name,
+    };
     if !service_account.is_empty() {
         errs.extend(dns1123_subdomain(&child(path, "serviceAccountName"), service_account));
     }

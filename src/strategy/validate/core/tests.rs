@@ -884,6 +884,12 @@ fn namespace_node_event_endpoints_rules() {
             (INV, "spec.podCIDRs[0]: Invalid value: \"bad\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"),
         ],
     );
+    let singular = json!({"metadata": {"name": "n"}, "spec": {"podCIDR": "10.0.0.0/33"}});
+    expect(
+        "node podCIDR read as podCIDRs",
+        create("Node", &object(singular)),
+        &[(INV, "spec.podCIDRs[0]: Invalid value: \"10.0.0.0/33\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)")],
+    );
     let mut moved = node.clone();
     set(&mut moved, "/spec/podCIDRs", json!(["10.245.0.0/24"]));
     expect(
