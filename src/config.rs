@@ -230,6 +230,20 @@ pub struct Config {
     /// fence) at once; past it the next etcd read waits, so more requests
     /// share each batch. Each holds its requests' reply handles.
     pub etcd_consistent_read_batches_max: usize,
+
+    /// Where Service cluster IPs and node ports come from
+    /// (`--service-cluster-ip-range`, default 10.0.0.0/24, and
+    /// `--service-node-port-range`, default 30000-32767: kube-apiserver's
+    /// flags and defaults). Each allocated value is one claim key in the log.
+    pub service_ranges: crate::strategy::allocate::Ranges,
+    /// How old a claim (an IPAddress or a node port) whose Service does not
+    /// hold it must be before another Service may take it over. Such a claim
+    /// is what a crash (or a lost connection to etcd) between a claim and the
+    /// Service's write leaves behind; younger ones may still belong to a write
+    /// in flight on this or another instance, so the bound must exceed the
+    /// longest write (a few `etcd_request_timeout`s). Costs nothing until a
+    /// requested value is found taken or a range is full.
+    pub allocation_claim_grace: Duration,
 }
 
 /// PEM files for TLS to etcd: the CA that signed etcd's serving certificate
@@ -299,6 +313,8 @@ impl Config {
             etcd_tls: EtcdTls::default(),
             etcd_fence_after: Duration::from_millis(20),
             etcd_consistent_read_batches_max: 64,
+            service_ranges: crate::strategy::allocate::Ranges::default(),
+            allocation_claim_grace: Duration::from_secs(60),
         }
     }
 }

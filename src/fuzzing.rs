@@ -89,6 +89,11 @@ pub const TARGETS: &[Target] = &[
         run: custom_resource,
         parses: "types::crd (definitions, status, served resources), types::crd_schema (pruning, validation)",
     },
+    Target {
+        name: "typed_layer",
+        run: typed_layer,
+        parses: "strategy::{decode_and_default, create, update, finish} (decode, defaults, rules, validation, order)",
+    },
 ];
 
 fn text(data: &[u8]) -> String {
@@ -1096,4 +1101,74 @@ pub fn fieldmanager(data: &[u8]) {
             assert_eq!(again, applied, "applying the same configuration twice changed the object");
         }
     }
+}
+
+// --- The typed layer ----------------------------------------------------------------
+
+/// The built-in resources the typed layer handles, in registry order.
+fn typed_resources() -> Vec<&'static crate::types::registry::ResourceInfo> {
+    registry().iter().filter(|info| crate::strategy::handles(info)).collect()
+}
+
+/// Runs a body through the typed layer as a create would: byte 0 picks the
+/// built-in resource unless the body's `apiVersion` and `kind` name one, the
+/// rest is a JSON body. Returns the resource and the
+/// object that would be stored when the layer accepts it, `None` when the
+/// body is not a JSON object or the layer refuses it. Never panics.
+pub fn typed_layer_accepted(data: &[u8]) -> Option<(&'static crate::types::registry::ResourceInfo, Value)> {
+    let (selector, body) = match data {
+        [a, rest @ ..] => (*a as usize, rest),
+        [] => return None,
+    };
+    let resources = typed_resources();
+    let mut object = object::decode_body(Some("application/json"), body, "").ok()?;
+    // The body's own kind when it names one the layer handles (so seeds stay
+    // meaningful whatever the registry's order), else byte 0's pick.
+    let named = object.get("kind").and_then(Value::as_str).and_then(|kind| {
+        let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        resources.iter().copied().find(|info| info.kind == kind && info.api_version() == api_version)
+    });
+    let info = match named {
+        Some(info) => info,
+        None => *resources.get(selector % resources.len().max(1))?,
+    };
+    object::check_type_meta(&mut object, info).ok()?;
+    crate::strategy::decode_and_default(info, &mut object).ok()?;
+    {
+        let meta = object::metadata_mut(&mut object);
+        if meta.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+            meta.insert("name".into(), json!("fuzzed"));
+        }
+        meta.insert("uid".into(), json!("00000000-0000-4000-8000-000000000000"));
+        meta.insert("creationTimestamp".into(), json!("2026-01-01T00:00:00Z"));
+        if info.namespaced {
+            meta.insert("namespace".into(), json!("default"));
+        }
+    }
+    let context = crate::strategy::Context { now: "2026-01-01T00:00:00Z", subresource: None };
+    crate::strategy::create(info, &mut object, &context).ok()?;
+    crate::strategy::finish(info, &mut object);
+    Some((info, Value::Object(object)))
+}
+
+/// The typed layer: never panics on any body; what it accepts, it accepts
+/// again unchanged (decoding, defaulting and ordering are idempotent, so an
+/// update that sends back what was read changes nothing), and an update
+/// of the accepted object by itself is accepted.
+pub fn typed_layer(data: &[u8]) {
+    let Some((info, accepted)) = typed_layer_accepted(data) else { return };
+    let Value::Object(stored) = accepted else { panic!("the typed layer stored a non-object") };
+    let mut again = stored.clone();
+    let decoded = crate::strategy::decode_and_default(info, &mut again);
+    assert!(decoded.is_ok(), "an accepted {} does not decode again: {decoded:?}\n{stored:?}", info.kind);
+    let context = crate::strategy::Context { now: "2026-01-01T00:00:01Z", subresource: None };
+    let updated = crate::strategy::update(info, &mut again, &stored, &context);
+    assert!(updated.is_ok(), "an accepted {} cannot be written back: {updated:?}\n{stored:?}", info.kind);
+    crate::strategy::finish(info, &mut again);
+    assert_eq!(
+        serde_json::to_string(&again).ok(),
+        serde_json::to_string(&stored).ok(),
+        "the typed layer is not idempotent for {}",
+        info.kind
+    );
 }

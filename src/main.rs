@@ -5,6 +5,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use shardline::config::{Config, TlsConfig};
+use shardline::strategy::allocate;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -136,6 +137,13 @@ struct ServeArgs {
     /// PEM private key of --etcd-certfile.
     #[arg(long)]
     etcd_keyfile: Option<std::path::PathBuf>,
+    /// CIDR Service cluster IPs are allocated from, as kube-apiserver's flag.
+    #[arg(long, default_value = allocate::DEFAULT_SERVICE_CLUSTER_IP_RANGE)]
+    service_cluster_ip_range: allocate::ServiceIpRange,
+    /// Ports NodePort and LoadBalancer Services' node ports are allocated
+    /// from (`30000-32767` or `30000+2767`), as kube-apiserver's flag.
+    #[arg(long, default_value = allocate::DEFAULT_SERVICE_NODE_PORT_RANGE)]
+    service_node_port_range: allocate::NodePortRange,
 }
 
 /// `--feature-gates`: the gates Shardline knows; returns
@@ -222,6 +230,8 @@ fn config_from(args: ServeArgs) -> Config {
     if let Some(v) = args.http2_max_streams_per_connection.filter(|&v| v > 0) {
         config.http2_max_concurrent_streams = v;
     }
+    config.service_ranges =
+        allocate::Ranges { cluster_ip: args.service_cluster_ip_range, node_port: args.service_node_port_range };
     if args.log == "etcd" {
         config.log = shardline::config::LogKind::Etcd { endpoints: args.etcd_endpoints, key_prefix: args.etcd_prefix };
     }

@@ -10,6 +10,9 @@
 //! target cannot be added on one side only.
 
 use shardline::fuzzing::{Target, TARGETS};
+
+#[path = "../fuzz/typed_clients.rs"]
+mod typed_clients;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -189,8 +192,11 @@ fn mutate(rng: &mut Rng, pool: &[Vec<u8>]) -> Vec<u8> {
     input
 }
 
-fn run_one(target: &Target, case: &str, input: &[u8]) {
-    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| (target.run)(input))) {
+fn run_one(target: &Target, case: &str, input: &[u8], extra: &dyn Fn(&[u8])) {
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| {
+        (target.run)(input);
+        extra(input);
+    })) {
         eprintln!(
             "fuzz_smoke: target {} failed on {case} (seed {SEED:#x}); input {:?}\n  replay: write these bytes to a file and run `cargo fuzz run {} FILE` in fuzz/",
             target.name,
@@ -202,15 +208,20 @@ fn run_one(target: &Target, case: &str, input: &[u8]) {
 }
 
 fn smoke(name: &str) {
+    smoke_with(name, &|_| {});
+}
+
+/// `smoke`, with one more check of each input after the target's own.
+fn smoke_with(name: &str, extra: &dyn Fn(&[u8])) {
     let target = TARGETS.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no target {name}"));
     let seeds = corpus(target);
     assert!(seeds.len() >= 3, "{name}: the seed corpus has only {} inputs", seeds.len());
     for (i, input) in seeds.iter().enumerate() {
-        run_one(target, &format!("corpus file #{i}"), input);
+        run_one(target, &format!("corpus file #{i}"), input, extra);
     }
     let hostile = hostile();
     for (i, input) in hostile.iter().enumerate() {
-        run_one(target, &format!("hostile input #{i}"), input);
+        run_one(target, &format!("hostile input #{i}"), input, extra);
     }
     let pool: Vec<Vec<u8>> =
         seeds.into_iter().chain(hostile.into_iter().filter(|h| h.len() <= INPUT_BYTES_MAX)).collect();
@@ -220,7 +231,7 @@ fn smoke(name: &str) {
     );
     for case in 0..MUTATED_CASES {
         let input = mutate(&mut rng, &pool);
-        run_one(target, &format!("mutated case #{case}"), &input);
+        run_one(target, &format!("mutated case #{case}"), &input, extra);
     }
 }
 
@@ -299,6 +310,19 @@ fn custom_resource() {
     smoke("custom_resource");
 }
 
+/// The typed layer never panics, is idempotent, and stores only what a typed
+/// client (k8s-openapi's types) decodes.
+#[test]
+fn typed_layer() {
+    smoke_with("typed_layer", &|input| {
+        if let Some((info, object)) = shardline::fuzzing::typed_layer_accepted(input) {
+            if let Err(e) = typed_clients::decode_typed(&info.kind, object.clone()) {
+                panic!("the typed layer accepted a {} a typed client cannot decode: {e}\n{object}", info.kind);
+            }
+        }
+    });
+}
+
 #[test]
 fn fieldmanager() {
     smoke("fieldmanager");
@@ -312,7 +336,9 @@ fn fuzz_crate_matches_targets() {
     let this_file = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_smoke.rs")).unwrap();
     let manifest = std::fs::read_to_string(fuzz_dir().join("Cargo.toml")).unwrap();
     for t in TARGETS {
-        assert!(this_file.contains(&format!("smoke(\"{}\")", t.name)), "{}: no smoke test", t.name);
+        let smoked = this_file.contains(&format!("smoke(\"{}\")", t.name))
+            || this_file.contains(&format!("smoke_with(\"{}\"", t.name));
+        assert!(smoked, "{}: no smoke test", t.name);
         let file = fuzz_dir().join("fuzz_targets").join(format!("{}.rs", t.name));
         let source = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         assert!(

@@ -128,14 +128,14 @@ fn kubectl_get_prints_kube_apiserver_columns() {
     let r = s.post_json(
         "/api/v1/namespaces/default/services",
         &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
-            "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.20", "clusterIPs": ["10.96.0.20"], "selector": {"app": "web"},
+            "spec": {"type": "ClusterIP", "clusterIP": "10.0.0.20", "clusterIPs": ["10.0.0.20"], "selector": {"app": "web"},
                 "ports": [{"name": "http", "port": 80, "protocol": "TCP"}, {"name": "dns", "port": 53, "protocol": "UDP"}]}}),
     );
     assert_eq!(r.status, 201, "{}", r.text());
     let out = s.kubectl_ok(&["get", "svc"]).stdout;
     assert_eq!(header(&out), ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"], "{out}");
     let web = row(&out, "web");
-    assert_eq!(&web[..5], ["web", "ClusterIP", "10.96.0.20", "<none>", "80/TCP,53/UDP"], "{out}");
+    assert_eq!(&web[..5], ["web", "ClusterIP", "10.0.0.20", "<none>", "80/TCP,53/UDP"], "{out}");
     assert!(is_age(web[5]), "{out}");
 
     // kubectl get nodes -o wide.

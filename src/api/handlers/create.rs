@@ -189,6 +189,7 @@ pub async fn create_object_tracked(
         };
         object.insert("status".into(), status);
     }
+    super::allocate::prepare(resolved, &mut object, None);
     crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved))
         .map_err(|r| super::rejection(info, &name, r))?;
     super::custom::prepare(backend, resolved, &mut object, true)?;
@@ -217,21 +218,34 @@ pub async fn create_object_tracked(
             });
         }
     }
+    // Service cluster IPs and node ports: claimed now, reverted if the write fails.
+    let claims = super::allocate::create(backend, head, resolved, &mut object).await?;
     if head.params.dry_run_all {
         return serde_json::to_vec(&object).map(Bytes::from).map_err(|e| ApiError::Internal(e.to_string()));
     }
     let key = resolved.key(&name);
-    let proposal = Proposal {
-        key: key.encode(),
-        precondition: Precondition::Absent,
-        operation: Operation::Put(storage_value(&object)?),
+    let appended = match storage_value(&object) {
+        Ok(value) => backend
+            .append(Proposal {
+                key: key.encode(),
+                precondition: Precondition::Absent,
+                operation: Operation::Put(value),
+            })
+            .await
+            .map_err(|e| match e {
+                AppendError::Conflict { .. } => {
+                    ApiError::AlreadyExists(Target::new(&info.group, &info.resource, &name))
+                }
+                e => append_error(e),
+            }),
+        Err(e) => Err(e),
     };
-    let entry = match backend.append(proposal).await {
+    let entry = match appended {
         Ok(entry) => entry,
-        Err(AppendError::Conflict { .. }) => {
-            return Err(ApiError::AlreadyExists(Target::new(&info.group, &info.resource, &name)))
+        Err(e) => {
+            claims.revert(backend).await;
+            return Err(e);
         }
-        Err(e) => return Err(append_error(e)),
     };
     stored_after(backend, &key, entry.revision, &object).await
 }

@@ -534,7 +534,11 @@ pub async fn delete_object(
             Some(object) => {
                 Ok(Outcome::Kept(super::create::stored_after(backend, &key, entry.revision, &object).await?))
             }
-            None => Ok(Outcome::Removed(current)),
+            None => {
+                // A deleted Service's cluster IPs and node ports are free again.
+                super::allocate::release_all(backend, resolved, &stored).await;
+                Ok(Outcome::Removed(current))
+            }
         };
     }
     Err(modified(resolved))

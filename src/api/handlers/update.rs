@@ -142,6 +142,7 @@ pub async fn replace_current_tracked(
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     let mut updated = merge_server_fields(object, &stored, resolved);
     let now = crate::api::object::timestamp(backend.now());
+    super::allocate::prepare(resolved, &mut updated, Some(&stored));
     crate::strategy::update(&resolved.info, &mut updated, &stored, &super::strategy_context(&now, resolved))
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     super::custom::prepare(backend, resolved, &mut updated, false)?;
@@ -157,10 +158,20 @@ pub async fn replace_current_tracked(
         return Err(crate::api::object::invalid(&resolved.info, &url_name, causes));
     }
     super::check_escalation(backend, head, resolved, &url_name, &updated).await?;
-    let value = storage_value(&updated)?;
-    if value == storage_value(&stored)? {
-        return Ok(Some(current.json.clone()));
-    }
+    // Service cluster IPs and node ports: new ones claimed now (reverted if
+    // the write fails), given-up ones released once it is committed.
+    let claims = super::allocate::update(backend, head, resolved, &stored, &mut updated).await?;
+    let value = match (storage_value(&updated), storage_value(&stored)) {
+        (Ok(value), Ok(old)) if value != old => value,
+        (Ok(_), Ok(_)) => {
+            claims.revert(backend).await;
+            return Ok(Some(current.json.clone()));
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            claims.revert(backend).await;
+            return Err(e);
+        }
+    };
     if head.params.dry_run_all {
         let mut preview = updated.clone();
         metadata_mut(&mut preview).insert("resourceVersion".into(), json!(current.mod_revision.0.to_string()));
@@ -181,9 +192,23 @@ pub async fn replace_current_tracked(
     let operation = if finishing { Operation::Delete } else { Operation::Put(value) };
     let proposal =
         Proposal { key: key.encode(), precondition: Precondition::ModRevision(current.mod_revision), operation };
-    let Some(entry) = append_read_modify_write(backend, proposal, retry, resolved).await? else {
-        return Ok(None);
+    let entry = match append_read_modify_write(backend, proposal, retry, resolved).await {
+        Ok(Some(entry)) => entry,
+        Ok(None) => {
+            claims.revert(backend).await;
+            return Ok(None);
+        }
+        Err(e) => {
+            claims.revert(backend).await;
+            return Err(e);
+        }
     };
+    if finishing {
+        claims.revert(backend).await;
+        super::allocate::release_all(backend, resolved, &stored).await;
+    } else {
+        claims.commit(backend).await;
+    }
     if finishing {
         // The last finalizer is gone: the object was deleted; answer with
         // its final state, as kube-apiserver does.
