@@ -21,8 +21,7 @@ const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"generateName":
 
 const DEPLOYMENT: &str = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"generateName":"web-","labels":{"app":"web"}},"spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"registry.example/web:1.2.3","resources":{"requests":{"cpu":"100m"}}}]}}}}"#;
 
-const CONFIG_MAP: &str =
-    r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"cm-"},"data":{"config.yaml":"a: 1\nb: [x, y]\n"}}"#;
+const CONFIG_MAP: &str = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"cm-"},"data":{"config.yaml":"a: 1\nb: [x, y]\n"}}"#;
 
 fn create(backend: &Rc<MemoryBackend>, path: &str, body: &'static str) {
     let request = http::Request::builder()

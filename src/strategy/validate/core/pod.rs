@@ -1021,7 +1021,11 @@ fn object_field_selector(selector: &Value, allowed: &[&str], path: &str) -> Errs
         return match base {
             "metadata.annotations" => qualified_name(path, &subscript.to_lowercase()),
             "metadata.labels" => qualified_name(path, subscript),
-            _ => vec![FieldError::invalid(path, base, "does not support subscript")],
+            // The v1 conversion refuses other subscripts before validation sees them.
+            _ => {
+                let msg = format!("error converting fieldPath: field label does not support subscript: {field_path}");
+                vec![FieldError::invalid(&child(path, "fieldPath"), field_path, &msg)]
+            }
         };
     }
     if !DOWNWARD_API_FIELDS.contains(&field_path) {

@@ -169,6 +169,13 @@ fn pod_spec_rules() {
             vec![(UNS, "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: \"spec.restartPolicy\": supported values: \"metadata.name\", \"metadata.namespace\", \"metadata.uid\", \"spec.nodeName\", \"spec.serviceAccountName\", \"status.hostIP\", \"status.hostIPs\", \"status.podIP\", \"status.podIPs\"")],
         ),
         (
+            "env fieldRef subscripts",
+            vec![("/spec/containers/0/env", json!([
+                {"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['app']"}}},
+                {"name": "B", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName['x']"}}}]))],
+            vec![(INV, "spec.containers[0].env[1].valueFrom.fieldRef.fieldPath: Invalid value: \"spec.nodeName['x']\": error converting fieldPath: field label does not support subscript: spec.nodeName['x']")],
+        ),
+        (
             "envFrom without source",
             vec![("/spec/containers/0/envFrom", json!([{"prefix": "P_"}]))],
             vec![(INV, "spec.containers[0].envFrom: Invalid value: \"\": must specify one of: `configMapRef` or `secretRef`")],
