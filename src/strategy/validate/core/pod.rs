@@ -142,7 +142,7 @@ pub fn pod_spec(spec: &Value, path: &str, opts: PodOptions) -> Errs {
 /// kube's `validateHostUsers`: a user namespace excludes the host's
 /// network, PID and IPC namespaces (kube's paths, capitals included).
 fn host_users(spec: &Value, path: &str) -> Errs {
-    if spec.pointer("/securityContext/hostUsers").and_then(Value::as_bool) != Some(false) {
+    if spec.get("hostUsers").and_then(Value::as_bool) != Some(false) {
         return Vec::new();
     }
     let msg = "when `pod.Spec.HostUsers` is false";
@@ -261,6 +261,8 @@ fn preemption_and_os(spec: &Value, path: &str) -> Errs {
             errs.push(FieldError::not_supported(&child(path, "os"), name, &["linux", "windows"]));
         } else if name == "linux" {
             errs.extend(linux_only(spec, path));
+        } else {
+            errs.extend(windows_only(spec, path));
         }
     }
     errs
@@ -273,11 +275,81 @@ fn linux_only(spec: &Value, path: &str) -> Errs {
     if spec.pointer("/securityContext/windowsOptions").is_some_and(|v| !v.is_null()) {
         errs.push(FieldError::forbidden(&child(&child(path, "securityContext"), "windowsOptions"), msg));
     }
-    for kind in ["containers", "initContainers", "ephemeralContainers"] {
-        for (i, container) in list(spec, kind).iter().enumerate() {
-            if container.pointer("/securityContext/windowsOptions").is_some_and(|v| !v.is_null()) {
-                let field = child(&child(&index(&child(path, kind), i), "securityContext"), "windowsOptions");
-                errs.push(FieldError::forbidden(&field, msg));
+    for (container_path, container) in all_containers(spec, path) {
+        if container.pointer("/securityContext/windowsOptions").is_some_and(|v| !v.is_null()) {
+            errs.push(FieldError::forbidden(&child(&child(&container_path, "securityContext"), "windowsOptions"), msg));
+        }
+    }
+    errs
+}
+
+/// `podshelper.VisitContainersWithPath`: init containers, containers, then
+/// ephemeral containers, with their paths.
+fn all_containers<'a>(spec: &'a Value, path: &str) -> Vec<(String, &'a Value)> {
+    ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .flat_map(|kind| list(spec, kind).iter().enumerate().map(move |(i, c)| (index(&child(path, kind), i), c)))
+        .collect()
+}
+
+/// kube's `validateWindows`: the Linux-only security settings are refused
+/// in a Windows pod.
+fn windows_only(spec: &Value, path: &str) -> Errs {
+    let msg = "cannot be set for a windows pod";
+    let mut errs = Errs::new();
+    let sc_path = child(path, "securityContext");
+    let sc = spec.get("securityContext").filter(|v| v.is_object());
+    let sc_set = |field: &str| sc.and_then(|sc| sc.get(field)).is_some_and(|v| !v.is_null());
+    // kube's order; hostUsers, hostPID, hostIPC and shareProcessNamespace
+    // live in v1's pod spec (kube's internal security context).
+    for field in ["appArmorProfile", "seLinuxOptions"] {
+        if sc_set(field) {
+            errs.push(FieldError::forbidden(&child(&sc_path, field), msg));
+        }
+    }
+    if has(spec, "hostUsers") {
+        errs.push(FieldError::forbidden(&child(path, "hostUsers"), msg));
+    }
+    for field in ["hostPID", "hostIPC"] {
+        if flag(spec, field) {
+            errs.push(FieldError::forbidden(&child(path, field), msg));
+        }
+    }
+    for field in ["seccompProfile", "fsGroup", "fsGroupChangePolicy"] {
+        if sc_set(field) {
+            errs.push(FieldError::forbidden(&child(&sc_path, field), msg));
+        }
+    }
+    if sc.is_some_and(|sc| !list(sc, "sysctls").is_empty()) {
+        errs.push(FieldError::forbidden(&child(&sc_path, "sysctls"), msg));
+    }
+    if has(spec, "shareProcessNamespace") {
+        errs.push(FieldError::forbidden(&child(path, "shareProcessNamespace"), msg));
+    }
+    for field in ["runAsUser", "runAsGroup", "supplementalGroups", "supplementalGroupsPolicy", "seLinuxChangePolicy"] {
+        if sc_set(field) {
+            errs.push(FieldError::forbidden(&child(&sc_path, field), msg));
+        }
+    }
+    const CONTAINER_FIELDS: &[&str] = &[
+        "appArmorProfile",
+        "seLinuxOptions",
+        "seccompProfile",
+        "capabilities",
+        "readOnlyRootFilesystem",
+        "privileged",
+        "allowPrivilegeEscalation",
+        "procMount",
+        "runAsUser",
+        "runAsGroup",
+    ];
+    for (container_path, container) in all_containers(spec, path) {
+        let Some(sc) = container.get("securityContext").filter(|v| v.is_object()) else {
+            continue;
+        };
+        for field in CONTAINER_FIELDS {
+            if sc.get(*field).is_some_and(|v| !v.is_null()) {
+                errs.push(FieldError::forbidden(&child(&child(&container_path, "securityContext"), field), msg));
             }
         }
     }

@@ -370,7 +370,7 @@ fn pod_spec_rules() {
         // validateHostUsers, validatePodResources, validateLinux.
         (
             "user namespace with host network",
-            vec![("/spec/hostNetwork", json!(true)), ("/spec/securityContext", json!({"hostUsers": false}))],
+            vec![("/spec/hostNetwork", json!(true)), ("/spec/hostUsers", json!(false))],
             vec![(FOR, "spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false")],
         ),
         (
@@ -385,6 +385,20 @@ fn pod_spec_rules() {
             "windows options in a linux pod",
             vec![("/spec/os", json!({"name": "linux"})), ("/spec/containers/0/securityContext", json!({"windowsOptions": {"runAsUserName": "u"}}))],
             vec![(FOR, "spec.containers[0].securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod")],
+        ),
+        (
+            "linux settings in a windows pod",
+            vec![
+                ("/spec/os", json!({"name": "windows"})),
+                ("/spec/hostPID", json!(true)),
+                ("/spec/securityContext", json!({"runAsUser": 1000})),
+                ("/spec/containers/0/securityContext", json!({"privileged": false})),
+            ],
+            vec![
+                (FOR, "spec.hostPID: Forbidden: cannot be set for a windows pod"),
+                (FOR, "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod"),
+                (FOR, "spec.containers[0].securityContext.privileged: Forbidden: cannot be set for a windows pod"),
+            ],
         ),
         (
             "image whitespace",
