@@ -2,7 +2,8 @@
 //! every workload embeds, with kube-apiserver v1.36's rules and words
 //! (`pkg/apis/core/validation/validation.go`, `events.go`).
 //!
-//! One file per family: `pod.rs` (PodSpec and what it holds), `pods.rs`
+//! One file per family: `pod/` (PodSpec and what it holds: volumes,
+//! containers, resources, security contexts, scheduling), `pods.rs`
 //! (Pod create/update/status, templates), `service.rs` (Services,
 //! Endpoints), `config.rs` (ConfigMaps, Secrets), `storage.rs`
 //! (PersistentVolumes, claims), `cluster.rs` (Namespaces, Nodes, Events);
