@@ -250,9 +250,8 @@ pub fn status_update(pod: &Map<String, Value>, old: &Map<String, Value>) -> Errs
             errs.extend(qualified_name(&format!("metadata.conditions[{i}].Type"), kind));
         }
     }
-    if text(spec_of(pod), "nodeName") != text(spec_of(old), "nodeName") {
-        errs.push(FieldError::forbidden("status.nodeName", "may not be changed directly"));
-    }
+    // kube's "status.nodeName: may not be changed directly" is unreachable:
+    // the status strategy copies the old spec before validating.
     let nominated = text(&status, "nominatedNodeName");
     if nominated != text(&old_status, "nominatedNodeName") && !nominated.is_empty() {
         errs.extend(dns1123_subdomain("status.nominatedNodeName", nominated));

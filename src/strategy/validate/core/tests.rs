@@ -497,14 +497,19 @@ fn pod_update_rules() {
         &[(FOR, "metadata.annotations[kubernetes.io/config.mirror]: Forbidden: may not remove or update mirror pod annotation")],
     );
 
-    // ValidatePodStatusUpdate.
+    // ValidatePodStatusUpdate: the spec is the old one's (kube's status
+    // strategy copies it), the status is checked.
     let mut bound = pod();
     set(&mut bound, "/spec/nodeName", json!("node-a"));
-    expect(
-        "status may not move a pod",
-        update("Pod", &object(bound), &object(old), Some("status")),
-        &[(FOR, "status.nodeName: Forbidden: may not be changed directly")],
+    set(
+        &mut bound,
+        "/status",
+        json!({"podIPs": [{"ip": "10.0.0.300"}], "conditions": [{"type": "example.com/Ready ok"}]}),
     );
+    let errs = update("Pod", &object(bound), &object(old), Some("status"));
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert_eq!(errs[1].to_string(), "status.podIPs[0]: Invalid value: \"10.0.0.300\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+    assert_eq!(errs[0].field, "metadata.conditions[0].Type");
 }
 
 #[test]
