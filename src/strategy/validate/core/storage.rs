@@ -343,7 +343,8 @@ pub fn claim_update(object: &Map<String, Value>, old: &Map<String, Value>) -> Er
     if spec.get("storageClassName").is_some() && old_spec.get("storageClassName").is_none() {
         set_or_remove(&mut new_clone, "storageClassName", None);
     }
-    let bound = object.get("status").and_then(|s| s.get("phase")).and_then(Value::as_str) == Some("Bound");
+    // The claim's status is the stored one (kube's PrepareForUpdate keeps it).
+    let bound = old.get("status").and_then(|s| s.get("phase")).and_then(Value::as_str) == Some("Bound");
     if bound {
         if let Some(requests) = new_clone.pointer_mut("/resources/requests").and_then(Value::as_object_mut) {
             match old_spec.pointer("/resources/requests/storage") {
