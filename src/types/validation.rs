@@ -766,6 +766,75 @@ pub fn validate_label_selector(selector: &serde_json::Value, field: &str) -> Vec
     errs
 }
 
+/// Tests of the helpers above (the file's first tests follow).
+#[cfg(test)]
+mod helper_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn constructors_print_as_kube() {
+        let e = FieldError::not_supported("spec.type", "Foo", &["ClusterIP", "NodePort"]);
+        assert_eq!(
+            e.to_string(),
+            "spec.type: Unsupported value: \"Foo\": supported values: \"ClusterIP\", \"NodePort\""
+        );
+        assert_eq!(e.reason.cause_reason(), "FieldValueNotSupported");
+        let e = FieldError::not_found("spec.containers[0].volumeMounts[0].name", "data");
+        assert_eq!(e.body(), "Not found: \"data\"");
+        assert_eq!(e.reason.cause_reason(), "FieldValueNotFound");
+        assert_eq!(FieldError::duplicate("a", "x").to_string(), "a: Duplicate value: \"x\"");
+        assert_eq!(
+            FieldError::too_long("data", 1048576).to_string(),
+            "data: Too long: may not be more than 1048576 bytes"
+        );
+        assert_eq!(FieldError::invalid_bare("p", "80", "m").to_string(), "p: Invalid value: 80: m");
+        assert_eq!(
+            FieldError::with_bare_value("n", FieldErrorType::Duplicate, "30080", "").to_string(),
+            "n: Duplicate value: 30080"
+        );
+    }
+
+    #[test]
+    fn ports_keys_env_names() {
+        assert!(is_valid_port_name("http").is_empty());
+        assert_eq!(is_valid_port_name("8080"), ["must contain at least one letter (a-z)"]);
+        assert_eq!(is_valid_port_name("-a--b-").len(), 2);
+        assert_eq!(is_valid_port_name("abcdefghijklmnop"), ["must be no more than 15 characters"]);
+        assert!(is_valid_port_num(65535).is_empty());
+        assert_eq!(is_valid_port_num(0), ["must be between 1 and 65535, inclusive"]);
+        assert!(is_config_map_key("a.b-c_D").is_empty());
+        assert_eq!(is_config_map_key("..a"), ["must not start with '..'"]);
+        assert_eq!(is_config_map_key("a b").len(), 1);
+        assert!(is_relaxed_env_var_name("1 weird-but:ok").is_empty());
+        assert_eq!(is_relaxed_env_var_name("é").len(), 1);
+    }
+
+    #[test]
+    fn ips_and_cidrs() {
+        assert!(is_valid_ip("10.0.0.1") && is_valid_ip("010.000.000.001") && is_valid_ip("::ffff:1.2.3.4"));
+        assert!(
+            !is_valid_ip("10.0.0.256") && !is_valid_ip("") && !is_valid_ip("fe80::1%eth0") && !is_valid_ip("1.2.3")
+        );
+        assert!(is_valid_cidr("10.244.0.0/16") && is_valid_cidr("2001:db8::/64"));
+        assert!(!is_valid_cidr("10.0.0.0/33") && !is_valid_cidr("10.0.0.0") && !is_valid_cidr("x/8"));
+    }
+
+    #[test]
+    fn label_selectors() {
+        let ok = json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "Exists"}]});
+        assert!(validate_label_selector(&ok, "spec.selector").is_empty());
+        let bad = json!({"matchLabels": {"app": "-web"}, "matchExpressions": [{"key": "t", "operator": "Exists", "values": ["x"]}]});
+        let errs = validate_label_selector(&bad, "spec.selector");
+        assert_eq!(errs.len(), 2);
+        assert_eq!(errs[0].field, "spec.selector.matchLabels");
+        assert_eq!(
+            errs[1].to_string(),
+            "spec.selector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
