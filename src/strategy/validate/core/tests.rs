@@ -67,7 +67,10 @@ fn pod() -> Value {
            "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
 }
 
-fn run_create(kind: &str, base: fn() -> Value, cases: Vec<(&str, Vec<(&str, Value)>, Vec<(&str, &str)>)>) {
+/// One case: a label, the edits (JSON pointer, value), the causes.
+type Case<'a> = (&'a str, Vec<(&'a str, Value)>, Vec<(&'a str, &'a str)>);
+
+fn run_create(kind: &str, base: fn() -> Value, cases: Vec<Case>) {
     expect(&format!("{kind} base"), create(kind, &object(base())), &[]);
     for (label, edits, want) in cases {
         let mut v = base();
