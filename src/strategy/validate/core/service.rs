@@ -125,16 +125,16 @@ fn service_port<'a>(port: &'a Value, require_name: bool, names: &mut HashSet<&'a
     }
     let number = int(port, "port").unwrap_or(0);
     errs.extend(is_valid_port_num(number).iter().map(|m| invalid_int(&child(path, "port"), number, m)));
-    if let Some(protocol) = port.get("protocol").and_then(Value::as_str) {
-        if protocol.is_empty() {
-            errs.push(FieldError::required(&child(path, "protocol"), ""));
-        } else if !PROTOCOLS.contains(&protocol) {
+    // An empty protocol is defaulted to TCP, an absent, 0 or "" targetPort
+    // to the port (SetDefaults_Service).
+    if let Some(protocol) = port.get("protocol").and_then(Value::as_str).filter(|p| !p.is_empty()) {
+        if !PROTOCOLS.contains(&protocol) {
             errs.push(FieldError::not_supported(&child(path, "protocol"), protocol, PROTOCOLS));
         }
     }
-    // An absent targetPort is defaulted to the port.
-    if port.get("targetPort").is_some() {
-        errs.extend(port_num_or_name(port.get("targetPort"), &child(path, "targetPort")));
+    let target = port.get("targetPort").filter(|t| t.as_i64() != Some(0) && t.as_str() != Some(""));
+    if target.is_some() {
+        errs.extend(port_num_or_name(target, &child(path, "targetPort")));
     }
     if let Some(app_protocol) = port.get("appProtocol").and_then(Value::as_str) {
         errs.extend(qualified_name(&child(path, "appProtocol"), app_protocol));
@@ -145,10 +145,10 @@ fn service_port<'a>(port: &'a Value, require_name: bool, names: &mut HashSet<&'a
 /// sessionAffinity and sessionAffinityConfig.
 fn session_affinity(spec: &Value) -> Errs {
     let mut errs = Errs::new();
+    // An empty sessionAffinity is defaulted to None.
     let affinity = spec.get("sessionAffinity").and_then(Value::as_str);
     match affinity {
-        Some("") => errs.push(FieldError::required("spec.sessionAffinity", "")),
-        Some(a) if a != "ClientIP" && a != "None" => {
+        Some(a) if !a.is_empty() && a != "ClientIP" && a != "None" => {
             errs.push(FieldError::not_supported("spec.sessionAffinity", a, &["ClientIP", "None"]))
         }
         _ => {}
@@ -156,21 +156,15 @@ fn session_affinity(spec: &Value) -> Errs {
     let config_path = "spec.sessionAffinityConfig";
     match affinity {
         Some("ClientIP") => {
-            let when = "when session affinity type is ClientIP";
-            let config = spec.get("sessionAffinityConfig").filter(|v| v.is_object());
-            let client_ip = config.and_then(|c| c.get("clientIP")).filter(|v| v.is_object());
-            match (config, client_ip, client_ip.and_then(|c| int(c, "timeoutSeconds"))) {
-                (None, _, _) => errs.push(FieldError::required(config_path, when)),
-                (Some(_), None, _) => errs.push(FieldError::required("spec.sessionAffinityConfig.clientIP", when)),
-                (Some(_), Some(_), None) => {
-                    errs.push(FieldError::required("spec.sessionAffinityConfig.clientIP.timeoutSeconds", when))
-                }
-                (Some(_), Some(_), Some(t)) if t <= 0 || t > 86400 => errs.push(invalid_int(
+            // A missing config or timeout is defaulted to 10800 seconds
+            // (SetDefaults_Service), so only the range is checked.
+            let timeout = spec.pointer("/sessionAffinityConfig/clientIP/timeoutSeconds").and_then(Value::as_i64);
+            if let Some(t) = timeout.filter(|t| *t <= 0 || *t > 86400) {
+                errs.push(invalid_int(
                     "spec.sessionAffinityConfig.clientIP.timeoutSeconds",
                     t,
                     "must be greater than 0 and less than 86400",
-                )),
-                _ => {}
+                ));
             }
         }
         Some("None") if has(spec, "sessionAffinityConfig") => {
@@ -624,7 +618,7 @@ fn endpoint_port(port: &Value, require_name: bool, path: &str) -> Errs {
     }
     let number = int(port, "port").unwrap_or(0);
     errs.extend(is_valid_port_num(number).iter().map(|m| invalid_int(&child(path, "port"), number, m)));
-    if let Some(protocol) = port.get("protocol").and_then(Value::as_str) {
+    if let Some(protocol) = port.get("protocol").and_then(Value::as_str).filter(|p| !p.is_empty()) {
         if !PROTOCOLS.contains(&protocol) {
             errs.push(FieldError::not_supported(&child(path, "protocol"), protocol, PROTOCOLS));
         }

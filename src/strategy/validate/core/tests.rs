@@ -568,9 +568,10 @@ fn service_rules() {
         ),
         (
             "targetPort",
-            vec![("/spec/ports/0/targetPort", json!(0))],
-            vec![(INV, "spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive")],
+            vec![("/spec/ports/0/targetPort", json!(70000))],
+            vec![(INV, "spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive")],
         ),
+        ("targetPort 0 is defaulted to the port", vec![("/spec/ports/0/targetPort", json!(0)), ("/spec/ports/0/protocol", json!(""))], vec![]),
         (
             "type",
             vec![("/spec/type", json!("Internal"))],
@@ -592,6 +593,16 @@ fn service_rules() {
             "sessionAffinity",
             vec![("/spec/sessionAffinity", json!("Sticky"))],
             vec![(UNS, "spec.sessionAffinity: Unsupported value: \"Sticky\": supported values: \"ClientIP\", \"None\"")],
+        ),
+        (
+            "ClientIP affinity timeout",
+            vec![("/spec/sessionAffinity", json!("ClientIP")), ("/spec/sessionAffinityConfig", json!({"clientIP": {"timeoutSeconds": 0}}))],
+            vec![(INV, "spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: 0: must be greater than 0 and less than 86400")],
+        ),
+        (
+            "sessionAffinityConfig with None",
+            vec![("/spec/sessionAffinityConfig", json!({"clientIP": {"timeoutSeconds": 10}}))],
+            vec![(FOR, "spec.sessionAffinityConfig: Forbidden: must not be set when session affinity is None")],
         ),
         (
             "selector",

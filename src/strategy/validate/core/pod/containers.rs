@@ -106,7 +106,8 @@ pub(super) fn lifecycle_and_probes(container: &Value, grace: Option<i64>, path: 
                     "must not be set for readinessProbes",
                 ));
             }
-        } else if let Some(threshold) = int(probe, "successThreshold").filter(|t| *t != 1) {
+        } else if let Some(threshold) = int(probe, "successThreshold").filter(|t| *t != 1 && *t != 0) {
+            // 0 is defaulted to 1 (SetDefaults_Probe).
             errs.push(invalid_int(&child(&probe_path, "successThreshold"), threshold, "must be 1"));
         }
     }
@@ -159,10 +160,8 @@ pub(super) fn validate_handler(handler: &Value, grace: Option<i64>, path: &str, 
 }
 
 pub(super) fn http_get(action: &Value, path: &str) -> Errs {
+    // An empty path is defaulted to "/" (SetDefaults_HTTPGetAction).
     let mut errs = Errs::new();
-    if action.get("path").is_some_and(|p| p.as_str() == Some("")) {
-        errs.push(FieldError::required(&child(path, "path"), ""));
-    }
     errs.extend(port_num_or_name(action.get("port"), &child(path, "port")));
     errs.extend(supported_if_set(action.get("scheme"), &child(path, "scheme"), &["HTTP", "HTTPS"]));
     for header in list(action, "httpHeaders") {
@@ -404,9 +403,7 @@ pub(super) const DOWNWARD_API_FIELDS: &[&str] = &[
 
 /// kube's `validateObjectFieldSelector`.
 pub(super) fn object_field_selector(selector: &Value, allowed: &[&str], path: &str) -> Errs {
-    if selector.get("apiVersion").is_some_and(|v| v.as_str() == Some("")) {
-        return vec![FieldError::required(&child(path, "apiVersion"), "")];
-    }
+    // An empty apiVersion is defaulted to v1 (SetDefaults_ObjectFieldSelector).
     let field_path = text(selector, "fieldPath");
     if field_path.is_empty() {
         return vec![FieldError::required(&child(path, "fieldPath"), "")];
