@@ -154,6 +154,11 @@ fn pod_spec_rules() {
             vec![("/spec/hostNetwork", json!(true)), ("/spec/containers/0/ports", json!([{"containerPort": 80, "hostPort": 81}]))],
             vec![(INV, "spec.containers[0].ports[0].hostPort: Invalid value: 81: must match `containerPort` when `hostNetwork` is true")],
         ),
+        (
+            "hostNetwork with hostPort 0 (defaulted)",
+            vec![("/spec/hostNetwork", json!(true)), ("/spec/containers/0/ports", json!([{"containerPort": 80, "hostPort": 0}]))],
+            vec![],
+        ),
         // ValidateEnv, validateEnvVarValueFrom, ValidateEnvFrom.
         (
             "env name with =",

@@ -304,8 +304,9 @@ pub(super) fn host_network_deps(spec: &Value, path: &str, opts: PodOptions) -> E
     for (i, container) in list(spec, "containers").iter().enumerate() {
         for (j, port) in list(container, "ports").iter().enumerate() {
             let container_port = int(port, "containerPort").unwrap_or(0);
-            // An absent hostPort is defaulted to containerPort in a Pod.
-            let Some(host_port) = int(port, "hostPort") else {
+            // An absent or 0 hostPort is defaulted to containerPort when
+            // hostNetwork is set (SetDefaults_PodSpec).
+            let Some(host_port) = int(port, "hostPort").filter(|h| *h != 0) else {
                 continue;
             };
             if (opts.resource_is_pod || host_port != 0) && host_port != container_port {
