@@ -7,9 +7,15 @@
 //!
 //! Run: `cargo bench --bench write_path`. Measurements, never pass/fail tests;
 //! the bench asserts every create answered 201, so it cannot time refusals.
+//!
+//! Instruction counts, for a noisy machine: with `WRITE_PATH_CREATES=N` the
+//! binary skips criterion and makes N creates of KIND (`WRITE_PATH_KIND`:
+//! pod, deployment or configmap), so `valgrind --tool=callgrind` over two
+//! values of N gives the instructions per create as the difference divided
+//! by the difference of N (start-up cancels out).
 
 use bytes::Bytes;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use futures_lite::future::block_on;
 use http_body_util::Full;
 use shardline::api::testing::MemoryBackend;
@@ -37,17 +43,36 @@ fn create(backend: &Rc<MemoryBackend>, path: &str, body: &'static str) {
 fn bench_creates(c: &mut Criterion) {
     let mut group = c.benchmark_group("write_path");
     group.throughput(Throughput::Elements(1));
-    for (name, path, body) in [
-        ("create_pod", "/api/v1/namespaces/default/pods", POD),
-        ("create_deployment", "/apis/apps/v1/namespaces/default/deployments", DEPLOYMENT),
-        ("create_configmap", "/api/v1/namespaces/default/configmaps", CONFIG_MAP),
-    ] {
+    for (name, path, body) in CASES {
+        let name = format!("create_{name}");
         let config = Config::with_defaults("127.0.0.1:0".parse().expect("addr"), "/nonexistent".into(), 1);
         let backend = Rc::new(MemoryBackend::new(config, 1));
-        group.bench_function(name, |b| b.iter(|| create(&backend, path, body)));
+        group.bench_function(&name, |b| b.iter(|| create(&backend, path, body)));
     }
     group.finish();
 }
 
+/// The cases: name, collection, body.
+const CASES: [(&str, &str, &str); 3] = [
+    ("pod", "/api/v1/namespaces/default/pods", POD),
+    ("deployment", "/apis/apps/v1/namespaces/default/deployments", DEPLOYMENT),
+    ("configmap", "/api/v1/namespaces/default/configmaps", CONFIG_MAP),
+];
+
 criterion_group!(benches, bench_creates);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(count) = std::env::var("WRITE_PATH_CREATES") {
+        let count: usize = count.parse().expect("WRITE_PATH_CREATES is a number");
+        let kind = std::env::var("WRITE_PATH_KIND").unwrap_or_else(|_| "pod".into());
+        let (_, path, body) = CASES.iter().find(|(name, _, _)| *name == kind).expect("a known WRITE_PATH_KIND");
+        let config = Config::with_defaults("127.0.0.1:0".parse().expect("addr"), "/nonexistent".into(), 1);
+        let backend = Rc::new(MemoryBackend::new(config, 1));
+        for _ in 0..count {
+            create(&backend, path, body);
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

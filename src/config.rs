@@ -158,6 +158,17 @@ pub struct Config {
     pub authentication: crate::auth::authn::AuthenticationConfig,
     /// `--authorization-mode`: AlwaysAllow (the default) or RBAC.
     pub authorization_mode: crate::auth::authz::AuthorizationMode,
+    /// The admission plugins that run (`--enable-admission-plugins`,
+    /// `--disable-admission-plugins`): kube-apiserver's default set except
+    /// ServiceAccount (docs/admission.md).
+    pub admission_plugins: crate::strategy::admission::Plugins,
+    /// Objects one admission read may list (a namespace's LimitRanges or
+    /// ResourceQuotas, the PriorityClasses, the StorageClasses): each is
+    /// decoded on every write that needs it, so this bounds the memory and
+    /// time an admission check may take. Clusters hold a handful of each;
+    /// past the bound the write is refused (503) rather than admitted on a
+    /// partial view.
+    pub admission_list_objects_max: usize,
     /// Read-only requests (get, list, discovery, ...) served at once across
     /// all shards; past it a request gets 429 with Retry-After instead of
     /// queuing without bound. kube-apiserver's `--max-requests-inflight`
@@ -299,6 +310,8 @@ impl Config {
             log_snapshot_check_interval: Duration::from_secs(1),
             authentication: crate::auth::authn::AuthenticationConfig::default(),
             authorization_mode: crate::auth::authz::AuthorizationMode::AlwaysAllow,
+            admission_plugins: crate::strategy::admission::Plugins::default(),
+            admission_list_objects_max: 1000,
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
             watches_per_user_max: 10_000,

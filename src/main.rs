@@ -84,6 +84,13 @@ struct ServeArgs {
     /// AlwaysAllow or RBAC (Roles and bindings stored in Shardline itself).
     #[arg(long, default_value = "AlwaysAllow")]
     authorization_mode: shardline::auth::authz::AuthorizationMode,
+    /// Admission plugins to enable besides the default ones, comma-separated
+    /// (kube-apiserver's names, e.g. ServiceAccount).
+    #[arg(long, default_value = "")]
+    enable_admission_plugins: String,
+    /// Default admission plugins to disable, comma-separated (e.g. PodSecurity,Priority).
+    #[arg(long, default_value = "")]
+    disable_admission_plugins: String,
     /// Read-only requests in flight before 429 (watches are counted apart).
     #[arg(long)]
     max_requests_inflight: Option<usize>,
@@ -265,7 +272,18 @@ fn main() -> ExitCode {
             let feature_gates = args.feature_gates.clone();
             let runtime_config = args.runtime_config.clone();
             let token_file = args.token_auth_file.clone();
+            let admission = shardline::strategy::admission::Plugins::from_flags(
+                &args.enable_admission_plugins,
+                &args.disable_admission_plugins,
+            );
             let mut config = config_from(args);
+            match admission {
+                Ok(plugins) => config.admission_plugins = plugins,
+                Err(e) => {
+                    eprintln!("shardline: --enable-admission-plugins/--disable-admission-plugins: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
             if let Some(path) = token_file {
                 match read_token_file(&path) {
                     Ok(tokens) => config.authentication.tokens = Some(std::sync::Arc::new(tokens)),

@@ -249,6 +249,14 @@ struct Minimal {
     stored: Value,
 }
 
+/// Labels kube puts on a Job from its template (pkg/apis/batch/v1/defaults.go
+/// SetDefaults_Job: a Job without labels takes its template's), after the
+/// generated ones (pkg/registry/batch/job/strategy.go generateSelector).
+fn job_labels() -> Value {
+    json!({"batch.kubernetes.io/controller-uid": "<scrubbed>", "batch.kubernetes.io/job-name": "<name>",
+        "controller-uid": "<scrubbed>", "job-name": "<name>"})
+}
+
 fn minimal_rows() -> Vec<Minimal> {
     let (tpl, tpl_stored) = template(None);
     let (job_tpl, job_tpl_stored) = template(Some("Never"));
@@ -371,9 +379,7 @@ fn minimal_rows() -> Vec<Minimal> {
             stored: json!({"spec": {"parallelism": 1, "completions": 1, "backoffLimit": 6,
                 "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "<scrubbed>"}},
                 "manualSelector": false,
-                "template": {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": "<scrubbed>",
-                    "batch.kubernetes.io/job-name": "<name>", "controller-uid": "<scrubbed>", "job-name": "<name>"}},
-                    "spec": job_tpl_stored["spec"]},
+                "template": {"metadata": {"labels": job_labels()}, "spec": job_tpl_stored["spec"]},
                 "completionMode": "NonIndexed", "suspend": false, "podReplacementPolicy": "TerminatingOrFailed"},
                 "status": {}}),
         },
@@ -424,7 +430,7 @@ fn minimal_bodies_get_kube_defaults() {
     // (pkg/registry/core/namespace/strategy.go PrepareForCreate).
     let mut namespace = created.json();
     scrub(&mut namespace);
-    namespace["metadata"].as_object_mut().expect("metadata").remove("managedFields");
+    namespace["metadata"].as_object_mut().expect("metadata").shift_remove("managedFields");
     let mut found = Vec::new();
     differences(
         "",
@@ -454,9 +460,9 @@ fn minimal_bodies_get_kube_defaults() {
         assert_eq!(answered, got, "{kind}: the create's answer is the stored object");
         scrub(&mut got);
         let meta = got["metadata"].as_object_mut().expect("metadata");
-        meta.remove("managedFields");
-        let generation = meta.remove("generation");
-        meta.remove("annotations");
+        meta.shift_remove("managedFields");
+        let generation = meta.shift_remove("generation");
+        meta.shift_remove("annotations");
         let has_generation = matches!(
             kind.as_str(),
             "Pod" | "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" | "CronJob"
@@ -468,6 +474,10 @@ fn minimal_bodies_get_kube_defaults() {
         let mut want = json!({"kind": kind, "apiVersion": group_version, "metadata": {"name": name,
             "namespace": "fidelity", "uid": "<scrubbed>", "resourceVersion": "<scrubbed>",
             "creationTimestamp": "<scrubbed>"}});
+        if kind == "Job" {
+            let labels = serde_json::to_string(&job_labels()).expect("encode").replace("<name>", &name);
+            want["metadata"]["labels"] = serde_json::from_str(&labels).expect("decode");
+        }
         if let Value::Object(fields) = serde_json::from_str::<Value>(&stored).expect("decode") {
             want.as_object_mut().expect("object").extend(fields);
         }
@@ -611,7 +621,9 @@ fn refused_rows() -> Vec<Refused> {
             code: 422,
             reason: "Invalid",
             message: "",
-            causes: &[("spec.template.spec.restartPolicy", "FieldValueNotSupported")],
+            // pkg/apis/batch/validation/validation.go validateJobSpec: Always (or
+            // empty) is a Required error listing the valid values.
+            causes: &[("spec.template.spec.restartPolicy", "FieldValueRequired")],
         },
     ]
 }

@@ -77,7 +77,8 @@ fn kubectl_patch_label_annotate_scale_and_apply_twice() {
     let containers = d["spec"]["template"]["spec"]["containers"].as_array().unwrap().clone();
     assert_eq!(containers.len(), 2, "{d}");
     assert_eq!(containers[0]["image"], "nginx:1.28");
-    assert_eq!(containers[0]["ports"], json!([{"containerPort": 80}]));
+    // (ports' protocol defaulted to TCP, as kube's SetDefaults_ContainerPort does)
+    assert_eq!(containers[0]["ports"], json!([{"containerPort": 80, "protocol": "TCP"}]));
     assert_eq!(containers[1]["name"], "sidecar");
     assert_eq!(d["metadata"]["generation"], 2, "a spec change bumps generation: {d}");
 
@@ -94,7 +95,12 @@ fn kubectl_patch_label_annotate_scale_and_apply_twice() {
         r#"{"spec":{"template":{"spec":{"containers":[{"name":"only","image":"x:1"}]}}}}"#,
     ]);
     let d = get_deployment(&s);
-    assert_eq!(d["spec"]["template"]["spec"]["containers"], json!([{"name": "only", "image": "x:1"}]));
+    // The replaced list, with kube's container defaults (pkg/apis/core/v1/defaults.go).
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "only", "image": "x:1", "resources": {}, "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}])
+    );
 
     // JSON patch with a passing test.
     s.kubectl_ok(&[

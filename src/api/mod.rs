@@ -107,6 +107,9 @@ pub struct RequestHead {
     pub accept_encoding: Option<String>,
     /// `User-Agent`: names the field manager of a write without `fieldManager`.
     pub user_agent: Option<String>,
+    /// `Warning` headers the handlers add to the response (the admission
+    /// plugins'); shared by the clones of this head.
+    pub warnings: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
 }
 
 /// Serves one request. The backend is shared (`Rc`) because a streamed list
@@ -155,6 +158,7 @@ where
         user,
         accept_encoding: header_text(header::ACCEPT_ENCODING),
         user_agent: header_text(header::USER_AGENT),
+        warnings: Default::default(),
     };
     let limit = backend.config().request_body_bytes_max;
     if head.content_length.is_some_and(|n| n > limit as u64) {
@@ -176,6 +180,8 @@ where
             handlers::discovery::serve(backend, &head, &other)
         }
     }?;
+    let mut response = response;
+    field_validation::add_warnings(&mut response, &head.warnings.borrow());
     // The in-flight slot is held until the body ends (a streamed list, a watch).
     Ok(match in_flight {
         Some(guard) => response.map(|body| ResponseBody::new(Guarded { body, _guard: guard })),

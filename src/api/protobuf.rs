@@ -14,9 +14,12 @@
 //!
 //! What reaches JSON: go-to-protobuf writes every non-pointer field, so an
 //! empty singular string stands for an absent one and is dropped (as Go's
-//! `omitempty` drops it); a zero `Time` is dropped (Go writes `null`); numbers,
-//! booleans and messages are kept as the wire had them, because a pointer to
-//! zero (`replicas: 0`) must survive. Unknown field numbers are skipped.
+//! `omitempty` drops it); a zero `Time` is dropped (Go writes `null`); a zero
+//! number or `false` is dropped when the Go field is a non-pointer with
+//! `omitempty` (the schema table's Go facts: `stdin`, `nodePort`,
+//! `generation`), as the same object written as JSON would be stored; a
+//! pointer to zero (`replicas: 0`) is kept, and so is every value of a field
+//! whose Go facts the table lacks. Unknown field numbers are skipped.
 //!
 //! Invariant: never panics on any input; a malformed body (truncation, wrong
 //! wire type, bad UTF-8, nesting deeper than [`MAX_DEPTH`], embedded bytes that
@@ -186,13 +189,14 @@ fn fields_into(
     while let Some((tag, wire)) = reader.next()? {
         let Some(field) = message.field(tag) else { continue };
         match field.shape {
-            Shape::One => {
-                if let Some(value) = single(field, wire, depth)? {
+            Shape::One => match single(field, wire, depth)? {
+                Some(value) if !omitted_zero(field, &value) => {
                     object.insert(field.json.to_string(), value);
-                } else {
+                }
+                _ => {
                     object.shift_remove(field.json);
                 }
-            }
+            },
             Shape::Inline => {
                 let (Type::Msg(id), Wire::Bytes(b)) = (field.ty, wire) else {
                     return Err(wrong_wire(message, field));
@@ -221,6 +225,23 @@ fn fields_into(
         }
     }
     Ok(())
+}
+
+/// Whether JSON leaves out this decoded value: the zero of a non-pointer
+/// `omitempty` Go field (`stdin: false`, `nodePort: 0`, `generation: 0`),
+/// which go-to-protobuf writes anyway and Go's JSON encoder omits. A pointer
+/// field was set by its writer (`replicas: 0`) and is kept; so is a field
+/// whose Go facts the table lacks.
+fn omitted_zero(field: &SchemaField, value: &Value) -> bool {
+    if !field.go_known() || field.go_pointer() || !field.go_omitempty() {
+        return false;
+    }
+    match value {
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    }
 }
 
 fn wrong_wire(message: &Message, field: &SchemaField) -> ApiError {
@@ -617,7 +638,7 @@ mod tests {
     fn decodes_kubectl_namespace_create() {
         assert_eq!(
             decode(CREATE_DEMO, "Namespace"),
-            json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "demo", "generation": 0}, "spec": {}, "status": {}})
+            json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "demo"}, "spec": {}, "status": {}})
         );
     }
 
@@ -637,7 +658,7 @@ mod tests {
             decode(&b, "ConfigMap"),
             json!({
                 "kind": "ConfigMap", "apiVersion": "v1",
-                "metadata": {"name": "c", "namespace": "d", "generation": 0, "labels": {"app": "web"}},
+                "metadata": {"name": "c", "namespace": "d", "labels": {"app": "web"}},
                 "data": {"a": "b", "empty": ""},
                 "binaryData": {"bin": "AAEC/w=="}
             })
@@ -659,7 +680,7 @@ mod tests {
         let secret = decode(&b, "Secret");
         assert_eq!(secret["data"], json!({"k": "dg==", "kk": "dnZ2dg=="}));
         assert_eq!(secret["type"], "Opaque");
-        assert_eq!(secret["metadata"], json!({"name": "s", "generation": 0}));
+        assert_eq!(secret["metadata"], json!({"name": "s"}));
     }
 
     fn deployment() -> Vec<u8> {
@@ -713,7 +734,7 @@ mod tests {
         let spec = &d["spec"];
         assert_eq!(spec["replicas"], 2);
         assert_eq!(spec["selector"], json!({"matchLabels": {"app": "web"}}));
-        assert_eq!(spec["minReadySeconds"], 0);
+        assert_eq!(spec.get("minReadySeconds"), None, "a non-pointer omitempty zero");
         assert_eq!(spec["strategy"]["rollingUpdate"], json!({"maxUnavailable": 1, "maxSurge": "25%"}));
         let pod = &spec["template"]["spec"];
         assert_eq!(pod["activeDeadlineSeconds"], -30, "int64 varints are two's complement");
@@ -723,9 +744,8 @@ mod tests {
             json!([{
                 "name": "nginx",
                 "image": "nginx:1.27",
-                "ports": [{"hostPort": 0, "containerPort": 80, "protocol": "TCP"}],
-                "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}},
-                "tty": false
+                "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}}
             }])
         );
         assert_eq!(d["status"], json!({}));
@@ -791,6 +811,141 @@ mod tests {
                 "additionalProperties": true
             })
         );
+    }
+
+    /// An envelope around prost-encoded bytes, as client-go writes it.
+    fn envelope(api_version: &'static str, kind: &'static str, raw: Vec<u8>) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend(encode(&[P::M(1, vec![P::S(1, api_version), P::S(2, kind)]), P::B(2, raw)]));
+        out
+    }
+
+    /// The stored form of a decoded object: the typed layer's decode and order.
+    fn stored(group: &str, kind: &str, mut object: Map<String, Value>) -> String {
+        crate::strategy::decode::check(group, "v1", kind, &mut object).unwrap();
+        crate::strategy::decode::order(group, "v1", kind, &mut object);
+        serde_json::to_string(&object).unwrap()
+    }
+
+    /// The same objects written as JSON and as Protobuf (encoded by the
+    /// k8s-pb types with every non-pointer field set, as go-to-protobuf
+    /// writes them) are stored the same.
+    #[test]
+    fn protobuf_and_json_writes_store_the_same_object() {
+        use k8s_pb::api::apps::v1 as apps;
+        use k8s_pb::api::core::v1 as core;
+        use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+        use k8s_pb::apimachinery::pkg::util::intstr::IntOrString;
+        use prost::Message as _;
+        let object_meta = |name: &str| meta::ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("demo".into()),
+            generation: Some(0),
+            labels: [("app".to_string(), "web".to_string())].into(),
+            ..Default::default()
+        };
+        let container = core::Container {
+            name: Some("web".into()),
+            image: Some("nginx:1.27".into()),
+            ports: vec![core::ContainerPort {
+                container_port: Some(80),
+                host_port: Some(0),
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            }],
+            resources: Some(core::ResourceRequirements::default()),
+            stdin: Some(false),
+            stdin_once: Some(false),
+            tty: Some(false),
+            ..Default::default()
+        };
+        let deployment = apps::Deployment {
+            metadata: Some(object_meta("web")),
+            spec: Some(apps::DeploymentSpec {
+                replicas: Some(0),
+                selector: Some(meta::LabelSelector {
+                    match_labels: [("app".to_string(), "web".to_string())].into(),
+                    ..Default::default()
+                }),
+                template: Some(core::PodTemplateSpec {
+                    metadata: Some(meta::ObjectMeta {
+                        generation: Some(0),
+                        labels: [("app".to_string(), "web".to_string())].into(),
+                        ..Default::default()
+                    }),
+                    spec: Some(core::PodSpec {
+                        containers: vec![container],
+                        host_network: Some(false),
+                        host_pid: Some(false),
+                        host_ipc: Some(false),
+                        ..Default::default()
+                    }),
+                }),
+                strategy: Some(apps::DeploymentStrategy::default()),
+                min_ready_seconds: Some(0),
+                paused: Some(false),
+                ..Default::default()
+            }),
+            status: Some(apps::DeploymentStatus::default()),
+        };
+        let from_protobuf =
+            decode_object(&envelope("apps/v1", "Deployment", deployment.encode_to_vec()), "Deployment").unwrap();
+        let from_json = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "demo", "labels": {"app": "web"}},
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}
+                }
+            }
+        });
+        let Value::Object(from_json) = from_json else { unreachable!() };
+        let stored_protobuf = stored("apps", "Deployment", from_protobuf);
+        assert_eq!(stored_protobuf, stored("apps", "Deployment", from_json));
+        assert!(stored_protobuf.contains(r#""replicas":0"#), "a pointer to zero is kept: {stored_protobuf}");
+
+        let service = core::Service {
+            metadata: Some(object_meta("web")),
+            spec: Some(core::ServiceSpec {
+                ports: vec![core::ServicePort {
+                    name: Some(String::new()),
+                    protocol: Some("TCP".into()),
+                    port: Some(80),
+                    target_port: Some(IntOrString {
+                        r#type: Some(0),
+                        int_val: Some(8080),
+                        str_val: Some(String::new()),
+                    }),
+                    node_port: Some(0),
+                    ..Default::default()
+                }],
+                selector: [("app".to_string(), "web".to_string())].into(),
+                cluster_ip: Some(String::new()),
+                r#type: Some("ClusterIP".into()),
+                session_affinity: Some(String::new()),
+                load_balancer_ip: Some(String::new()),
+                external_name: Some(String::new()),
+                external_traffic_policy: Some(String::new()),
+                health_check_node_port: Some(0),
+                publish_not_ready_addresses: Some(false),
+                ..Default::default()
+            }),
+            status: Some(core::ServiceStatus {
+                load_balancer: Some(core::LoadBalancerStatus::default()),
+                ..Default::default()
+            }),
+        };
+        let from_protobuf = decode_object(&envelope("v1", "Service", service.encode_to_vec()), "Service").unwrap();
+        let from_json = json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "web", "namespace": "demo", "labels": {"app": "web"}},
+            "spec": {"ports": [{"protocol": "TCP", "port": 80, "targetPort": 8080}], "selector": {"app": "web"}, "type": "ClusterIP"}
+        });
+        let Value::Object(from_json) = from_json else { unreachable!() };
+        assert_eq!(stored("", "Service", from_protobuf), stored("", "Service", from_json));
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyRule {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub verbs: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
@@ -122,10 +122,20 @@ struct AggregationRule {
 struct RoleObject {
     #[serde(default)]
     metadata: Metadata,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     rules: Vec<PolicyRule>,
     #[serde(default)]
     aggregation_rule: Option<AggregationRule>,
+}
+
+/// A list that kube stores as `null` when empty (`rules` and `verbs` have no
+/// `omitempty`: an aggregated ClusterRole is stored with `"rules": null`).
+fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -350,6 +360,14 @@ impl RbacIndex {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn null_rules_as_kube_stores_them_read_as_empty() {
+        let role: RoleObject = serde_json::from_str(r#"{"metadata":{"name":"a"},"rules":null}"#).unwrap();
+        assert!(role.rules.is_empty());
+        let rule: PolicyRule = serde_json::from_str(r#"{"verbs":null,"resources":["pods"]}"#).unwrap();
+        assert!(rule.verbs.is_empty());
+    }
 
     fn key(resource: &str, namespace: &str, name: &str) -> Vec<u8> {
         ObjectKey::new(RBAC_GROUP, resource, namespace, name).encode().to_vec()

@@ -29,6 +29,7 @@ pub mod admission;
 pub mod allocate;
 pub mod decode;
 pub mod defaults;
+pub mod quantity;
 pub mod rules;
 pub mod validate;
 

@@ -175,30 +175,32 @@ pub async fn create_object_tracked(
     if !causes.is_empty() {
         return Err(object::invalid(info, &name, causes));
     }
-    if info.subresources.iter().any(|s| s == "status") {
-        // The status subresource owns status: a create starts it empty, as the
-        // registries of these types reset it.
-        let status = if info.group.is_empty() && info.resource == "pods" {
-            json!({"phase": "Pending"})
-        } else if info.group.is_empty() && info.resource == "namespaces" {
-            // The namespace controller's finalizer, as kube's namespace strategy sets it.
-            object.insert("spec".into(), json!({"finalizers": [super::delete::FINALIZER_KUBERNETES]}));
-            json!({"phase": "Active"})
-        } else {
-            json!({})
-        };
-        object.insert("status".into(), status);
+    // kube records the writer's fields right after decoding and defaulting,
+    // before admission and the create rules change the object (so what the
+    // server sets is nobody's); custom resources after their own preparation.
+    let early = crate::strategy::handles(info);
+    if track && early {
+        let manager = super::apply::Manager::of(backend, head, resolved);
+        crate::fieldmanager::update(None, &mut object, &manager.write());
     }
+    if info.subresources.iter().any(|s| s == "status") && !info.group.is_empty() {
+        // The status subresource owns status: a create starts it empty, as the
+        // registries of these types reset it. The core kinds' create status
+        // (a Pod's phase and QoS class, a Namespace's phase and finalizer, a
+        // Node's kept status, ...) is their strategy's: strategy/rules/core.
+        object.insert("status".into(), json!({}));
+    }
+    // The mutating admission plugins, before the strategy (kube's order).
+    let admission = super::admission::mutate(backend, head, resolved, &name, &mut object, None).await?;
     super::allocate::prepare(resolved, &mut object, None);
     crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved))
         .map_err(|r| super::rejection(info, &name, r))?;
     super::custom::prepare(backend, resolved, &mut object, true)?;
-    if track {
+    if track && !early {
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(None, &mut object, &manager.write());
     }
     let mut object = order_fields(object);
-    crate::strategy::finish(info, &mut object);
     super::check_escalation(backend, head, resolved, &name, &object).await?;
     let namespace = resolved.namespace.clone().unwrap_or_default();
     if info.namespaced {
@@ -209,7 +211,8 @@ pub async fn create_object_tracked(
         // kube's namespace lifecycle admission: no new content in a Terminating namespace.
         let terminating = serde_json::from_slice::<Value>(&ns.json)
             .is_ok_and(|v| v["metadata"].get("deletionTimestamp").is_some_and(|t| !t.is_null()));
-        if terminating {
+        let lifecycle = crate::strategy::admission::Plugin::NamespaceLifecycle;
+        if terminating && backend.config().admission_plugins.enabled(lifecycle) {
             return Err(ApiError::Forbidden {
                 target: Target::new(&info.group, &info.resource, &name),
                 message: format!(
@@ -218,8 +221,11 @@ pub async fn create_object_tracked(
             });
         }
     }
+    // The validating admission plugins (and quota usage), after the strategy.
+    super::admission::validate(backend, head, resolved, &name, admission, &object, None).await?;
     // Service cluster IPs and node ports: claimed now, reverted if the write fails.
     let claims = super::allocate::create(backend, head, resolved, &mut object).await?;
+    crate::strategy::finish(info, &mut object);
     if head.params.dry_run_all {
         return serde_json::to_vec(&object).map(Bytes::from).map_err(|e| ApiError::Internal(e.to_string()));
     }

@@ -833,6 +833,7 @@ mod tests {
             accept_encoding: None,
             user: Default::default(),
             user_agent: None,
+            warnings: Default::default(),
         };
         let yaml = parse_options(
             b"kind: DeleteOptions\napiVersion: v1\ngracePeriodSeconds: 7\npropagationPolicy: Foreground\n",
@@ -852,6 +853,7 @@ mod tests {
             accept_encoding: None,
             user: Default::default(),
             user_agent: None,
+            warnings: Default::default(),
         };
         let both = br#"{"propagationPolicy":"Orphan","orphanDependents":true}"#;
         assert_eq!(parse_options(both, &head(""), false, false).unwrap_err().code(), 422);

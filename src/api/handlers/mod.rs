@@ -5,6 +5,7 @@
 //! (unknown resources, wrong scopes and unserved subresources are 404), and
 //! returns errors as [`ApiError`] only.
 
+pub mod admission;
 pub mod allocate;
 pub mod apply;
 pub mod create;

@@ -141,26 +141,38 @@ pub async fn replace_current_tracked(
     crate::strategy::decode_and_default(&resolved.info, &mut object)
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     let mut updated = merge_server_fields(object, &stored, resolved);
+    // The writer's fields are recorded before the update rules and admission
+    // change the object, as kube does (custom resources after their own
+    // preparation).
+    let early = crate::strategy::handles(&resolved.info);
+    if track && early {
+        let manager = super::apply::Manager::of(backend, head, resolved);
+        crate::fieldmanager::update(Some(&stored), &mut updated, &manager.write());
+    }
+    // The mutating admission plugins, before the strategy (kube's order).
+    let admission = super::admission::mutate(backend, head, resolved, &url_name, &mut updated, Some(&stored)).await?;
     let now = crate::api::object::timestamp(backend.now());
     super::allocate::prepare(resolved, &mut updated, Some(&stored));
     crate::strategy::update(&resolved.info, &mut updated, &stored, &super::strategy_context(&now, resolved))
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     super::custom::prepare(backend, resolved, &mut updated, false)?;
-    if track {
+    if track && !early {
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(Some(&stored), &mut updated, &manager.write());
     }
     let mut updated = order_fields(updated);
-    crate::strategy::finish(&resolved.info, &mut updated);
     let mut causes = super::create::metadata_causes(resolved, &updated)?;
     causes.extend(new_finalizers_while_deleting(&stored, &updated));
     if !causes.is_empty() {
         return Err(crate::api::object::invalid(&resolved.info, &url_name, causes));
     }
     super::check_escalation(backend, head, resolved, &url_name, &updated).await?;
+    // The validating admission plugins, after the strategy.
+    super::admission::validate(backend, head, resolved, &url_name, admission, &updated, Some(&stored)).await?;
     // Service cluster IPs and node ports: new ones claimed now (reverted if
     // the write fails), given-up ones released once it is committed.
     let claims = super::allocate::update(backend, head, resolved, &stored, &mut updated).await?;
+    crate::strategy::finish(&resolved.info, &mut updated);
     let value = match (storage_value(&updated), storage_value(&stored)) {
         (Ok(value), Ok(old)) if value != old => value,
         (Ok(_), Ok(_)) => {
@@ -253,25 +265,30 @@ fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved)
     let status_subresource = resolved.info.subresources.iter().any(|s| s == "status");
     let is_status_update = resolved.subresource.as_deref() == Some("status");
     if is_status_update {
-        // PUT .../status changes only status.
+        // PUT .../status changes only status (and, for the core kinds whose
+        // status strategies keep it, the metadata the writer may set:
+        // strategy/rules/core).
         let mut result = stored.clone();
         match object.shift_remove("status") {
             Some(status) => result.insert("status".into(), status),
             None => result.shift_remove("status"),
         };
+        if resolved.info.group.is_empty() {
+            let fields = crate::strategy::rules::core::status_update_metadata(&resolved.info.kind);
+            let (from, to) = (metadata(&object).clone(), metadata_mut(&mut result));
+            for field in fields {
+                match from.get(*field) {
+                    Some(value) => to.insert((*field).into(), value.clone()),
+                    None => to.shift_remove(*field),
+                };
+            }
+        }
         return result;
     }
     if status_subresource {
         match stored.get("status") {
             Some(status) => object.insert("status".into(), status.clone()),
             None => object.shift_remove("status"),
-        };
-    }
-    if resolved.info.group.is_empty() && resolved.info.resource == "namespaces" {
-        // spec.finalizers belong to the namespace lifecycle (kube's namespace strategy).
-        match stored.get("spec") {
-            Some(spec) => object.insert("spec".into(), spec.clone()),
-            None => object.shift_remove("spec"),
         };
     }
     let spec_changed = match &resolved.info.custom {

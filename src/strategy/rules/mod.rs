@@ -4,7 +4,7 @@
 //! status subresource keeps from the stored object, and when
 //! `metadata.generation` moves. One file per group, as `defaults/`.
 
-mod core;
+pub mod core;
 mod others;
 
 use super::{Context, Object, Rejection};

@@ -139,30 +139,104 @@ fn main() {
          //! committed OpenAPI documents; do not edit by hand (see docs/protobuf.md)."
     )
     .unwrap();
-    text.push_str("\nuse crate::types::proto_schema::{Field, Form::*, Kind, Message, Shape::*, Type::*};\n\n");
+    text.push_str("\nuse crate::types::proto_schema::{Field, Form::*, Kind, Message, Shape::*, Slot, Type::*};\n\n");
     text.push_str("/// Every message, sorted by name; `Msg(i)` is an index into this table.\n");
     text.push_str("#[rustfmt::skip]\npub static MESSAGES: &[Message] = &[\n");
     let mut fallbacks = Vec::new();
+    // Every message's fields sorted by number with their JSON names, and the
+    // JSON view in Go struct order (the prost declaration order) with inline
+    // members flattened in place.
+    let go = go_facts::read(&go_facts_path());
+    let mut tables: BTreeMap<String, Vec<(PbField, String, &'static str)>> = BTreeMap::new();
     for (name, message) in &reachable {
         let form = FORMS.iter().find(|(n, _)| n == name).map(|(_, f)| *f).unwrap_or("Object");
         let properties = naming.get(name);
-        writeln!(text, "    Message {{ name: \"{name}\", form: {form}, fields: &[").unwrap();
-        let mut fields = message.fields.clone();
-        fields.sort_by_key(|f| f.tag);
-        for pair in fields.windows(2) {
-            assert!(pair[0].tag != pair[1].tag, "{name}: duplicate tag {}", pair[0].tag);
-        }
-        for field in &fields {
+        let mut fields = Vec::new();
+        for field in &message.fields {
             let json = json_name(field, properties, name, form, &mut fallbacks);
+            let shape = if inline.contains(&(name.clone(), field.tag)) { "Inline" } else { field.shape };
+            fields.push((field.clone(), json, shape));
+        }
+        tables.insert(name.clone(), fields);
+    }
+    let sorted_index = |name: &str, tag: u32| -> usize {
+        let mut tags: Vec<u32> = tables[name].iter().map(|(f, _, _)| f.tag).collect();
+        tags.sort();
+        tags.iter().position(|t| *t == tag).expect("tag")
+    };
+    for name in reachable.keys() {
+        let form = FORMS.iter().find(|(n, _)| n == name).map(|(_, f)| *f).unwrap_or("Object");
+        let (go_package, go_name) = go_type_name(name);
+        let facts = go.get(name.as_str());
+        writeln!(
+            text,
+            "    Message {{ name: \"{name}\", form: {form}, go_name: \"{go_name}\", known: {}, fields: &[",
+            facts.is_some()
+        )
+        .unwrap();
+        let mut fields = tables[name].clone();
+        fields.sort_by_key(|(f, _, _)| f.tag);
+        for pair in fields.windows(2) {
+            assert!(pair[0].0.tag != pair[1].0.tag, "{name}: duplicate tag {}", pair[0].0.tag);
+        }
+        for (field, json, shape) in &fields {
             let ty = match &field.message {
                 Some(m) => format!("Msg({})", ids[openapi_name(m).as_str()]),
                 None => scalar_type(&field.ty).to_string(),
             };
-            let shape = if inline.contains(&(name.clone(), field.tag)) { "Inline" } else { field.shape };
-            writeln!(text, "        Field {{ tag: {}, json: \"{json}\", ty: {ty}, shape: {shape} }},", field.tag)
-                .unwrap();
+            if let Some(facts) = facts {
+                for named in facts.keys() {
+                    assert!(fields.iter().any(|(_, j, _)| j == named), "go_fields.txt: {name} has no field {named}");
+                }
+            }
+            let fact = facts.and_then(|f| f.get(json.as_str()));
+            if facts.is_some() && fact.is_none() && *shape != "Inline" {
+                panic!("{name}.{json}: no Go facts (tools/gen-proto-tables/go_fields.txt)");
+            }
+            let element = match (&field.message, fact.and_then(|f| f.named.as_deref())) {
+                (_, Some(named)) if !named.contains('.') => format!("{go_package}.{named}"),
+                (_, Some(named)) => named.to_string(),
+                (Some(m), None) => {
+                    let (package, type_name) = go_type_name(&openapi_name(m));
+                    format!("{package}.{type_name}")
+                }
+                (None, None) => go_scalar(&field.ty).to_string(),
+            };
+            // core/v1 declares every map of quantities as `ResourceList`.
+            let resource_list =
+                (*shape == "Map" && name.starts_with("io.k8s.api.core.v1.") && element == "resource.Quantity")
+                    .then_some("v1.ResourceList");
+            let whole = match (*shape, fact.and_then(|f| f.container.as_deref()).or(resource_list)) {
+                (_, Some(container)) if !container.contains('.') => format!("{go_package}.{container}"),
+                (_, Some(container)) => container.to_string(),
+                ("Repeated", None) => format!("[]{element}"),
+                ("Map", None) => format!("map[string]{element}"),
+                _ => element.clone(),
+            };
+            let flags = fact.map(|f| f.flags()).unwrap_or_default();
+            writeln!(
+                text,
+                "        Field {{ tag: {}, json: \"{json}\", ty: {ty}, shape: {shape}, go: \"{whole}\", go_element: \"{element}\", go_flags: {flags} }},",
+                field.tag
+            )
+            .unwrap();
         }
-        text.push_str("    ] },\n");
+        text.push_str("    ], json: &[");
+        let mut slots = Vec::new();
+        flatten(name, &tables, &ids, &sorted_index, &mut slots);
+        for (json, owner, index) in &slots {
+            write!(text, "\n        Slot {{ name: \"{json}\", message: {owner}, field: {index} }},").unwrap();
+        }
+        if !slots.is_empty() {
+            text.push_str("\n    ");
+        }
+        let mut by_name: Vec<usize> = (0..slots.len()).collect();
+        by_name.sort_by(|a, b| slots[*a].0.cmp(&slots[*b].0));
+        for pair in by_name.windows(2) {
+            assert!(slots[pair[0]].0 != slots[pair[1]].0, "{name}: duplicate JSON name {}", slots[pair[0]].0);
+        }
+        let by_name: Vec<String> = by_name.iter().map(|i| i.to_string()).collect();
+        writeln!(text, "], by_name: &[{}] }},", by_name.join(", ")).unwrap();
     }
     text.push_str("];\n\n");
     text.push_str("/// The message of each group/version/kind, sorted.\n");
@@ -334,8 +408,7 @@ fn resolve_type(rust_type: &str, module: &[String]) -> String {
         .split(['<', '>', ','])
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .filter(|s| !s.starts_with("::core::") && !s.starts_with("::prost::"))
-        .last()
+        .rfind(|s| !s.starts_with("::core::") && !s.starts_with("::prost::"))
         .unwrap_or_else(|| panic!("no message type in {rust_type}"));
     let mut path: Vec<String> = module.to_vec();
     let mut segments: Vec<&str> = inner.split("::").collect();
@@ -454,5 +527,115 @@ fn scalar_type(ty: &str) -> &'static str {
         "double" => "Double",
         "float" => "Float",
         other => panic!("unsupported protobuf type {other}"),
+    }
+}
+
+/// The JSON slots of message `name` in Go struct order: (JSON name, owning
+/// message id, index of the field in the owner's tag-sorted fields); inline
+/// members are flattened in place.
+fn flatten(
+    name: &str,
+    tables: &BTreeMap<String, Vec<(PbField, String, &'static str)>>,
+    ids: &BTreeMap<&str, usize>,
+    sorted_index: &dyn Fn(&str, u32) -> usize,
+    out: &mut Vec<(String, usize, usize)>,
+) {
+    for (field, json, shape) in &tables[name] {
+        if *shape == "Inline" {
+            let child = openapi_name(field.message.as_ref().expect("inline message"));
+            flatten(&child, tables, ids, sorted_index, out);
+        } else {
+            out.push((json.clone(), ids[name], sorted_index(name, field.tag)));
+        }
+    }
+}
+
+/// The Go package name and type name of an OpenAPI definition name, as Go's
+/// reflection prints them: `io.k8s.api.core.v1.Container` is `v1.Container`.
+fn go_type_name(name: &str) -> (String, String) {
+    let (module, type_name) = name.rsplit_once('.').expect("qualified name");
+    let package = module.rsplit_once('.').map(|(_, p)| p).unwrap_or(module);
+    (package.to_string(), type_name.to_string())
+}
+
+/// The Go type of a protobuf scalar as Go's reflection prints it.
+fn go_scalar(ty: &str) -> &'static str {
+    match ty {
+        "string" => "string",
+        "bytes" => "[]uint8",
+        "bool" => "bool",
+        "int32" => "int32",
+        "int64" => "int64",
+        "uint32" => "uint32",
+        "uint64" => "uint64",
+        "double" => "float64",
+        "float" => "float32",
+        other => panic!("unsupported protobuf type {other}"),
+    }
+}
+
+/// `go_fields.txt` beside this tool's Cargo.toml.
+fn go_facts_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("go_fields.txt")
+}
+
+/// The Go struct facts of `go_fields.txt` (see the comment at its top).
+mod go_facts {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    #[derive(Debug, Default)]
+    pub struct Fact {
+        pub pointer: bool,
+        pub omitempty: bool,
+        pub omitzero: bool,
+        /// A named Go type for the field's element (`Protocol`, `v1.Time`).
+        pub named: Option<String>,
+        /// A named Go type for the whole slice or map (`ResourceList`).
+        pub container: Option<String>,
+    }
+
+    impl Fact {
+        /// The `go_flags` bits of `types::proto_schema`.
+        pub fn flags(&self) -> u8 {
+            1 | u8::from(self.pointer) << 1 | u8::from(self.omitempty) << 2 | u8::from(self.omitzero) << 3
+        }
+    }
+
+    /// Message name -> JSON field name -> facts.
+    pub fn read(path: &Path) -> BTreeMap<String, BTreeMap<String, Fact>> {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let mut out: BTreeMap<String, BTreeMap<String, Fact>> = BTreeMap::new();
+        let mut prefix = String::new();
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            if let Some(p) = line.strip_prefix("package ") {
+                prefix = p.trim().to_string();
+                continue;
+            }
+            let (message, fields) = line.split_once(':').unwrap_or_else(|| panic!("go_fields.txt: {line:?}"));
+            let name = format!("{prefix}.{}", message.trim());
+            let entry = out.entry(name.clone()).or_default();
+            for token in fields.split_whitespace() {
+                let (head, container) = match token.split_once('=') {
+                    Some((h, c)) => (h, Some(c.to_string())),
+                    None => (token, None),
+                };
+                let (head, named) = match head.split_once(':') {
+                    Some((h, n)) => (h, Some(n.to_string())),
+                    None => (head, None),
+                };
+                let json = head.trim_end_matches(['*', '?', '~']);
+                let marks = &head[json.len()..];
+                let fact = Fact {
+                    pointer: marks.contains('*'),
+                    omitempty: marks.contains('?'),
+                    omitzero: marks.contains('~'),
+                    named,
+                    container,
+                };
+                assert!(entry.insert(json.to_string(), fact).is_none(), "go_fields.txt: {name}.{json} twice");
+            }
+        }
+        out
     }
 }
