@@ -353,8 +353,10 @@ fn a_watch_at_a_future_resource_version_gets_only_later_events() {
 }
 
 /// Kubelet-style watches (`fieldSelector=spec.nodeName=NODE`, indexed by the
-/// node): a pod that moves from one node to another is DELETED for the first
-/// node's watch and ADDED for the second's; other nodes' watches see nothing.
+/// node): a pod that moves from one node to another (deleted, then created
+/// there: kube forbids changing `spec.nodeName` by update) is DELETED for the
+/// first node's watch and ADDED for the second's; other nodes' watches see
+/// nothing.
 #[test]
 fn node_watches_see_pods_arrive_and_leave_their_node() {
     // Also: the queue's bytes bound is a flag.
@@ -368,13 +370,20 @@ fn node_watches_see_pods_arrive_and_leave_their_node() {
     let (mut a, mut b, mut other) = (watch("node-a"), watch("node-b"), watch("node-c"));
     let created = s.post_json(PODS, &pod("node-a"));
     assert_eq!(created.status, 201, "{}", String::from_utf8_lossy(&created.body));
-    let moved = s.put_json(&format!("{PODS}/p"), &pod("node-b")).json();
+    // kube forbids changing a pod's spec.nodeName by update ("pod updates may
+    // not change fields other than ..."), so a pod moves by being deleted and
+    // created again on the other node.
+    let mut moving = pod("node-b");
+    moving["metadata"]["labels"] = json!({"moved": "yes"});
+    let refused = s.put_json(&format!("{PODS}/p"), &moving);
+    assert_eq!(refused.status, 422, "{}", String::from_utf8_lossy(&refused.body));
     // A scheduled pod is deleted gracefully unless the grace period is 0 (what the kubelet sends).
+    assert_eq!(s.delete(&format!("{PODS}/p?gracePeriodSeconds=0")).status, 200);
+    let moved = s.post_json(PODS, &pod("node-b")).json();
     assert_eq!(s.delete(&format!("{PODS}/p?gracePeriodSeconds=0")).status, 200);
     a.expect("ADDED", "p");
     let left = a.expect("DELETED", "p");
-    assert_eq!(left["object"]["spec"]["nodeName"], "node-b", "leaving carries the new state");
-    assert_eq!(resource_version(&left["object"]), resource_version(&moved));
+    assert_eq!(left["object"]["spec"]["nodeName"], "node-a", "leaving carries the last state");
     let arrived = b.expect("ADDED", "p");
     assert_eq!(resource_version(&arrived["object"]), resource_version(&moved));
     b.expect("DELETED", "p");

@@ -45,6 +45,8 @@ pub enum FieldErrorType {
     Duplicate,
     NotSupported,
     Forbidden,
+    /// kube's `field.NotFound` (a reference to something absent).
+    NotFound,
 }
 
 impl FieldErrorType {
@@ -57,6 +59,7 @@ impl FieldErrorType {
             FieldErrorType::Duplicate => "Duplicate value",
             FieldErrorType::NotSupported => "Unsupported value",
             FieldErrorType::Forbidden => "Forbidden",
+            FieldErrorType::NotFound => "Not found",
         }
     }
 
@@ -69,6 +72,7 @@ impl FieldErrorType {
             FieldErrorType::Duplicate => "FieldValueDuplicate",
             FieldErrorType::NotSupported => "FieldValueNotSupported",
             FieldErrorType::Forbidden => "FieldValueForbidden",
+            FieldErrorType::NotFound => "FieldValueNotFound",
         }
     }
 
@@ -511,6 +515,324 @@ pub fn validate_annotations<'a>(annotations: impl IntoIterator<Item = (&'a str, 
         ));
     }
     errs
+}
+
+/// kube's `field.ErrorList` constructors beyond [`FieldError::invalid`],
+/// `required` and `forbidden` (apimachinery `util/validation/field/errors.go`).
+impl FieldError {
+    /// An error whose bad value is not a Go string, printed bare as Go's
+    /// `%v` / `%#v` prints it (`80`, `true`, `[]string{"a"}`, `null`). Only
+    /// for types that show their value (Invalid, Duplicate, NotSupported,
+    /// NotFound): the value travels in the detail.
+    pub fn with_bare_value(field: &str, reason: FieldErrorType, bare: &str, message: &str) -> Self {
+        let detail = if message.is_empty() { bare.to_string() } else { format!("{bare}: {message}") };
+        FieldError::new(field, reason, None, &detail)
+    }
+
+    /// `field.Invalid` with a bare (non-string) value, e.g. an integer.
+    pub fn invalid_bare(field: &str, bare: &str, message: &str) -> Self {
+        FieldError::with_bare_value(field, FieldErrorType::Invalid, bare, message)
+    }
+
+    /// `field.NotSupported`: `supported values: "a", "b"` (in the order given).
+    pub fn not_supported(field: &str, value: &str, supported: &[&str]) -> Self {
+        FieldError::new(field, FieldErrorType::NotSupported, Some(value), &supported_values(supported))
+    }
+
+    /// `field.Duplicate` of a string value.
+    pub fn duplicate(field: &str, value: &str) -> Self {
+        FieldError::new(field, FieldErrorType::Duplicate, Some(value), "")
+    }
+
+    /// `field.NotFound` of a string value.
+    pub fn not_found(field: &str, value: &str) -> Self {
+        FieldError::new(field, FieldErrorType::NotFound, Some(value), "")
+    }
+
+    /// `field.TooLong` with a byte limit: `may not be more than N bytes`.
+    pub fn too_long(field: &str, max_bytes: usize) -> Self {
+        let unit = if max_bytes == 1 { "byte" } else { "bytes" };
+        FieldError::new(field, FieldErrorType::TooLong, None, &format!("may not be more than {max_bytes} {unit}"))
+    }
+}
+
+/// The detail of kube's `field.NotSupported`: each value quoted as Go's
+/// `strconv.Quote` does, joined by `, `.
+pub fn supported_values(values: &[&str]) -> String {
+    if values.is_empty() {
+        return String::new();
+    }
+    let quoted: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
+    format!("supported values: {}", quoted.join(", "))
+}
+
+/// kube's `validation.RegexError` (public form of the helper above).
+pub fn regex_error_message(msg: &str, fmt: &str, examples: &[&str]) -> String {
+    regex_error(msg, fmt, examples)
+}
+
+/// kube's `validation.InclusiveRangeError`.
+pub fn inclusive_range_error(lo: i64, hi: i64) -> String {
+    format!("must be between {lo} and {hi}, inclusive")
+}
+
+/// kube's `validation.IsValidPortNum`: 1 to 65535.
+pub fn is_valid_port_num(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        Vec::new()
+    } else {
+        vec![inclusive_range_error(1, 65535)]
+    }
+}
+
+/// kube's `validation.IsValidPortName` (IANA_SVC_NAME): at most 15 bytes of
+/// `[-a-z0-9]`, at least one letter, no `--`, no hyphen at either end.
+pub fn is_valid_port_name(port: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let b = port.as_bytes();
+    if b.len() > 15 {
+        errs.push(max_len_error(15));
+    }
+    if b.is_empty() || !b.iter().all(|&c| is_lower_alnum(c) || c == b'-') {
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string());
+    }
+    if !b.iter().any(u8::is_ascii_lowercase) {
+        errs.push("must contain at least one letter (a-z)".to_string());
+    }
+    if port.contains("--") {
+        errs.push("must not contain consecutive hyphens".to_string());
+    }
+    if b.first() == Some(&b'-') || b.last() == Some(&b'-') {
+        errs.push("must not begin or end with a hyphen".to_string());
+    }
+    errs
+}
+
+/// kube's `hasChDirPrefix`.
+fn ch_dir_prefix(value: &str) -> Option<&'static str> {
+    if value == "." {
+        Some("must not be '.'")
+    } else if value == ".." {
+        Some("must not be '..'")
+    } else if value.starts_with("..") {
+        Some("must not start with '..'")
+    } else {
+        None
+    }
+}
+
+/// kube's `validation.IsConfigMapKey` (ConfigMap and Secret keys).
+pub fn is_config_map_key(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LEN {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LEN));
+    }
+    let ok = !value.is_empty() && value.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_'));
+    if !ok {
+        errs.push(regex_error(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+            "[-._a-zA-Z0-9]+",
+            &["key.name", "KEY_NAME", "key-name"],
+        ));
+    }
+    errs.extend(ch_dir_prefix(value).map(str::to_string));
+    errs
+}
+
+/// kube's `validation.IsRelaxedEnvVarName` (the RelaxedEnvironmentVariable
+/// Validation gate is on by default since 1.32): printable ASCII but `=`.
+pub fn is_relaxed_env_var_name(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.is_empty() {
+        errs.push("environment variable name must be non-empty".to_string());
+    }
+    if value.chars().any(|c| !(' '..='~').contains(&c) || c == '=') {
+        errs.push(
+            "a valid environment variable name must consist only of printable ASCII characters other than '='"
+                .to_string(),
+        );
+    }
+    errs
+}
+
+/// kube's `validation.IsValidIP` (a `ParseIPSloppy` address: IPv4 may have
+/// leading zeros).
+pub fn is_valid_ip(value: &str) -> bool {
+    parse_ip_sloppy(value).is_some()
+}
+
+/// The message of kube's `validation.IsValidIP`.
+pub const INVALID_IP_MSG: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
+/// The message of kube's `validation.IsValidCIDR`.
+pub const INVALID_CIDR_MSG: &str = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)";
+
+/// `netutils.ParseIPSloppy`: Go's `net.ParseIP` that also accepts IPv4
+/// octets with leading zeros.
+pub fn parse_ip_sloppy(value: &str) -> Option<std::net::IpAddr> {
+    if value.contains(':') {
+        return value.parse::<std::net::Ipv6Addr>().ok().map(std::net::IpAddr::V6);
+    }
+    let parts: Vec<&str> = value.split('.').collect();
+    if parts.len() != 4 {
+        return None;
+    }
+    let mut octets = [0u8; 4];
+    for (octet, part) in octets.iter_mut().zip(&parts) {
+        if part.is_empty() || part.len() > 3 || !part.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        *octet = part.parse::<u8>().ok()?;
+    }
+    Some(std::net::IpAddr::V4(std::net::Ipv4Addr::from(octets)))
+}
+
+/// kube's `validation.IsValidCIDR` (`ParseCIDRSloppy`).
+pub fn is_valid_cidr(value: &str) -> bool {
+    let Some((ip, bits)) = value.split_once('/') else {
+        return false;
+    };
+    let Some(addr) = parse_ip_sloppy(ip) else {
+        return false;
+    };
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    !bits.is_empty()
+        && bits.len() <= 3
+        && bits.bytes().all(|c| c.is_ascii_digit())
+        && bits.parse::<u32>().is_ok_and(|b| b <= max)
+}
+
+/// kube's `ValidateLabels` at any path (`spec.selector`,
+/// `spec.nodeSelector`, `spec.template.metadata.labels`).
+pub fn validate_labels_at<'a>(field: &str, labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (key, value) in labels {
+        for msg in is_qualified_name(key) {
+            errs.push(FieldError::invalid(field, key, &msg));
+        }
+        for msg in is_valid_label_value(value) {
+            errs.push(FieldError::invalid(field, value, &msg));
+        }
+    }
+    errs
+}
+
+/// kube's `ValidateLabelName` (a qualified name at `field`).
+pub fn validate_label_name(field: &str, key: &str) -> Vec<FieldError> {
+    is_qualified_name(key).into_iter().map(|msg| FieldError::invalid(field, key, &msg)).collect()
+}
+
+/// apimachinery's `ValidateLabelSelector` of a decoded `LabelSelector` at
+/// `field` (`spec.selector`): matchLabels as labels, each matchExpression's
+/// operator, values and key.
+pub fn validate_label_selector(selector: &serde_json::Value, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if selector.is_null() {
+        return errs;
+    }
+    let labels: Vec<(&str, &str)> = selector
+        .get("matchLabels")
+        .and_then(serde_json::Value::as_object)
+        .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v))).collect())
+        .unwrap_or_default();
+    errs.extend(validate_labels_at(&format!("{field}.matchLabels"), labels));
+    let expressions = selector.get("matchExpressions").and_then(serde_json::Value::as_array);
+    for (i, expr) in expressions.map(Vec::as_slice).unwrap_or(&[]).iter().enumerate() {
+        let path = format!("{field}.matchExpressions[{i}]");
+        let values = expr.get("values").and_then(serde_json::Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        let operator = expr.get("operator").and_then(serde_json::Value::as_str).unwrap_or("");
+        match operator {
+            "In" | "NotIn" if values.is_empty() => errs.push(FieldError::required(
+                &format!("{path}.values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(FieldError::forbidden(
+                &format!("{path}.values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => {
+                errs.push(FieldError::invalid(&format!("{path}.operator"), other, "not a valid selector operator"))
+            }
+        }
+        let key = expr.get("key").and_then(serde_json::Value::as_str).unwrap_or("");
+        errs.extend(validate_label_name(&format!("{path}.key"), key));
+        for (j, value) in values.iter().enumerate() {
+            let value = value.as_str().unwrap_or("");
+            for msg in is_valid_label_value(value) {
+                errs.push(FieldError::invalid(&format!("{path}.values[{j}]"), value, &msg));
+            }
+        }
+    }
+    errs
+}
+
+/// Tests of the helpers above (the file's first tests follow).
+#[cfg(test)]
+mod helper_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn constructors_print_as_kube() {
+        let e = FieldError::not_supported("spec.type", "Foo", &["ClusterIP", "NodePort"]);
+        assert_eq!(
+            e.to_string(),
+            "spec.type: Unsupported value: \"Foo\": supported values: \"ClusterIP\", \"NodePort\""
+        );
+        assert_eq!(e.reason.cause_reason(), "FieldValueNotSupported");
+        let e = FieldError::not_found("spec.containers[0].volumeMounts[0].name", "data");
+        assert_eq!(e.body(), "Not found: \"data\"");
+        assert_eq!(e.reason.cause_reason(), "FieldValueNotFound");
+        assert_eq!(FieldError::duplicate("a", "x").to_string(), "a: Duplicate value: \"x\"");
+        assert_eq!(
+            FieldError::too_long("data", 1048576).to_string(),
+            "data: Too long: may not be more than 1048576 bytes"
+        );
+        assert_eq!(FieldError::invalid_bare("p", "80", "m").to_string(), "p: Invalid value: 80: m");
+        assert_eq!(
+            FieldError::with_bare_value("n", FieldErrorType::Duplicate, "30080", "").to_string(),
+            "n: Duplicate value: 30080"
+        );
+    }
+
+    #[test]
+    fn ports_keys_env_names() {
+        assert!(is_valid_port_name("http").is_empty());
+        assert_eq!(is_valid_port_name("8080"), ["must contain at least one letter (a-z)"]);
+        assert_eq!(is_valid_port_name("-a--b-").len(), 2);
+        assert_eq!(is_valid_port_name("abcdefghijklmnop"), ["must be no more than 15 characters"]);
+        assert!(is_valid_port_num(65535).is_empty());
+        assert_eq!(is_valid_port_num(0), ["must be between 1 and 65535, inclusive"]);
+        assert!(is_config_map_key("a.b-c_D").is_empty());
+        assert_eq!(is_config_map_key("..a"), ["must not start with '..'"]);
+        assert_eq!(is_config_map_key("a b").len(), 1);
+        assert!(is_relaxed_env_var_name("1 weird-but:ok").is_empty());
+        assert_eq!(is_relaxed_env_var_name("é").len(), 1);
+    }
+
+    #[test]
+    fn ips_and_cidrs() {
+        assert!(is_valid_ip("10.0.0.1") && is_valid_ip("010.000.000.001") && is_valid_ip("::ffff:1.2.3.4"));
+        assert!(
+            !is_valid_ip("10.0.0.256") && !is_valid_ip("") && !is_valid_ip("fe80::1%eth0") && !is_valid_ip("1.2.3")
+        );
+        assert!(is_valid_cidr("10.244.0.0/16") && is_valid_cidr("2001:db8::/64"));
+        assert!(!is_valid_cidr("10.0.0.0/33") && !is_valid_cidr("10.0.0.0") && !is_valid_cidr("x/8"));
+    }
+
+    #[test]
+    fn label_selectors() {
+        let ok = json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "Exists"}]});
+        assert!(validate_label_selector(&ok, "spec.selector").is_empty());
+        let bad = json!({"matchLabels": {"app": "-web"}, "matchExpressions": [{"key": "t", "operator": "Exists", "values": ["x"]}]});
+        let errs = validate_label_selector(&bad, "spec.selector");
+        assert_eq!(errs.len(), 2);
+        assert_eq!(errs[0].field, "spec.selector.matchLabels");
+        assert_eq!(
+            errs[1].to_string(),
+            "spec.selector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+        );
+    }
 }
 
 #[cfg(test)]

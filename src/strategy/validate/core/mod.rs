@@ -1,0 +1,140 @@
+//! Validation of the core (`v1`) group's kinds, and of the pod template
+//! every workload embeds, with kube-apiserver v1.36's rules and words
+//! (`pkg/apis/core/validation/validation.go`, `events.go`).
+//!
+//! One file per family: `pod/` (PodSpec and what it holds: volumes,
+//! containers, resources, security contexts, scheduling), `pods.rs`
+//! (Pod create/update/status, templates), `service.rs` (Services,
+//! Endpoints), `config.rs` (ConfigMaps, Secrets), `storage.rs`
+//! (PersistentVolumes, claims), `cluster.rs` (Namespaces, Nodes, Events);
+//! `util.rs` reads JSON as Go reads structs, `quantity.rs` compares
+//! quantities.
+//!
+//! Invariant: metadata (name, namespace, labels, annotations) is validated
+//! by the API layer (`api/handlers/create.rs`), not here; inputs are decoded
+//! and defaulted objects; nothing here panics on any JSON.
+
+mod cluster;
+mod config;
+mod pod;
+mod pods;
+mod quantity;
+mod service;
+mod storage;
+mod util;
+
+#[cfg(test)]
+mod tests;
+
+use crate::strategy::Object;
+use crate::types::validation::FieldError;
+use serde_json::Value;
+
+/// kube's `Validate` of a new core object of `kind`.
+pub fn create(kind: &str, object: &Object) -> Vec<FieldError> {
+    let mut errs = finalizers(object);
+    errs.extend(create_kind(kind, object));
+    errs
+}
+
+fn create_kind(kind: &str, object: &Object) -> Vec<FieldError> {
+    match kind {
+        "Pod" => pods::create(object),
+        "PodTemplate" => pods::pod_template(object),
+        "Service" => service::create(object),
+        "Endpoints" => service::endpoints(object),
+        "ConfigMap" => config::config_map(object),
+        "Secret" => config::secret(object),
+        "Namespace" => cluster::namespace(object),
+        "Node" => cluster::node(object),
+        "Event" => cluster::event(object),
+        "PersistentVolume" => storage::persistent_volume(object),
+        "PersistentVolumeClaim" => storage::claim(object),
+        _ => Vec::new(),
+    }
+}
+
+/// kube's `ValidateUpdate` (or the status strategy's `ValidateUpdate` when
+/// `subresource` is `status`) of `object` replacing `old`.
+pub fn update(kind: &str, object: &Object, old: &Object, subresource: Option<&str>) -> Vec<FieldError> {
+    let mut errs = finalizers(object);
+    if subresource == Some("status") {
+        errs.extend(status_update(kind, object, old));
+    } else {
+        errs.extend(update_kind(kind, object, old));
+    }
+    errs
+}
+
+fn update_kind(kind: &str, object: &Object, old: &Object) -> Vec<FieldError> {
+    match kind {
+        "Pod" => pods::update(object, old),
+        "PodTemplate" => pods::pod_template(object),
+        "Service" => service::update(object, old),
+        "Endpoints" => service::endpoints(object),
+        "ConfigMap" => config::config_map_update(object, old),
+        "Secret" => config::secret_update(object, old),
+        "Namespace" => Vec::new(),
+        "Node" => cluster::node_update(object, old),
+        "Event" => cluster::event(object),
+        "PersistentVolume" => storage::persistent_volume_update(object, old),
+        "PersistentVolumeClaim" => storage::claim_update(object, old),
+        _ => Vec::new(),
+    }
+}
+
+/// The status strategies' `ValidateUpdate`.
+fn status_update(kind: &str, object: &Object, old: &Object) -> Vec<FieldError> {
+    match kind {
+        "Pod" => pods::status_update(object, old),
+        "Service" => service::status_update(object),
+        "Namespace" => cluster::namespace_status_update(object),
+        "Node" => cluster::node_update(object, old),
+        "PersistentVolumeClaim" => storage::claim_status_update(object),
+        _ => Vec::new(),
+    }
+}
+
+/// The finalizer rules of kube's `ValidateObjectMeta` (apimachinery's
+/// `ValidateFinalizers`, then core's `validateKubeFinalizerName`), which the
+/// API layer's metadata checks leave out: qualified names, not both
+/// `orphan` and `foregroundDeletion`, and a name without a domain must be a
+/// standard one. Every built-in kind's strategy runs them in kube.
+pub fn finalizers(object: &Object) -> Vec<FieldError> {
+    let names: Vec<&Value> = object
+        .get("metadata")
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let mut errs = Vec::new();
+    for name in &names {
+        errs.extend(util::qualified_name("metadata.finalizers", name.as_str().unwrap_or("")));
+    }
+    let has = |f: &str| names.iter().any(|n| n.as_str() == Some(f));
+    if has("orphan") && has("foregroundDeletion") {
+        let all: Vec<Value> = names.iter().map(|v| (*v).clone()).collect();
+        errs.push(FieldError::invalid_bare(
+            "metadata.finalizers",
+            &util::go_string_slice(&all),
+            "finalizer orphan and foregroundDeletion cannot be both set",
+        ));
+    }
+    for (i, name) in names.iter().enumerate() {
+        let name = name.as_str().unwrap_or("");
+        if !name.contains('/') && !["kubernetes", "orphan", "foregroundDeletion"].contains(&name) {
+            errs.push(FieldError::invalid(
+                &format!("metadata.finalizers[{i}]"),
+                name,
+                "name is neither a standard finalizer name nor is it fully qualified",
+            ));
+        }
+    }
+    errs
+}
+
+/// kube's `ValidatePodTemplateSpec` of `template` at `path`
+/// (`spec.template`), for the workloads that embed one.
+pub fn pod_template_spec(template: &Value, path: &str) -> Vec<FieldError> {
+    pods::template_spec(template, path)
+}
