@@ -258,7 +258,9 @@ fn kubectl_server_side_apply_of_a_deployment_merges_containers_by_name() {
     let containers = &fields_of(&entries, "kubectl", "Apply")["f:spec"]["f:template"]["f:spec"]["f:containers"];
     assert_eq!(
         containers["k:{\"name\":\"nginx\"}"],
-        json!({".": {}, "f:image": {}, "f:name": {}, "f:ports": {"k:{\"containerPort\":80}": {".": {}, "f:containerPort": {}}}}),
+        // The port's key carries the schema default of `protocol` (TCP), as
+        // structured-merge-diff fills a missing list-map key.
+        json!({".": {}, "f:image": {}, "f:name": {}, "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}}}),
         "{containers}"
     );
     // Applying the same configuration again writes nothing.

@@ -238,17 +238,37 @@ fn is_named_field(parent: Node, key: &str) -> bool {
 }
 
 /// The path element of an associative list's item; `None` when it is not an object.
-fn item_key(item: &Value, keys: &[&str]) -> Option<PathElement> {
+fn item_key(item: &Value, shape: &Shape, keys: &[&str]) -> Option<PathElement> {
     let object = item.as_object()?;
     let mut fields = Map::new();
     let mut sorted: Vec<&str> = keys.to_vec();
     sorted.sort_unstable();
     for key in sorted {
-        if let Some(value) = object.get(key) {
-            fields.insert(key.to_string(), value.clone());
+        match object.get(key) {
+            Some(value) => {
+                fields.insert(key.to_string(), value.clone());
+            }
+            None => {
+                if let Some(default) = key_default(shape, key) {
+                    fields.insert(key.to_string(), Value::String(default.to_string()));
+                }
+            }
         }
     }
     Some(PathElement::Key(canonical(&Value::Object(fields))))
+}
+
+/// The schema default of an associative list's key field, which
+/// structured-merge-diff uses when an item leaves the key out (so a port
+/// applied without `protocol` is the stored `protocol: TCP` port). The
+/// OpenAPI documents' only non-empty defaults of list-map keys: ports'
+/// `protocol` (`"default": "TCP"` on ContainerPort and ServicePort).
+fn key_default(shape: &Shape, key: &str) -> Option<&'static str> {
+    let name = shape.definition()?.name;
+    match (name, key) {
+        ("io.k8s.api.core.v1.ContainerPort" | "io.k8s.api.core.v1.ServicePort", "protocol") => Some("TCP"),
+        _ => None,
+    }
 }
 
 /// The items of a list by their path element (first of duplicates wins).
@@ -258,7 +278,7 @@ fn list_items(node: Node, items: &[Value]) -> Vec<(PathElement, &Value)> {
     for (i, item) in items.iter().enumerate() {
         let element = match node {
             Node::SetList(_) => PathElement::Value(canonical(item)),
-            Node::MapList(_, keys) => item_key(item, keys).unwrap_or(PathElement::Index(i)),
+            Node::MapList(shape, keys) => item_key(item, shape, keys).unwrap_or(PathElement::Index(i)),
             _ => PathElement::Index(i),
         };
         if seen.insert(element.clone()) {
