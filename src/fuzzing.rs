@@ -1141,6 +1141,10 @@ pub fn typed_layer_accepted(data: &[u8]) -> Option<(&'static crate::types::regis
         }
         meta.insert("uid".into(), json!("00000000-0000-4000-8000-000000000000"));
         meta.insert("creationTimestamp".into(), json!("2026-01-01T00:00:00Z"));
+        // As the create handler sets it.
+        if info.has_generation {
+            meta.insert("generation".into(), json!(1));
+        }
         if info.namespaced {
             meta.insert("namespace".into(), json!("default"));
         }

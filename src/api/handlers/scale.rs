@@ -207,10 +207,17 @@ pub async fn update_scale(
         set_at(&mut parent, &spec_path, json!(replicas));
         let generation = metadata(&parent).get("generation").and_then(Value::as_i64).unwrap_or(1);
         metadata_mut(&mut parent).insert("generation".into(), json!(generation + 1));
+        // The parent's update rules and validation, as kube's scale
+        // subresource updates the parent through its strategy.
+        let now = crate::api::object::timestamp(backend.now());
+        let context = crate::strategy::Context { now: &now, subresource: Some("scale") };
+        crate::strategy::update(&resolved.info, &mut parent, &before, &context)
+            .map_err(|r| super::rejection(&resolved.info, &name, r))?;
         // The writer takes spec.replicas (an Update entry with subresource "scale").
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(Some(&before), &mut parent, &manager.write());
-        let parent = order_fields(parent);
+        let mut parent = order_fields(parent);
+        crate::strategy::finish(&resolved.info, &mut parent);
         if head.params.dry_run_all {
             return Ok(respond(StatusCode::OK, "application/json", encode(&scale_of(&parent, resolved))?));
         }
