@@ -79,10 +79,21 @@ fn crud_over_http_and_kubectl_with_etcd_mod_revisions() {
     assert_eq!(etcd.mod_revision("/configmaps/default/a"), None, "the key is gone from etcd");
     assert_eq!(s.get(&format!("{CM}/a")).status, 404);
 
-    // A value over etcd's request limit is refused before it reaches etcd.
+    // A value over etcd's request limit is refused before it reaches etcd
+    // (413). A ConfigMap that large is refused earlier, by validation (422,
+    // kube's 1 MiB limit), so the object here is one with no size rule: a
+    // Lease whose holder identity is 1.5 MiB.
     let big = "x".repeat(1600 * 1024);
-    let r = s.post_json(CM, &configmap("big", &[("k", &big)]));
+    let leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+    let r = s.post_json(
+        leases,
+        &serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "big"},
+            "spec": {"holderIdentity": big}}),
+    );
     assert_eq!(r.status, 413, "{}", r.text());
+    assert_eq!(etcd.mod_revision("/leases/default/big"), None);
+    let r = s.post_json(CM, &configmap("big", &[("k", &big)]));
+    assert_eq!(r.status, 422, "{}", r.text());
     assert_eq!(etcd.mod_revision("/configmaps/default/big"), None);
 }
 

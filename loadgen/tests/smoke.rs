@@ -28,8 +28,15 @@ fn build_shardline() -> PathBuf {
     let loadgen = PathBuf::from(env!("CARGO_BIN_EXE_loadgen"));
     let dir = loadgen.parent().expect("binary directory");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // With etcd at hand the smoke runs Shardline on the etcd log too, which
+    // needs the `etcd` feature; it is also what the test command builds, so
+    // this build does not replace the tests' binary with a smaller one.
+    let mut args = vec!["build", "-q", "-p", "shardline", "--bin", "shardline"];
+    if etcd_bin().is_some() {
+        args.extend(["--features", "etcd"]);
+    }
     let status = Command::new(cargo)
-        .args(["build", "-q", "-p", "shardline", "--bin", "shardline"])
+        .args(&args)
         .current_dir(workspace_root())
         .status()
         .expect("run cargo build for the shardline binary");
