@@ -35,8 +35,8 @@ pub fn create(pod: &Map<String, Value>) -> Errs {
 /// `validatePodMetadataAndSpec` (name, labels and annotation keys are the
 /// API layer's; the pod-specific annotation rules are here).
 fn metadata_and_spec(pod: &Map<String, Value>, spec: &Value) -> Errs {
-    let metadata = pod.get("metadata").cloned().unwrap_or(Value::Null);
-    let mut errs = pod_specific_annotations(&metadata, spec, "metadata.annotations");
+    let metadata = pod.get("metadata").unwrap_or(&Value::Null);
+    let mut errs = pod_specific_annotations(metadata, spec, "metadata.annotations");
     errs.extend(pod_spec(spec, "spec", PodOptions { resource_is_pod: true }));
     // validateContainersOnlyForPod, after the spec.
     for field in ["containers", "initContainers"] {
@@ -275,17 +275,17 @@ pub fn status_update(pod: &Map<String, Value>, old: &Map<String, Value>) -> Errs
 
 /// kube's `ValidatePodTemplateSpec` of `template` at `path`.
 pub fn template_spec(template: &Value, path: &str) -> Errs {
-    let metadata = template.get("metadata").cloned().unwrap_or(Value::Null);
-    let mut errs = validate_labels_at(&child(path, "labels"), string_map(&metadata, "labels"));
-    let annotations = string_map(&metadata, "annotations");
+    let metadata = template.get("metadata").unwrap_or(&Value::Null);
+    let mut errs = validate_labels_at(&child(path, "labels"), string_map(metadata, "labels"));
+    let annotations = string_map(metadata, "annotations");
     errs.extend(crate::types::validation::validate_annotations(annotations).into_iter().map(|mut e| {
         e.field = e.field.replacen("metadata.annotations", &child(path, "annotations"), 1);
         e
     }));
-    let spec = template.get("spec").cloned().unwrap_or(Value::Null);
-    errs.extend(pod_specific_annotations(&metadata, &spec, &child(path, "annotations")));
-    errs.extend(pod_spec(&spec, &child(path, "spec"), PodOptions { resource_is_pod: false }));
-    if !list(&spec, "ephemeralContainers").is_empty() {
+    let spec = template.get("spec").unwrap_or(&Value::Null);
+    errs.extend(pod_specific_annotations(metadata, spec, &child(path, "annotations")));
+    errs.extend(pod_spec(spec, &child(path, "spec"), PodOptions { resource_is_pod: false }));
+    if !list(spec, "ephemeralContainers").is_empty() {
         errs.push(FieldError::forbidden(
             &child(&child(path, "spec"), "ephemeralContainers"),
             "ephemeral containers not allowed in pod template",
