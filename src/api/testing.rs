@@ -218,3 +218,42 @@ impl Backend for MemoryBackend {
         self.spawned.borrow_mut().push(task);
     }
 }
+
+/// What a JSON request through [`crate::api::handle`] answered: the status
+/// code, the body as JSON (`Null` when it is not JSON) and the `Warning`
+/// headers.
+pub struct JsonAnswer {
+    pub code: u16,
+    pub body: serde_json::Value,
+    pub warnings: Vec<String>,
+}
+
+/// Sends `method path` with `body` as `application/json` through the real
+/// handlers on `backend` and waits for the whole answer.
+pub fn send_json(
+    backend: &std::rc::Rc<MemoryBackend>,
+    method: &str,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> JsonAnswer {
+    use http_body_util::BodyExt;
+    let bytes = body.and_then(|b| serde_json::to_vec(&b).ok()).map(Bytes::from).unwrap_or_default();
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("Content-Type", "application/json")
+        .body(http_body_util::Full::new(bytes))
+        .expect("a request from a method, a path and a body");
+    futures_lite::future::block_on(async {
+        let response = crate::api::handle(backend, request).await;
+        let code = response.status().as_u16();
+        let warnings = response
+            .headers()
+            .get_all(http::header::WARNING)
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect();
+        let body = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        JsonAnswer { code, body: serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null), warnings }
+    })
+}

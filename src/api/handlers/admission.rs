@@ -247,7 +247,6 @@ mod tests {
     use crate::config::Config;
     use bytes::Bytes;
     use futures_lite::future::block_on;
-    use http_body_util::{BodyExt, Full};
     use serde_json::{json, Value};
     use std::rc::Rc;
 
@@ -263,25 +262,8 @@ mod tests {
         path: &str,
         body: Option<Value>,
     ) -> (u16, Value, Vec<String>) {
-        let bytes = body.map(|b| Bytes::from(serde_json::to_vec(&b).unwrap())).unwrap_or_default();
-        let request = http::Request::builder()
-            .method(method)
-            .uri(path)
-            .header("Content-Type", "application/json")
-            .body(Full::new(bytes))
-            .unwrap();
-        block_on(async {
-            let response = crate::api::handle(backend, request).await;
-            let status = response.status().as_u16();
-            let warnings = response
-                .headers()
-                .get_all(http::header::WARNING)
-                .iter()
-                .filter_map(|v| v.to_str().ok().map(str::to_string))
-                .collect();
-            let body = response.into_body().collect().await.expect("body").to_bytes();
-            (status, serde_json::from_slice(&body).unwrap_or(Value::Null), warnings)
-        })
+        let answer = crate::api::testing::send_json(backend, method, path, body);
+        (answer.code, answer.body, answer.warnings)
     }
 
     /// Stores an object of a resource that is not served (yet) by its key,

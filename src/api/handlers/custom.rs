@@ -224,19 +224,8 @@ mod tests {
     use std::rc::Rc;
 
     fn request(backend: &Rc<MemoryBackend>, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let bytes = body.map(|b| Bytes::from(serde_json::to_vec(&b).unwrap())).unwrap_or_default();
-        let request = http::Request::builder()
-            .method(method)
-            .uri(path)
-            .header("Content-Type", "application/json")
-            .body(Full::new(bytes))
-            .unwrap();
-        block_on(async {
-            let response = crate::api::handle(backend, request).await;
-            let status = response.status().as_u16();
-            let body = response.into_body().collect().await.expect("body").to_bytes();
-            (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
-        })
+        let answer = crate::api::testing::send_json(backend, method, path, body);
+        (answer.code, answer.body)
     }
 
     /// A request with a raw body and content type: status, Warning headers, body.
