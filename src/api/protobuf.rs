@@ -976,7 +976,14 @@ mod tests {
             } else {
                 format!("{}/{}", resource.group, resource.version)
             };
-            for kind in [resource.kind, resource.list_kind] {
+            // MutatingAdmissionPolicy(Binding) v1 is newer than the k8s-pb
+            // release the table comes from (tools/gen-proto-tables).
+            if resource.kind.starts_with("MutatingAdmissionPolicy") {
+                assert!(proto_schema::message_of_kind(&api_version, resource.kind).is_none());
+                continue;
+            }
+            // A create-only resource (core bindings) has no list kind.
+            for kind in [resource.kind, resource.list_kind].into_iter().filter(|k| !k.is_empty()) {
                 let message = proto_schema::message_of_kind(&api_version, kind);
                 assert!(message.is_some(), "{api_version} {kind} has no protobuf schema");
             }

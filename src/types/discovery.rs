@@ -284,9 +284,28 @@ mod tests {
             v["groups"].as_array().expect("groups").iter().filter_map(|g| g["name"].as_str()).collect();
         assert_eq!(
             names,
-            ["apps", "batch", "rbac.authorization.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io"]
+            [
+                "apiregistration.k8s.io",
+                "apps",
+                "events.k8s.io",
+                "autoscaling",
+                "batch",
+                "certificates.k8s.io",
+                "networking.k8s.io",
+                "policy",
+                "rbac.authorization.k8s.io",
+                "storage.k8s.io",
+                "admissionregistration.k8s.io",
+                "apiextensions.k8s.io",
+                "scheduling.k8s.io",
+                "coordination.k8s.io",
+                "node.k8s.io",
+                "discovery.k8s.io",
+                "flowcontrol.apiserver.k8s.io",
+                "resource.k8s.io",
+            ]
         );
-        let apps = &v["groups"][0];
+        let apps = &v["groups"][1];
         assert_eq!(apps["versions"][0]["groupVersion"], "apps/v1");
         assert_eq!(apps["versions"][0]["version"], "v1");
         assert_eq!(apps["preferredVersion"]["groupVersion"], "apps/v1");
@@ -378,9 +397,28 @@ mod tests {
         let names: Vec<&str> = items.iter().filter_map(|i| i["metadata"]["name"].as_str()).collect();
         assert_eq!(
             names,
-            ["apps", "batch", "rbac.authorization.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io"]
+            [
+                "apiregistration.k8s.io",
+                "apps",
+                "events.k8s.io",
+                "autoscaling",
+                "batch",
+                "certificates.k8s.io",
+                "networking.k8s.io",
+                "policy",
+                "rbac.authorization.k8s.io",
+                "storage.k8s.io",
+                "admissionregistration.k8s.io",
+                "apiextensions.k8s.io",
+                "scheduling.k8s.io",
+                "coordination.k8s.io",
+                "node.k8s.io",
+                "discovery.k8s.io",
+                "flowcontrol.apiserver.k8s.io",
+                "resource.k8s.io",
+            ]
         );
-        let deploy = items[0]["versions"][0]["resources"]
+        let deploy = items[1]["versions"][0]["resources"]
             .as_array()
             .expect("resources")
             .iter()

@@ -12,6 +12,7 @@
 //! Invariant: nothing here knows HTTP or `metav1.Status`: functions return
 //! documents and field errors, the API layer sends them.
 
+pub mod conversion;
 pub mod crd;
 pub mod crd_schema;
 pub mod discovery;

@@ -116,6 +116,43 @@ pub fn for_resource(group: &str, resource: &str) -> TablePrinter {
         ("rbac.authorization.k8s.io", "rolebindings") => Some(&ROLEBINDING),
         ("rbac.authorization.k8s.io", "clusterrolebindings") => Some(&CLUSTERROLEBINDING),
         ("coordination.k8s.io", "leases") => Some(&LEASE),
+        ("", "podtemplates") => Some(&groups::PODTEMPLATE),
+        ("", "replicationcontrollers") => Some(&groups::REPLICATIONCONTROLLER),
+        ("", "resourcequotas") => Some(&groups::RESOURCEQUOTA),
+        ("", "limitranges") => Some(&groups::LIMITRANGE),
+        ("", "componentstatuses") => Some(&groups::COMPONENTSTATUS),
+        ("apps", "controllerrevisions") => Some(&groups::CONTROLLERREVISION),
+        ("autoscaling", "horizontalpodautoscalers") => Some(&groups::HORIZONTALPODAUTOSCALER),
+        ("policy", "poddisruptionbudgets") => Some(&groups::PODDISRUPTIONBUDGET),
+        ("certificates.k8s.io", "certificatesigningrequests") => Some(&groups::CERTIFICATESIGNINGREQUEST),
+        ("networking.k8s.io", "ingressclasses") => Some(&groups::INGRESSCLASS),
+        ("networking.k8s.io", "networkpolicies") => Some(&groups::NETWORKPOLICY),
+        ("networking.k8s.io", "servicecidrs") => Some(&groups::SERVICECIDR),
+        ("networking.k8s.io", "ipaddresses") => Some(&groups::IPADDRESS),
+        ("discovery.k8s.io", "endpointslices") => Some(&groups::ENDPOINTSLICE),
+        ("events.k8s.io", "events") => Some(&groups::EVENTS_V1),
+        ("storage.k8s.io", "storageclasses") => Some(&groups::STORAGECLASS),
+        ("storage.k8s.io", "volumeattributesclasses") => Some(&groups::VOLUMEATTRIBUTESCLASS),
+        ("storage.k8s.io", "csidrivers") => Some(&groups::CSIDRIVER),
+        ("storage.k8s.io", "csinodes") => Some(&groups::CSINODE),
+        ("storage.k8s.io", "csistoragecapacities") => Some(&groups::CSISTORAGECAPACITY),
+        ("storage.k8s.io", "volumeattachments") => Some(&groups::VOLUMEATTACHMENT),
+        ("scheduling.k8s.io", "priorityclasses") => Some(&groups::PRIORITYCLASS),
+        ("node.k8s.io", "runtimeclasses") => Some(&groups::RUNTIMECLASS),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations" | "mutatingwebhookconfigurations") => {
+            Some(&groups::WEBHOOKCONFIGURATION)
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => Some(&groups::VALIDATINGADMISSIONPOLICY),
+        ("admissionregistration.k8s.io", "mutatingadmissionpolicies") => Some(&groups::MUTATINGADMISSIONPOLICY),
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings" | "mutatingadmissionpolicybindings") => {
+            Some(&groups::ADMISSIONPOLICYBINDING)
+        }
+        ("apiregistration.k8s.io", "apiservices") => Some(&groups::APISERVICE),
+        ("flowcontrol.apiserver.k8s.io", "flowschemas") => Some(&groups::FLOWSCHEMA),
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") => Some(&groups::PRIORITYLEVELCONFIGURATION),
+        ("resource.k8s.io", "deviceclasses" | "resourceclaimtemplates") => Some(&groups::NAME_AGE),
+        ("resource.k8s.io", "resourceclaims") => Some(&groups::RESOURCECLAIM),
+        ("resource.k8s.io", "resourceslices") => Some(&groups::RESOURCESLICE),
         // roles, clusterroles, customresourcedefinitions and everything
         // else: kube-apiserver's default table.
         _ => None,
@@ -1316,6 +1353,9 @@ static LEASE: Builtin = Builtin {
         ]
     },
 };
+
+#[path = "printers_groups.rs"]
+mod groups;
 
 #[cfg(test)]
 #[path = "printers_tests.rs"]

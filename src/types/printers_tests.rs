@@ -673,6 +673,43 @@ fn column_definitions_of_every_builtin() {
         ("rbac.authorization.k8s.io", "clusterroles", "Name:string:0 Created_At:date:0"),
         ("coordination.k8s.io", "leases", "Name:string:0 Holder:string:0 Age:string:0"),
         ("apiextensions.k8s.io", "customresourcedefinitions", "Name:string:0 Created_At:date:0"),
+        ("", "podtemplates", "Template:string:0 Containers:string:0 Images:string:0 Pod_Labels:string:0"),
+        ("", "replicationcontrollers", "Name:string:0 Desired:integer:0 Current:integer:0 Ready:integer:0 Age:string:0 Containers:string:1 Images:string:1 Selector:string:1"),
+        ("", "resourcequotas", "Name:string:0 Age:string:0 Request:string:0 Limit:string:0"),
+        ("", "limitranges", "Name:string:0 Created_At:date:0"),
+        ("", "componentstatuses", "Name:string:0 Status:string:0 Message:string:0 Error:string:0"),
+        ("", "bindings", "Name:string:0 Created_At:date:0"),
+        ("apiregistration.k8s.io", "apiservices", "Name:string:0 Service:string:0 Available:string:0 Age:string:0"),
+        ("apps", "controllerrevisions", "Name:string:0 Controller:string:0 Revision:integer:0 Age:string:0"),
+        ("events.k8s.io", "events", "Last_Seen:string:0 Type:string:0 Reason:string:0 Object:string:0 Subobject:string:1 Source:string:1 Message:string:0 First_Seen:string:1 Count:string:1 Name:string:1"),
+        ("autoscaling", "horizontalpodautoscalers", "Name:string:0 Reference:string:0 Targets:string:0 MinPods:string:0 MaxPods:integer:0 Replicas:string:0 Age:string:0"),
+        ("certificates.k8s.io", "certificatesigningrequests", "Name:string:0 Age:string:0 SignerName:string:0 Requestor:string:0 RequestedDuration:string:0 Condition:string:0"),
+        ("networking.k8s.io", "ingressclasses", "Name:string:0 Controller:string:0 Parameters:string:0 Age:string:0"),
+        ("networking.k8s.io", "networkpolicies", "Name:string:0 Pod-Selector:string:0 Age:string:0"),
+        ("networking.k8s.io", "servicecidrs", "Name:string:0 CIDRs:string:0 Age:string:0"),
+        ("networking.k8s.io", "ipaddresses", "Name:string:0 ParentRef:string:0 Age:string:0"),
+        ("policy", "poddisruptionbudgets", "Name:string:0 Min_Available:string:0 Max_Unavailable:string:0 Allowed_Disruptions:integer:0 Age:string:0"),
+        ("storage.k8s.io", "storageclasses", "Name:string:0 Provisioner:string:0 ReclaimPolicy:string:0 VolumeBindingMode:string:0 AllowVolumeExpansion:string:0 Age:string:0"),
+        ("storage.k8s.io", "csidrivers", "Name:string:0 AttachRequired:boolean:0 PodInfoOnMount:boolean:0 StorageCapacity:boolean:0 TokenRequests:string:0 RequiresRepublish:boolean:0 Modes:string:0 Age:string:0"),
+        ("storage.k8s.io", "csinodes", "Name:string:0 Drivers:integer:0 Age:string:0"),
+        ("storage.k8s.io", "csistoragecapacities", "Name:string:0 StorageClassName:string:0 Capacity:string:0"),
+        ("storage.k8s.io", "volumeattachments", "Name:string:0 Attacher:string:0 PV:string:0 Node:string:0 Attached:boolean:0 Age:string:0"),
+        ("storage.k8s.io", "volumeattributesclasses", "Name:string:0 DriverName:string:0 Age:string:0"),
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "Name:string:0 Webhooks:integer:0 Age:string:0"),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "Name:string:0 Webhooks:integer:0 Age:string:0"),
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies", "Name:string:0 Validations:integer:0 ParamKind:string:0 Age:string:0"),
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "Name:string:0 PolicyName:string:0 ParamRef:string:0 Age:string:0"),
+        ("admissionregistration.k8s.io", "mutatingadmissionpolicies", "Name:string:0 Mutations:integer:0 ParamKind:string:0 Age:string:0"),
+        ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings", "Name:string:0 PolicyName:string:0 ParamRef:string:0 Age:string:0"),
+        ("scheduling.k8s.io", "priorityclasses", "Name:string:0 Value:integer:0 Global-Default:boolean:0 Age:string:0 PreemptionPolicy:string:0"),
+        ("node.k8s.io", "runtimeclasses", "Name:string:0 Handler:string:0 Age:string:0"),
+        ("discovery.k8s.io", "endpointslices", "Name:string:0 AddressType:string:0 Ports:string:0 Endpoints:string:0 Age:string:0"),
+        ("flowcontrol.apiserver.k8s.io", "flowschemas", "Name:string:0 PriorityLevel:string:0 MatchingPrecedence:string:0 DistinguisherMethod:string:0 Age:string:0 MissingPL:string:0"),
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "Name:string:0 Type:string:0 NominalConcurrencyShares:string:0 Queues:string:0 HandSize:string:0 QueueLengthLimit:string:0 Age:string:0"),
+        ("resource.k8s.io", "deviceclasses", "Name:string:0 Age:string:0"),
+        ("resource.k8s.io", "resourceclaims", "Name:string:0 State:string:0 Age:string:0"),
+        ("resource.k8s.io", "resourceclaimtemplates", "Name:string:0 Age:string:0"),
+        ("resource.k8s.io", "resourceslices", "Name:string:0 Node:string:0 Driver:string:0 Pool:string:0 Age:string:0"),
     ];
     for (group, resource, columns) in expected {
         let got: Vec<String> = for_resource(group, resource)
@@ -683,7 +720,9 @@ fn column_definitions_of_every_builtin() {
         assert_eq!(got.join(" "), *columns, "{group}/{resource}");
         // Only the Name column has the name format; every column is described.
         for c in for_resource(group, resource).columns() {
-            assert_eq!(c.format == "name", c.name == "Name", "{resource} {}", c.name);
+            // (A pod template's first column is kube's "Template".)
+            let first = c.name == "Name" || (*resource == "podtemplates" && c.name == "Template");
+            assert_eq!(c.format == "name", first, "{resource} {}", c.name);
             assert!(!c.description.is_empty(), "{resource} {}", c.name);
         }
     }
@@ -805,4 +844,163 @@ proptest::proptest! {
         let printer = for_resource(group, resource);
         proptest::prop_assert_eq!(printer.row(&object, now()).cells.len(), printer.columns().len());
     }
+}
+
+#[test]
+fn every_builtin_printer_prints_any_json_with_one_cell_per_column() {
+    let odd = [
+        json!(null),
+        json!({}),
+        json!({"metadata": 5, "spec": "x", "status": []}),
+        json!({"spec": {"metrics": [{"type": "Resource"}, 7], "ports": [{}], "limited": {"limitResponse": {"queuing": 1}}},
+               "status": {"conditions": [{"type": "Available"}], "hard": {"a": 1}}, "endpoints": [{"addresses": [1]}]}),
+    ];
+    for r in crate::types::registry::builtin_resources() {
+        let printer = for_resource(r.group, r.resource);
+        for object in &odd {
+            assert_eq!(printer.row(object, now()).cells.len(), printer.columns().len(), "{}", r.resource);
+        }
+    }
+}
+
+// pkg/printers/internalversion/printers.go: the cells of the kinds served
+// since issue 15, for objects like those of tests/fixtures/kube-v1.36.
+#[test]
+fn cells_of_the_other_builtin_kinds() {
+    let meta = json!({"name": "x", "creationTimestamp": "2024-01-02T11:00:00Z"});
+    let row = |group: &str, resource: &str, mut object: Value| {
+        object["metadata"] = meta.clone();
+        for_resource(group, resource).row(&object, now()).cells
+    };
+    assert_eq!(
+        row(
+            "policy",
+            "poddisruptionbudgets",
+            json!({"spec": {"minAvailable": 2}, "status": {"disruptionsAllowed": 1}})
+        ),
+        [json!("x"), json!("2"), json!("N/A"), json!(1), json!("60m")]
+    );
+    assert_eq!(
+        row(
+            "autoscaling",
+            "horizontalpodautoscalers",
+            json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "minReplicas": 2, "maxReplicas": 10,
+                "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}},
+                            {"type": "Pods", "pods": {"target": {"averageValue": "1k"}}},
+                            {"type": "Resource", "resource": {"name": "memory", "target": {"averageValue": "1Gi"}}}]},
+                "status": {"desiredReplicas": 0, "currentMetrics": null}})
+        ),
+        [
+            json!("x"),
+            json!("Deployment/web"),
+            json!("cpu: <unknown>/70%, <unknown>/1k + 1 more..."),
+            json!("2"),
+            json!(10),
+            json!(0),
+            json!("60m")
+        ]
+    );
+    // autoscaling/v1's target is one CPU utilization metric.
+    assert_eq!(
+        row("autoscaling", "horizontalpodautoscalers", json!({"spec": {"targetCPUUtilizationPercentage": 80}}))[2],
+        json!("cpu: <unknown>/80%")
+    );
+    assert_eq!(row("autoscaling", "horizontalpodautoscalers", json!({}))[2..4], [json!("<none>"), json!("<unset>")]);
+    assert_eq!(
+        row(
+            "discovery.k8s.io",
+            "endpointslices",
+            json!({"addressType": "IPv4", "ports": [{"name": "http", "port": 8080}, {"name": "n"}, {}],
+                "endpoints": [{"addresses": ["10.0.0.1", "10.0.0.2"]}, {"addresses": ["10.0.0.3", "10.0.0.4"]}]})
+        ),
+        [json!("x"), json!("IPv4"), json!("8080,n,*"), json!("10.0.0.1,10.0.0.2,10.0.0.3 + 1 more..."), json!("60m")]
+    );
+    assert_eq!(row("discovery.k8s.io", "endpointslices", json!({}))[2], json!("<unset>"));
+    let mut default_class = json!({"provisioner": "p"});
+    default_class["metadata"] =
+        json!({"name": "x", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}});
+    assert_eq!(
+        for_resource("storage.k8s.io", "storageclasses").row(&default_class, now()).cells[..5],
+        [json!("x (default)"), json!("p"), json!("Delete"), json!("Immediate"), json!(false)]
+    );
+    assert_eq!(
+        row(
+            "",
+            "resourcequotas",
+            json!({"spec": {"hard": {"pods": "50", "limits.cpu": "2", "requests.cpu": "10"}},
+            "status": {"hard": {"pods": "50", "limits.cpu": "2", "requests.cpu": "10"}, "used": {"pods": "3"}}})
+        ),
+        [json!("x"), json!("60m"), json!("pods: 3/50, requests.cpu: 0/10"), json!("limits.cpu: 0/2")]
+    );
+    assert_eq!(
+        row("scheduling.k8s.io", "priorityclasses", json!({"value": 1000})),
+        [json!("x"), json!(1000), json!(false), json!("60m"), json!("PreemptLowerPriority")]
+    );
+    assert_eq!(
+        row(
+            "networking.k8s.io",
+            "ipaddresses",
+            json!({"spec": {"parentRef": {"resource": "services", "namespace": "default", "name": "kubernetes"}}})
+        )[1],
+        json!("services/default/kubernetes")
+    );
+    assert_eq!(row("networking.k8s.io", "networkpolicies", json!({"spec": {"podSelector": {}}}))[1], json!("<none>"));
+    assert_eq!(row("apps", "controllerrevisions", json!({"revision": 3}))[1..3], [json!("<none>"), json!(3)]);
+    let mut revision = json!({"revision": 2});
+    revision["metadata"] = json!({"name": "r", "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": true}]});
+    assert_eq!(
+        for_resource("apps", "controllerrevisions").row(&revision, now()).cells[1],
+        json!("daemonset.apps/agent")
+    );
+    assert_eq!(
+        row(
+            "certificates.k8s.io",
+            "certificatesigningrequests",
+            json!({"spec": {"signerName": "s", "username": "u", "expirationSeconds": 3600},
+            "status": {"conditions": [{"type": "Approved"}], "certificate": "Y2VydA=="}})
+        )[2..],
+        [json!("s"), json!("u"), json!("60m"), json!("Approved,Issued")]
+    );
+    assert_eq!(
+        row("storage.k8s.io", "csidrivers", json!({"spec": {}}))[1..7],
+        [json!(true), json!(false), json!(false), json!("<unset>"), json!(false), json!("<none>")]
+    );
+    assert_eq!(row("apiregistration.k8s.io", "apiservices", json!({}))[1..3], [json!("Local"), json!("Unknown")]);
+    assert_eq!(
+        row(
+            "apiregistration.k8s.io",
+            "apiservices",
+            json!({"spec": {"service": {"namespace": "kube-system", "name": "metrics"}},
+            "status": {"conditions": [{"type": "Available", "status": "False", "reason": "MissingEndpoints"}]}})
+        )[1..3],
+        [json!("kube-system/metrics"), json!("False (MissingEndpoints)")]
+    );
+    assert_eq!(
+        row("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", json!({"spec": {"type": "Exempt"}}))[1..6],
+        [json!("Exempt"), json!("<none>"), json!("<none>"), json!("<none>"), json!("<none>")]
+    );
+    assert_eq!(row("resource.k8s.io", "resourceclaims", json!({}))[1], json!("pending"));
+    // events.k8s.io Events print as core Events (the fixture's event).
+    let cells = row(
+        "events.k8s.io",
+        "events",
+        json!({"eventTime": "2024-01-02T11:59:00.000000Z", "reportingController": "example.com/mirror",
+            "reportingInstance": "mirror-1", "reason": "Started", "type": "Normal", "note": "started",
+            "regarding": {"kind": "Pod", "name": "web-0"}, "deprecatedSource": {}}),
+    );
+    assert_eq!(
+        cells,
+        [
+            json!("60s"),
+            json!("Normal"),
+            json!("Started"),
+            json!("pod/web-0"),
+            json!(""),
+            json!("example.com/mirror, mirror-1"),
+            json!("started"),
+            json!("60s"),
+            json!(1),
+            json!("x")
+        ]
+    );
 }

@@ -436,52 +436,63 @@ mod tests {
 
     const ALL_VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
 
-    /// (group, resource, kind, namespaced) for every resource Shardline serves.
-    const SERVED: &[(&str, &str, &str, bool)] = &[
-        ("", "namespaces", "Namespace", false),
-        ("", "pods", "Pod", true),
-        ("", "services", "Service", true),
-        ("", "endpoints", "Endpoints", true),
-        ("", "configmaps", "ConfigMap", true),
-        ("", "secrets", "Secret", true),
-        ("", "nodes", "Node", false),
-        ("", "events", "Event", true),
-        ("", "serviceaccounts", "ServiceAccount", true),
-        ("", "persistentvolumes", "PersistentVolume", false),
-        ("", "persistentvolumeclaims", "PersistentVolumeClaim", true),
-        ("apps", "deployments", "Deployment", true),
-        ("apps", "replicasets", "ReplicaSet", true),
-        ("apps", "statefulsets", "StatefulSet", true),
-        ("apps", "daemonsets", "DaemonSet", true),
-        ("batch", "jobs", "Job", true),
-        ("batch", "cronjobs", "CronJob", true),
-        ("coordination.k8s.io", "leases", "Lease", true),
-        ("rbac.authorization.k8s.io", "roles", "Role", true),
-        ("rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true),
-        ("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false),
-        ("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false),
-        ("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false),
+    /// The create-only review APIs kube serves, which are not stored
+    /// resources (served by their own handlers, not from the registry).
+    const REVIEWS: &[&str] = &[
+        "selfsubjectreviews",
+        "tokenreviews",
+        "localsubjectaccessreviews",
+        "selfsubjectaccessreviews",
+        "selfsubjectrulesreviews",
+        "subjectaccessreviews",
     ];
 
+    /// (group, version, resource, namespaced, kind, verbs) of every resource
+    /// kube-apiserver v1.36 serves (`generated/kube_resources.tsv`, derived
+    /// from its OpenAPI documents), subresources and review APIs left out.
+    fn kube_resources() -> Vec<(String, String, String, bool, String, Vec<String>)> {
+        include_str!("generated/kube_resources.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                let (group, version) = f[0].rsplit_once('/').unwrap_or(("", f[0]));
+                (!f[1].contains('/') && !REVIEWS.contains(&f[1])).then(|| {
+                    (
+                        group.to_string(),
+                        version.to_string(),
+                        f[1].to_string(),
+                        f[2] == "true",
+                        f[3].to_string(),
+                        f[4].split(',').map(str::to_string).collect(),
+                    )
+                })
+            })
+            .collect()
+    }
+
     #[test]
-    fn every_served_resource_is_present_with_kind_scope_and_verbs() {
+    fn every_resource_kube_serves_is_present_with_kind_scope_and_verbs() {
         let r = Registry::builtin();
-        assert_eq!(r.len(), SERVED.len());
-        for (group, resource, kind, namespaced) in SERVED {
-            let info = r.lookup(group, "v1", resource).unwrap_or_else(|| panic!("{resource}"));
+        let expected = kube_resources();
+        assert_eq!(expected.len(), 62);
+        assert_eq!(r.len(), expected.len());
+        for (group, version, resource, namespaced, kind, verbs) in &expected {
+            let info = r.lookup(group, version, resource).unwrap_or_else(|| panic!("{resource}"));
             assert_eq!(&info.kind, kind);
-            assert_eq!(info.list_kind, format!("{kind}List"));
+            if info.has_verb("list") {
+                assert_eq!(info.list_kind, format!("{kind}List"));
+            } else {
+                assert_eq!(info.list_kind, "");
+            }
             assert_eq!(info.singular, kind.to_lowercase());
             assert_eq!(info.namespaced, *namespaced, "{resource}");
-            let expected: Vec<&str> = if *resource == "namespaces" {
-                // kube-apiserver does not serve deletecollection for namespaces.
-                ALL_VERBS.iter().copied().filter(|v| *v != "deletecollection").collect()
-            } else {
-                ALL_VERBS.to_vec()
-            };
-            assert_eq!(info.verbs, expected, "{resource}");
-            assert_eq!(r.by_kind(group, "v1", kind).map(|i| &i.resource), Some(&info.resource));
+            assert_eq!(&info.verbs, verbs, "{resource}");
+            assert_eq!(r.by_kind(group, version, kind).map(|i| &i.resource), Some(&info.resource));
         }
+        // Most resources have every verb; namespaces lack deletecollection.
+        let all = r.iter().filter(|i| i.verbs == ALL_VERBS).count();
+        assert_eq!(all, expected.len() - 3);
     }
 
     #[test]
@@ -548,11 +559,25 @@ mod tests {
             gvs,
             [
                 "v1",
+                "apiregistration.k8s.io/v1",
                 "apps/v1",
+                "events.k8s.io/v1",
+                "autoscaling/v2",
+                "autoscaling/v1",
                 "batch/v1",
+                "certificates.k8s.io/v1",
+                "networking.k8s.io/v1",
+                "policy/v1",
                 "rbac.authorization.k8s.io/v1",
+                "storage.k8s.io/v1",
+                "admissionregistration.k8s.io/v1",
                 "apiextensions.k8s.io/v1",
+                "scheduling.k8s.io/v1",
                 "coordination.k8s.io/v1",
+                "node.k8s.io/v1",
+                "discovery.k8s.io/v1",
+                "flowcontrol.apiserver.k8s.io/v1",
+                "resource.k8s.io/v1",
             ]
         );
     }
@@ -591,7 +616,7 @@ mod tests {
         assert_eq!(r.group_versions().last().map(GroupVersion::api_version), Some("example.com/v1".into()));
         assert_eq!(r.remove("example.com", "widgets").map(|o| o.is_some()), Ok(true));
         assert!(r.lookup("example.com", "v1", "widgets").is_none());
-        assert_eq!(r.len(), SERVED.len());
+        assert_eq!(r.len(), kube_resources().len());
     }
 
     #[test]

@@ -7,15 +7,39 @@ use crate::types::openapi::OpenApiDocument;
 pub static OPENAPI_V3_DOCUMENTS: &[OpenApiDocument] = &[
     OpenApiDocument {
         path: "api/v1",
-        hash: "C1E3A29CFBC972BF424AD0F6FC1AB25D",
-        json_len: 308775,
+        hash: "C2D44FC34C1A04FF399D26E5AE3D763F",
+        json_len: 410807,
         gzip: include_bytes!("openapi/api__v1.json.gz"),
     },
     OpenApiDocument {
+        path: "apis/apiregistration.k8s.io/v1",
+        hash: "6AC66F513220910F123337E88FEF8C47",
+        json_len: 29918,
+        gzip: include_bytes!("openapi/apis__apiregistration.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
         path: "apis/apps/v1",
-        hash: "2B5173C12D99DB6C8B4B743E14CCB8EC",
-        json_len: 171415,
+        hash: "5C2A22B21710D17BCF3104846F8FBDAF",
+        json_len: 191617,
         gzip: include_bytes!("openapi/apis__apps__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/events.k8s.io/v1",
+        hash: "569AE76452A3FBA7DDC8F917DB0AE7C9",
+        json_len: 28197,
+        gzip: include_bytes!("openapi/apis__events.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/autoscaling/v2",
+        hash: "973AED2AC9ACD2722475C11B49EB4D1F",
+        json_len: 41973,
+        gzip: include_bytes!("openapi/apis__autoscaling__v2.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/autoscaling/v1",
+        hash: "6ADF16D758BC753AF2EA2FBCD3320D56",
+        json_len: 33709,
+        gzip: include_bytes!("openapi/apis__autoscaling__v1.json.gz"),
     },
     OpenApiDocument {
         path: "apis/batch/v1",
@@ -24,10 +48,40 @@ pub static OPENAPI_V3_DOCUMENTS: &[OpenApiDocument] = &[
         gzip: include_bytes!("openapi/apis__batch__v1.json.gz"),
     },
     OpenApiDocument {
+        path: "apis/certificates.k8s.io/v1",
+        hash: "4FA9A21EA421259AC8CA984419BE2E1E",
+        json_len: 29992,
+        gzip: include_bytes!("openapi/apis__certificates.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/networking.k8s.io/v1",
+        hash: "A33D0D05FF6467ECD2CB08D7B056206D",
+        json_len: 111154,
+        gzip: include_bytes!("openapi/apis__networking.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/policy/v1",
+        hash: "1FC9B21288B642E5B9F54A54CA54D921",
+        json_len: 34127,
+        gzip: include_bytes!("openapi/apis__policy__v1.json.gz"),
+    },
+    OpenApiDocument {
         path: "apis/rbac.authorization.k8s.io/v1",
         hash: "919E7BABB1109E5CAEAD166699DC07DC",
         json_len: 81751,
         gzip: include_bytes!("openapi/apis__rbac.authorization.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/storage.k8s.io/v1",
+        hash: "70E66B367D4B7D37D35FDE20AAEE93AD",
+        json_len: 127360,
+        gzip: include_bytes!("openapi/apis__storage.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/admissionregistration.k8s.io/v1",
+        hash: "1CE97A731A7F98A41DF7F0F94CD7E6A2",
+        json_len: 129923,
+        gzip: include_bytes!("openapi/apis__admissionregistration.k8s.io__v1.json.gz"),
     },
     OpenApiDocument {
         path: "apis/apiextensions.k8s.io/v1",
@@ -36,9 +90,39 @@ pub static OPENAPI_V3_DOCUMENTS: &[OpenApiDocument] = &[
         gzip: include_bytes!("openapi/apis__apiextensions.k8s.io__v1.json.gz"),
     },
     OpenApiDocument {
+        path: "apis/scheduling.k8s.io/v1",
+        hash: "23BB03CDADAF8667A14E438493221281",
+        json_len: 23080,
+        gzip: include_bytes!("openapi/apis__scheduling.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
         path: "apis/coordination.k8s.io/v1",
         hash: "087FFD0B81E9161F580AE2987E831DBB",
         json_len: 27628,
         gzip: include_bytes!("openapi/apis__coordination.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/node.k8s.io/v1",
+        hash: "9576D2C6415290ED8E8E636C9A0A3ADA",
+        json_len: 23536,
+        gzip: include_bytes!("openapi/apis__node.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/discovery.k8s.io/v1",
+        hash: "12D65071E905D37E0E4D7DF5D03AE8C0",
+        json_len: 29576,
+        gzip: include_bytes!("openapi/apis__discovery.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/flowcontrol.apiserver.k8s.io/v1",
+        hash: "81701E60595A2B7D1AD941F28B2048B4",
+        json_len: 55156,
+        gzip: include_bytes!("openapi/apis__flowcontrol.apiserver.k8s.io__v1.json.gz"),
+    },
+    OpenApiDocument {
+        path: "apis/resource.k8s.io/v1",
+        hash: "3E4CBC98409CC55EE9553440161BA65D",
+        json_len: 99206,
+        gzip: include_bytes!("openapi/apis__resource.k8s.io__v1.json.gz"),
     },
 ];

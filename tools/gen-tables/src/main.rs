@@ -58,13 +58,43 @@ const SERVED: &[ServedGroupVersion] = &[
             "serviceaccounts",
             "persistentvolumes",
             "persistentvolumeclaims",
+            "podtemplates",
+            "replicationcontrollers",
+            "resourcequotas",
+            "limitranges",
+            "componentstatuses",
+            "bindings",
         ],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__apiregistration.k8s.io__v1",
+        group: "apiregistration.k8s.io",
+        version: "v1",
+        resources: &["apiservices"],
     },
     ServedGroupVersion {
         file_stem: "apis__apps__v1",
         group: "apps",
         version: "v1",
-        resources: &["deployments", "replicasets", "statefulsets", "daemonsets"],
+        resources: &["deployments", "replicasets", "statefulsets", "daemonsets", "controllerrevisions"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__events.k8s.io__v1",
+        group: "events.k8s.io",
+        version: "v1",
+        resources: &["events"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__autoscaling__v2",
+        group: "autoscaling",
+        version: "v2",
+        resources: &["horizontalpodautoscalers"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__autoscaling__v1",
+        group: "autoscaling",
+        version: "v1",
+        resources: &["horizontalpodautoscalers"],
     },
     ServedGroupVersion {
         file_stem: "apis__batch__v1",
@@ -73,10 +103,54 @@ const SERVED: &[ServedGroupVersion] = &[
         resources: &["jobs", "cronjobs"],
     },
     ServedGroupVersion {
+        file_stem: "apis__certificates.k8s.io__v1",
+        group: "certificates.k8s.io",
+        version: "v1",
+        resources: &["certificatesigningrequests"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__networking.k8s.io__v1",
+        group: "networking.k8s.io",
+        version: "v1",
+        resources: &["ingresses", "ingressclasses", "networkpolicies", "servicecidrs", "ipaddresses"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__policy__v1",
+        group: "policy",
+        version: "v1",
+        resources: &["poddisruptionbudgets"],
+    },
+    ServedGroupVersion {
         file_stem: "apis__rbac.authorization.k8s.io__v1",
         group: "rbac.authorization.k8s.io",
         version: "v1",
         resources: &["roles", "rolebindings", "clusterroles", "clusterrolebindings"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__storage.k8s.io__v1",
+        group: "storage.k8s.io",
+        version: "v1",
+        resources: &[
+            "storageclasses",
+            "csidrivers",
+            "csinodes",
+            "csistoragecapacities",
+            "volumeattachments",
+            "volumeattributesclasses",
+        ],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__admissionregistration.k8s.io__v1",
+        group: "admissionregistration.k8s.io",
+        version: "v1",
+        resources: &[
+            "mutatingwebhookconfigurations",
+            "validatingwebhookconfigurations",
+            "validatingadmissionpolicies",
+            "validatingadmissionpolicybindings",
+            "mutatingadmissionpolicies",
+            "mutatingadmissionpolicybindings",
+        ],
     },
     ServedGroupVersion {
         file_stem: "apis__apiextensions.k8s.io__v1",
@@ -85,10 +159,40 @@ const SERVED: &[ServedGroupVersion] = &[
         resources: &["customresourcedefinitions"],
     },
     ServedGroupVersion {
+        file_stem: "apis__scheduling.k8s.io__v1",
+        group: "scheduling.k8s.io",
+        version: "v1",
+        resources: &["priorityclasses"],
+    },
+    ServedGroupVersion {
         file_stem: "apis__coordination.k8s.io__v1",
         group: "coordination.k8s.io",
         version: "v1",
         resources: &["leases"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__node.k8s.io__v1",
+        group: "node.k8s.io",
+        version: "v1",
+        resources: &["runtimeclasses"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__discovery.k8s.io__v1",
+        group: "discovery.k8s.io",
+        version: "v1",
+        resources: &["endpointslices"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__flowcontrol.apiserver.k8s.io__v1",
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1",
+        resources: &["flowschemas", "prioritylevelconfigurations"],
+    },
+    ServedGroupVersion {
+        file_stem: "apis__resource.k8s.io__v1",
+        group: "resource.k8s.io",
+        version: "v1",
+        resources: &["deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices"],
     },
 ];
 
@@ -190,6 +294,98 @@ const FACTS: &[Fact] = &[
     Fact { allow_create_on_update: true, ..fact("rbac.authorization.k8s.io", "rolebindings") },
     Fact { allow_create_on_update: true, ..fact("rbac.authorization.k8s.io", "clusterroles") },
     Fact { allow_create_on_update: true, ..fact("rbac.authorization.k8s.io", "clusterrolebindings") },
+    Fact { ..fact("", "podtemplates") },
+    Fact {
+        short_names: &["rc"],
+        categories: &["all"],
+        selectable_fields: &["status.replicas"],
+        has_generation: true,
+        ..fact("", "replicationcontrollers")
+    },
+    Fact { short_names: &["quota"], ..fact("", "resourcequotas") },
+    Fact { short_names: &["limits"], allow_create_on_update: true, ..fact("", "limitranges") },
+    Fact { short_names: &["cs"], ..fact("", "componentstatuses") },
+    Fact { ..fact("", "bindings") },
+    Fact { categories: &["api-extensions"], ..fact("apiregistration.k8s.io", "apiservices") },
+    Fact { ..fact("apps", "controllerrevisions") },
+    Fact {
+        short_names: &["ev"],
+        selectable_fields: &[
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "regarding.apiVersion",
+            "regarding.resourceVersion",
+            "regarding.fieldPath",
+            "reason",
+            "reportingController",
+            "type",
+        ],
+        allow_create_on_update: true,
+        ..fact("events.k8s.io", "events")
+    },
+    Fact { short_names: &["hpa"], categories: &["all"], ..fact("autoscaling", "horizontalpodautoscalers") },
+    Fact {
+        short_names: &["csr"],
+        selectable_fields: &["spec.signerName"],
+        ..fact("certificates.k8s.io", "certificatesigningrequests")
+    },
+    Fact { short_names: &["ing"], has_generation: true, ..fact("networking.k8s.io", "ingresses") },
+    Fact { has_generation: true, ..fact("networking.k8s.io", "ingressclasses") },
+    Fact { short_names: &["netpol"], has_generation: true, ..fact("networking.k8s.io", "networkpolicies") },
+    Fact { ..fact("networking.k8s.io", "servicecidrs") },
+    Fact { short_names: &["ip"], ..fact("networking.k8s.io", "ipaddresses") },
+    Fact { short_names: &["pdb"], has_generation: true, ..fact("policy", "poddisruptionbudgets") },
+    Fact { short_names: &["sc"], ..fact("storage.k8s.io", "storageclasses") },
+    Fact { ..fact("storage.k8s.io", "csidrivers") },
+    Fact { ..fact("storage.k8s.io", "csinodes") },
+    Fact { ..fact("storage.k8s.io", "csistoragecapacities") },
+    Fact { ..fact("storage.k8s.io", "volumeattachments") },
+    Fact { short_names: &["vac"], ..fact("storage.k8s.io", "volumeattributesclasses") },
+    Fact {
+        categories: &["api-extensions"],
+        has_generation: true,
+        ..fact("admissionregistration.k8s.io", "mutatingwebhookconfigurations")
+    },
+    Fact {
+        categories: &["api-extensions"],
+        has_generation: true,
+        ..fact("admissionregistration.k8s.io", "validatingwebhookconfigurations")
+    },
+    Fact {
+        categories: &["api-extensions"],
+        has_generation: true,
+        ..fact("admissionregistration.k8s.io", "validatingadmissionpolicies")
+    },
+    Fact {
+        categories: &["api-extensions"],
+        has_generation: true,
+        ..fact("admissionregistration.k8s.io", "validatingadmissionpolicybindings")
+    },
+    Fact {
+        categories: &["api-extensions"],
+        has_generation: true,
+        ..fact("admissionregistration.k8s.io", "mutatingadmissionpolicies")
+    },
+    Fact {
+        categories: &["api-extensions"],
+        has_generation: true,
+        ..fact("admissionregistration.k8s.io", "mutatingadmissionpolicybindings")
+    },
+    Fact { short_names: &["pc"], has_generation: true, ..fact("scheduling.k8s.io", "priorityclasses") },
+    Fact { allow_create_on_update: true, ..fact("node.k8s.io", "runtimeclasses") },
+    Fact { allow_create_on_update: true, has_generation: true, ..fact("discovery.k8s.io", "endpointslices") },
+    Fact { has_generation: true, ..fact("flowcontrol.apiserver.k8s.io", "flowschemas") },
+    Fact { has_generation: true, ..fact("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") },
+    Fact { has_generation: true, ..fact("resource.k8s.io", "deviceclasses") },
+    Fact { ..fact("resource.k8s.io", "resourceclaims") },
+    Fact { ..fact("resource.k8s.io", "resourceclaimtemplates") },
+    Fact {
+        selectable_fields: &["spec.nodeName", "spec.driver"],
+        has_generation: true,
+        ..fact("resource.k8s.io", "resourceslices")
+    },
     Fact {
         short_names: &["crd", "crds"],
         categories: &["api-extensions"],
@@ -498,7 +694,7 @@ fn main() {
          pub static OPENAPI_V3_DOCUMENTS: &[OpenApiDocument] = &[\n",
     );
 
-    let mut facts_used = 0;
+    let mut facts_used: BTreeSet<(&str, &str)> = BTreeSet::new();
     let mut all_schemas: BTreeMap<String, Value> = BTreeMap::new();
     for gv in SERVED {
         let file = input.join(format!("{}.json", gv.file_stem));
@@ -513,10 +709,18 @@ fn main() {
                 .iter()
                 .find(|f| f.group == gv.group && f.resource == *resource)
                 .unwrap_or_else(|| panic!("no facts for {resource}"));
-            facts_used += 1;
+            facts_used.insert((f.group, f.resource));
             let kind = d.kind.clone().expect("kind");
-            let list_kind = d.list_kind.clone().expect("list kind");
-            assert_eq!(list_kind, format!("{kind}List"));
+            // A resource without `list` (core `bindings`, create only) has no
+            // list kind.
+            let list_kind = match &d.list_kind {
+                Some(list_kind) => list_kind.clone(),
+                None => {
+                    assert!(!d.verbs.contains("list"), "{resource}: list without a list kind");
+                    String::new()
+                }
+            };
+            assert!(list_kind.is_empty() || list_kind == format!("{kind}List"), "{resource}: list kind");
             let mut verbs: Vec<String> = d.verbs.iter().cloned().collect();
             verbs.sort();
             let mut subresources = Vec::new();
@@ -603,13 +807,14 @@ fn main() {
         writeln!(documents, "        gzip: include_bytes!(\"openapi/{gz_name}\"),").ok();
         writeln!(documents, "    }},").ok();
     }
-    assert_eq!(facts_used, FACTS.len(), "facts for a resource that is not served");
+    assert_eq!(facts_used.len(), FACTS.len(), "facts for a resource that is not served");
     table.push_str("];\n");
     documents.push_str("];\n");
     let rust_files = [out_dir.join("builtin.rs"), out_dir.join("openapi_documents.rs"), out_dir.join("schema.rs")];
     write_file(&rust_files[0], table.as_bytes());
     write_file(&rust_files[1], documents.as_bytes());
     write_file(&rust_files[2], schema_table(&all_schemas).as_bytes());
+    write_file(&out_dir.join("kube_resources.tsv"), kube_resources(&input).as_bytes());
     // The tables are read in review: format them as the rest of the code.
     let status = std::process::Command::new("rustfmt")
         .args(["--edition", "2021"])
@@ -617,6 +822,80 @@ fn main() {
         .status()
         .expect("run rustfmt (install it with `rustup component add rustfmt`)");
     assert!(status.success(), "rustfmt failed");
+}
+
+/// Every resource and subresource of every group-version document in the
+/// input, as kube-apiserver serves them, served by Shardline or not: one
+/// line per (group, version, resource[/subresource]) with its scope, kind
+/// and discovery verbs. A connect operation's verb follows its HTTP method
+/// (GET is `get`, POST `create`, PUT `update`, PATCH `patch`, DELETE
+/// `delete`), as kube's discovery lists them.
+fn kube_resources(input: &Path) -> String {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(input)
+        .expect("read input dir")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.matches("__").count() == 2 || n == "api__v1.json")
+        })
+        .collect();
+    files.sort();
+    let mut lines: Vec<(String, String, String, String)> = Vec::new();
+    for file in files {
+        let stem = file.file_stem().and_then(|s| s.to_str()).expect("stem").to_string();
+        let parts: Vec<&str> = stem.split("__").collect();
+        let (group, version) = match parts.as_slice() {
+            ["api", v] => (String::new(), v.to_string()),
+            ["apis", g, v] => (g.to_string(), v.to_string()),
+            _ => panic!("unexpected file {stem}"),
+        };
+        let text = std::fs::read_to_string(&file).expect("read");
+        let mut doc: Value = serde_json::from_str(&text).expect("parse");
+        normalise(&mut doc, None);
+        let prefix = api_prefix(&group, &version);
+        // (resource, subresource) -> (namespaced, kind, verbs)
+        let mut found: BTreeMap<(String, String), (bool, String, BTreeSet<&'static str>)> = BTreeMap::new();
+        for (path, item) in doc["paths"].as_object().expect("paths") {
+            let Some(parsed) = parse_path(path, &prefix) else { continue };
+            for method in METHODS {
+                let Some(op) = item.get(*method) else { continue };
+                let Some(action) = op.get("x-kubernetes-action").and_then(Value::as_str) else { continue };
+                let verb = match (action, *method) {
+                    ("connect", "get") => "get",
+                    ("connect", "post") => "create",
+                    ("connect", "put") => "update",
+                    ("connect", "patch") => "patch",
+                    ("connect", "delete") => "delete",
+                    ("connect", _) => continue,
+                    (other, _) => match verb_for_action(other) {
+                        Some(v) => v,
+                        None => continue,
+                    },
+                };
+                let Some((g, v, k)) = gvk_of(op) else { continue };
+                let kind = if g.is_empty() || (g == group && v == version) { k } else { format!("{g}/{v}.{k}") };
+                let entry = found
+                    .entry((parsed.resource.clone(), parsed.subresource.clone().unwrap_or_default()))
+                    .or_insert_with(|| (false, kind, BTreeSet::new()));
+                entry.0 |= parsed.namespaced;
+                entry.2.insert(verb);
+            }
+        }
+        for ((resource, sub), (namespaced, kind, verbs)) in found {
+            let name = if sub.is_empty() { resource } else { format!("{resource}/{sub}") };
+            let gv = if group.is_empty() { version.clone() } else { format!("{group}/{version}") };
+            let verbs: Vec<&str> = verbs.into_iter().collect();
+            lines.push((gv, name, format!("{namespaced}\t{kind}"), verbs.join(",")));
+        }
+    }
+    let mut out = String::from(
+        "# Every resource and subresource kube-apiserver v1.36 serves, derived by tools/gen-tables\n\
+         # from the OpenAPI v3 documents (../shared/k8s-openapi/v3). GENERATED; do not edit.\n\
+         # group-version\tresource[/subresource]\tnamespaced\tkind\tverbs\n",
+    );
+    for (gv, name, scope_kind, verbs) in lines {
+        writeln!(out, "{gv}\t{name}\t{scope_kind}\t{verbs}").ok();
+    }
+    out
 }
 
 /// A definition whose instances are objects with named fields (the others

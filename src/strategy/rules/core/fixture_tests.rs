@@ -121,7 +121,7 @@ fn core_manifests_match_kube_apiserver() {
         }
         let kind = document["kind"].as_str().unwrap_or("").to_string();
         let Some(info) = registry.by_kind("", "v1", &kind) else {
-            continue; // Not served by Shardline (LimitRange, ResourceQuota).
+            continue; // Not served by Shardline.
         };
         let name = document["metadata"]["name"].as_str().unwrap_or("").to_string();
         let namespace = document["metadata"]["namespace"].as_str().map(str::to_string);
@@ -157,11 +157,13 @@ fn core_manifests_match_kube_apiserver() {
     // Every served core kind the manifests hold was compared.
     let expected_kinds = [
         "ConfigMap",
+        "LimitRange",
         "Namespace",
         "Node",
         "PersistentVolume",
         "PersistentVolumeClaim",
         "Pod",
+        "ResourceQuota",
         "Secret",
         "Service",
         "ServiceAccount",

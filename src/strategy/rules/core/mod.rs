@@ -70,6 +70,17 @@ fn prepare_kind_for_create(kind: &str, object: &mut Object, context: &Context) {
         }
         // pkg/registry/core/serviceaccount/strategy.go: PrepareForCreate.
         "ServiceAccount" => clean_secret_references(object),
+        // pkg/registry/core/replicationcontroller/strategy.go:
+        // PrepareForCreate resets status (ReplicationControllerStatus.replicas
+        // is not omitempty).
+        "ReplicationController" => {
+            object.insert("status".into(), json!({"replicas": 0}));
+        }
+        // pkg/registry/core/resourcequota/strategy.go: PrepareForCreate
+        // resets status (recorded in lists/core_v1_resourcequotas.json).
+        "ResourceQuota" => {
+            object.insert("status".into(), json!({}));
+        }
         _ => {}
     }
 }
@@ -138,6 +149,11 @@ fn prepare_kind_for_update(kind: &str, object: &mut Object, old: &Object, contex
             keep_only_if_stored(object, old, "status", "config");
         }
         ("PersistentVolume" | "PersistentVolumeClaim", false) => keep_stored(object, old, "status"),
+        // pkg/registry/core/{replicationcontroller,resourcequota}/strategy.go:
+        // PrepareForUpdate keeps the stored status; the status strategies
+        // keep the stored spec.
+        ("ReplicationController" | "ResourceQuota", false) => keep_stored(object, old, "status"),
+        ("ReplicationController" | "ResourceQuota", true) => keep_stored(object, old, "spec"),
         // pkg/registry/core/serviceaccount/strategy.go: PrepareForUpdate.
         ("ServiceAccount", _) => clean_secret_references(object),
         ("PersistentVolume", true) => {
@@ -158,9 +174,13 @@ fn prepare_kind_for_update(kind: &str, object: &mut Object, old: &Object, contex
 pub fn status_update_metadata(kind: &str) -> &'static [&'static str] {
     match kind {
         "Pod" => &["labels", "annotations", "finalizers"],
-        "Namespace" | "Node" | "Service" | "PersistentVolume" | "PersistentVolumeClaim" => {
-            &["labels", "annotations", "finalizers", "ownerReferences"]
-        }
+        "Namespace"
+        | "Node"
+        | "Service"
+        | "PersistentVolume"
+        | "PersistentVolumeClaim"
+        | "ReplicationController"
+        | "ResourceQuota" => &["labels", "annotations", "finalizers", "ownerReferences"],
         _ => &[],
     }
 }
