@@ -60,6 +60,37 @@ pub fn prepare_for_create(group: &str, kind: &str, object: &mut Object, _context
             // generated labels show in what it stores and serves.
             job_labels_from_template(object);
         }
+        // pkg/registry/policy/poddisruptionbudget/strategy.go: PrepareForCreate
+        // resets status; its counts are not omitempty (recorded in
+        // lists/policy_v1_poddisruptionbudgets.json).
+        ("policy", "PodDisruptionBudget") => {
+            object.insert(
+                "status".into(),
+                json!({"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}),
+            );
+        }
+        // pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go:
+        // PrepareForCreate resets status (v2 as recorded in
+        // lists/autoscaling_v2_horizontalpodautoscalers.json; v1's status
+        // has currentReplicas and desiredReplicas without omitempty).
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            let status = if object.get("apiVersion").and_then(Value::as_str) == Some("autoscaling/v1") {
+                json!({"currentReplicas": 0, "desiredReplicas": 0})
+            } else {
+                json!({"desiredReplicas": 0, "currentMetrics": null})
+            };
+            object.insert("status".into(), status);
+        }
+        // pkg/registry/networking/ingress/strategy.go: PrepareForCreate resets
+        // status (IngressStatus.loadBalancer is a struct).
+        ("networking.k8s.io", "Ingress") => {
+            object.insert("status".into(), json!({"loadBalancer": {}}));
+        }
+        // pkg/registry/storage/volumeattachment/strategy.go: PrepareForCreate
+        // resets status (VolumeAttachmentStatus.attached is not omitempty).
+        ("storage.k8s.io", "VolumeAttachment") => {
+            object.insert("status".into(), json!({"attached": false}));
+        }
         // pkg/registry/coordination/lease/strategy.go: PrepareForCreate drops
         // the fields of the CoordinatedLeaderElection gate, off by default
         // in v1.36.
@@ -107,6 +138,22 @@ pub fn prepare_for_update(
             set_generation(object, old, object.get("spec") != old.get("spec"));
         }
         ("batch", "Job") => job_labels_from_template(object),
+        // pkg/registry/discovery/endpointslice/strategy.go: PrepareForUpdate
+        // bumps the generation when anything but metadata changes (a slice
+        // has no spec).
+        ("discovery.k8s.io", "EndpointSlice") => {
+            let changed = content_without_metadata(object) != content_without_metadata(old);
+            set_generation(object, old, changed);
+        }
+        // pkg/registry/admissionregistration/*webhookconfiguration/strategy.go:
+        // PrepareForUpdate bumps the generation when the webhooks change.
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration") => {
+            set_generation(object, old, object.get("webhooks") != old.get("webhooks"));
+        }
+        // pkg/registry/scheduling/priorityclass/strategy.go: PrepareForUpdate
+        // keeps the generation (a class has no spec; its value is immutable).
+        // pkg/registry/networking/ingressclass/strategy.go: PrepareForUpdate
+        // bumps it when the spec changes, as the API layer does.
         // pkg/registry/coordination/lease/strategy.go: PrepareForUpdate keeps
         // the gated fields only where the stored Lease already has them.
         ("coordination.k8s.io", "Lease") => {
@@ -122,6 +169,11 @@ pub fn prepare_for_update(
         _ => {}
     }
     Ok(())
+}
+
+/// The fields of an object but its metadata, by name.
+fn content_without_metadata(object: &Object) -> std::collections::BTreeMap<&String, &Value> {
+    object.iter().filter(|(k, _)| *k != "metadata").collect()
 }
 
 /// `metadata.generation`: the stored one, +1 when `changed`.

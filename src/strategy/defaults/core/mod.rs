@@ -40,6 +40,17 @@ pub fn apply(kind: &str, object: &mut Object) {
         "PersistentVolume" => persistent_volume(object),
         "PersistentVolumeClaim" => persistent_volume_claim(object),
         "Endpoints" => endpoints(object),
+        "PodTemplate" => {
+            if let Some(template) = object.get_mut("template") {
+                pod_template_spec(template);
+            }
+        }
+        "ReplicationController" => replication_controller(object),
+        "LimitRange" => {
+            for item in object_entry(object, "spec").into_iter().flat_map(|spec| each_mut(spec, "limits")) {
+                limit_range_item(item);
+            }
+        }
         // ConfigMap (SetDefaults_ConfigMap makes a nil `data` an empty map,
         // which the encoding omits), Event and ServiceAccount: nothing
         // visible.
@@ -56,6 +67,61 @@ pub fn pod_template_spec(template: &mut Value) {
     pod::drop_init_container_annotations(template);
     if let Some(spec) = object_entry(template, "spec") {
         pod::template_spec(spec);
+    }
+}
+
+/// pkg/apis/core/v1/defaults.go: SetDefaults_ReplicationController (the
+/// template's labels become the selector and the labels when those are
+/// empty; one replica), and the template's pod defaults.
+fn replication_controller(object: &mut Object) {
+    let labels = object
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("metadata"))
+        .and_then(|m| m.get("labels"))
+        .filter(|l| l.is_object())
+        .cloned();
+    let is_empty = |v: Option<&Value>| v.and_then(Value::as_object).is_none_or(|m| m.is_empty());
+    if let Some(labels) = labels {
+        if is_empty(object.get("spec").and_then(|s| s.get("selector"))) {
+            if let Some(spec) = object_entry(object, "spec") {
+                spec.insert("selector".into(), labels.clone());
+            }
+        }
+        if let Some(meta) = object_entry(object, "metadata") {
+            if is_empty(meta.get("labels")) {
+                meta.insert("labels".into(), labels);
+            }
+        }
+    }
+    let Some(spec) = object_entry(object, "spec") else { return };
+    default_ptr(spec, "replicas", Value::from(1));
+    if let Some(template) = spec.get_mut("template") {
+        pod_template_spec(template);
+    }
+}
+
+/// pkg/apis/core/v1/defaults.go: SetDefaults_LimitRangeItem: a Container
+/// item's default limit falls back to its max, its default request to its
+/// default limit, then to its min (empty maps are omitted).
+fn limit_range_item(item: &mut Object) {
+    if str_of(item, "type") != "Container" {
+        return;
+    }
+    let resources = |item: &Object, key: &str| item.get(key).and_then(Value::as_object).cloned().unwrap_or_default();
+    let (max, min) = (resources(item, "max"), resources(item, "min"));
+    let mut default = resources(item, "default");
+    for (k, v) in &max {
+        default.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    let mut request = resources(item, "defaultRequest");
+    for (k, v) in default.iter().chain(min.iter()) {
+        request.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    for (key, map) in [("default", default), ("defaultRequest", request)] {
+        if !map.is_empty() {
+            item.insert(key.into(), Value::Object(map));
+        }
     }
 }
 

@@ -1,0 +1,307 @@
+//! Validation of the kinds served since issue 15, with kube-apiserver v1.36's
+//! words (`pkg/apis/<group>/validation/validation.go`): what makes a minimal
+//! object valid or invalid, and the fields an update may not change. What is
+//! not checked yet is listed in docs/types.md.
+//!
+//! Invariant: no input panics; a mistyped field reads as absent.
+
+use super::common::*;
+use crate::types::validation::{self, FieldError};
+use serde_json::Value;
+
+pub fn create(group: &str, kind: &str, object: &Fields) -> Vec<FieldError> {
+    let empty = Fields::new();
+    let spec = obj(object, "spec").unwrap_or(&empty);
+    let mut errs = Vec::new();
+    match (group, kind) {
+        ("storage.k8s.io", "StorageClass") => {
+            if text(object, "provisioner").is_empty() {
+                errs.push(FieldError::required("provisioner", ""));
+            }
+            let policy = text(object, "reclaimPolicy");
+            if !["Delete", "Retain"].contains(&policy) {
+                errs.push(not_supported("reclaimPolicy", policy, &["Delete", "Retain"]));
+            }
+            let mode = text(object, "volumeBindingMode");
+            if !["Immediate", "WaitForFirstConsumer"].contains(&mode) {
+                errs.push(not_supported("volumeBindingMode", mode, &["Immediate", "WaitForFirstConsumer"]));
+            }
+        }
+        ("storage.k8s.io", "VolumeAttributesClass") => {
+            if text(object, "driverName").is_empty() {
+                errs.push(FieldError::required("driverName", ""));
+            }
+        }
+        ("storage.k8s.io", "VolumeAttachment") => {
+            if text(spec, "attacher").is_empty() {
+                errs.push(FieldError::required("spec.attacher", ""));
+            }
+            let source = obj(spec, "source").unwrap_or(&empty);
+            let sources = ["persistentVolumeName", "inlineVolumeSpec"]
+                .iter()
+                .filter(|k| source.get(**k).is_some_and(|v| !v.is_null() && v.as_str() != Some("")))
+                .count();
+            if sources != 1 {
+                errs.push(FieldError::required(
+                    "spec.source",
+                    "must specify exactly one of inlineVolumeSpec and persistentVolumeName",
+                ));
+            }
+            if text(spec, "nodeName").is_empty() {
+                errs.push(FieldError::required("spec.nodeName", ""));
+            }
+        }
+        ("scheduling.k8s.io", "PriorityClass") => {
+            let policy = text(object, "preemptionPolicy");
+            if !["PreemptLowerPriority", "Never"].contains(&policy) {
+                errs.push(not_supported("preemptionPolicy", policy, &["Never", "PreemptLowerPriority"]));
+            }
+            // ValidatePriorityClass: user classes stay below the system ones.
+            let name = object.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
+            if int(object, "value").is_some_and(|v| v > 1_000_000_000) && !name.starts_with("system-") {
+                errs.push(FieldError::forbidden(
+                    "value",
+                    "maximum allowed value of a user defined priority is 1000000000",
+                ));
+            }
+        }
+        ("autoscaling", "HorizontalPodAutoscaler") => errs.extend(horizontal_pod_autoscaler(spec)),
+        ("node.k8s.io", "RuntimeClass") => {
+            let handler = text(object, "handler");
+            for message in validation::is_dns1123_label(handler) {
+                errs.push(FieldError::invalid("handler", handler, &message));
+            }
+        }
+        ("networking.k8s.io", "IngressClass") => {
+            if text(spec, "controller").is_empty() {
+                errs.push(FieldError::required("spec.controller", ""));
+            }
+        }
+        ("networking.k8s.io", "Ingress") => {
+            if spec.get("defaultBackend").is_none_or(Value::is_null) && list(spec, "rules").is_empty() {
+                errs.push(FieldError::invalid_bare(
+                    "spec.rules",
+                    "[]networking.IngressRule(nil)",
+                    "either `defaultBackend` or `rules` must be specified",
+                ));
+            }
+        }
+        ("networking.k8s.io", "IPAddress") => match obj(spec, "parentRef") {
+            None => errs.push(FieldError::required("spec.parentRef", "")),
+            Some(parent) => {
+                if text(parent, "resource").is_empty() {
+                    errs.push(FieldError::required("spec.parentRef.resource", ""));
+                }
+                if text(parent, "name").is_empty() {
+                    errs.push(FieldError::required("spec.parentRef.name", ""));
+                }
+            }
+        },
+        ("networking.k8s.io", "ServiceCIDR") => {
+            if list(spec, "cidrs").is_empty() {
+                errs.push(FieldError::required("spec.cidrs", "at least one CIDR required"));
+            }
+        }
+        ("discovery.k8s.io", "EndpointSlice") => {
+            let address_type = text(object, "addressType");
+            if address_type.is_empty() {
+                errs.push(FieldError::required("addressType", ""));
+            } else if !["IPv4", "IPv6", "FQDN"].contains(&address_type) {
+                errs.push(not_supported("addressType", address_type, &["FQDN", "IPv4", "IPv6"]));
+            }
+        }
+        ("policy", "PodDisruptionBudget") => {
+            if let Some(selector) = obj(spec, "selector") {
+                errs.extend(validate_label_selector(selector, "spec.selector"));
+            }
+        }
+        _ => {}
+    }
+    errs
+}
+
+pub fn update(group: &str, kind: &str, object: &Fields, old: &Fields, subresource: Option<&str>) -> Vec<FieldError> {
+    if subresource == Some("status") {
+        return Vec::new();
+    }
+    let mut errs = create(group, kind, object);
+    let empty = Fields::new();
+    let spec = |o: &'_ Fields| obj(o, "spec").cloned().unwrap_or_else(|| empty.clone());
+    let immutable = |errs: &mut Vec<FieldError>, field: &str, new: &str, old_value: &str| {
+        if new != old_value {
+            errs.push(FieldError::invalid(field, new, IMMUTABLE));
+        }
+    };
+    match (group, kind) {
+        // ValidateStorageClassUpdate.
+        ("storage.k8s.io", "StorageClass") => {
+            if object.get("parameters") != old.get("parameters") {
+                errs.push(FieldError::forbidden("parameters", "updates to parameters are forbidden."));
+            }
+            if text(object, "provisioner") != text(old, "provisioner") {
+                errs.push(FieldError::forbidden("provisioner", "updates to provisioner are forbidden."));
+            }
+            if text(object, "reclaimPolicy") != text(old, "reclaimPolicy") {
+                errs.push(FieldError::forbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden."));
+            }
+            immutable(
+                &mut errs,
+                "volumeBindingMode",
+                text(object, "volumeBindingMode"),
+                text(old, "volumeBindingMode"),
+            );
+        }
+        ("storage.k8s.io", "VolumeAttributesClass") => {
+            immutable(&mut errs, "driverName", text(object, "driverName"), text(old, "driverName"));
+            if object.get("parameters") != old.get("parameters") {
+                errs.push(FieldError::forbidden("parameters", "updates to parameters are forbidden."));
+            }
+        }
+        // ValidatePriorityClassUpdate.
+        ("scheduling.k8s.io", "PriorityClass") => {
+            if int(object, "value") != int(old, "value") {
+                errs.push(FieldError::forbidden("value", "may not be changed in an update."));
+            }
+            immutable(&mut errs, "preemptionPolicy", text(object, "preemptionPolicy"), text(old, "preemptionPolicy"));
+        }
+        ("node.k8s.io", "RuntimeClass") => {
+            immutable(&mut errs, "handler", text(object, "handler"), text(old, "handler"));
+        }
+        ("networking.k8s.io", "IngressClass") => {
+            let (new_spec, old_spec) = (spec(object), spec(old));
+            immutable(&mut errs, "spec.controller", text(&new_spec, "controller"), text(&old_spec, "controller"));
+        }
+        ("discovery.k8s.io", "EndpointSlice") => {
+            immutable(&mut errs, "addressType", text(object, "addressType"), text(old, "addressType"));
+        }
+        _ => {}
+    }
+    errs
+}
+
+/// ValidateHorizontalPodAutoscalerSpec (without the ScaleToZero gate, off
+/// in v1.36) and its scale target reference.
+fn horizontal_pod_autoscaler(spec: &Fields) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let min = int(spec, "minReplicas");
+    if let Some(m) = min.filter(|m| *m < 1) {
+        errs.push(invalid_raw("spec.minReplicas", &m.to_string(), "must be greater than or equal to 1"));
+    }
+    let max = int(spec, "maxReplicas").unwrap_or(0);
+    if max < 1 {
+        errs.push(invalid_raw("spec.maxReplicas", &max.to_string(), "must be greater than 0"));
+    }
+    if min.is_some_and(|m| max < m) {
+        errs.push(invalid_raw("spec.maxReplicas", &max.to_string(), "must be greater than or equal to `minReplicas`"));
+    }
+    let empty = Fields::new();
+    let target = obj(spec, "scaleTargetRef").unwrap_or(&empty);
+    for field in ["kind", "name"] {
+        if text(target, field).is_empty() {
+            errs.push(FieldError::required(&format!("spec.scaleTargetRef.{field}"), ""));
+        }
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fields(v: Value) -> Fields {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    fn messages(errors: Vec<FieldError>) -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn minimal_objects_are_valid() {
+        for (group, kind, body) in [
+            (
+                "storage.k8s.io",
+                "StorageClass",
+                json!({"provisioner": "p", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}),
+            ),
+            ("scheduling.k8s.io", "PriorityClass", json!({"value": 10, "preemptionPolicy": "PreemptLowerPriority"})),
+            (
+                "autoscaling",
+                "HorizontalPodAutoscaler",
+                json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "d"}, "minReplicas": 1, "maxReplicas": 3}}),
+            ),
+            ("node.k8s.io", "RuntimeClass", json!({"handler": "runc"})),
+            ("networking.k8s.io", "Ingress", json!({"spec": {"rules": [{"host": "a"}]}})),
+            ("networking.k8s.io", "IPAddress", json!({"spec": {"parentRef": {"resource": "services", "name": "s"}}})),
+            ("discovery.k8s.io", "EndpointSlice", json!({"addressType": "IPv4"})),
+            (
+                "storage.k8s.io",
+                "VolumeAttachment",
+                json!({"spec": {"attacher": "a", "nodeName": "n", "source": {"persistentVolumeName": "pv"}}}),
+            ),
+        ] {
+            assert_eq!(messages(create(group, kind, &fields(body))), Vec::<String>::new(), "{kind}");
+        }
+    }
+
+    #[test]
+    fn invalid_objects_get_kube_words() {
+        assert_eq!(
+            messages(create(
+                "autoscaling",
+                "HorizontalPodAutoscaler",
+                &fields(json!({"spec": {"minReplicas": 3, "maxReplicas": 2}}))
+            )),
+            [
+                "spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`",
+                "spec.scaleTargetRef.kind: Required value",
+                "spec.scaleTargetRef.name: Required value",
+            ]
+        );
+        assert_eq!(
+            messages(create(
+                "storage.k8s.io",
+                "StorageClass",
+                &fields(json!({"reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}))
+            )),
+            ["provisioner: Required value"]
+        );
+        assert_eq!(
+            messages(create("discovery.k8s.io", "EndpointSlice", &fields(json!({"addressType": "IPv5"})))),
+            ["addressType: Unsupported value: \"IPv5\": supported values: \"FQDN\", \"IPv4\", \"IPv6\""]
+        );
+        assert_eq!(
+            messages(create("networking.k8s.io", "Ingress", &fields(json!({"spec": {}})))),
+            ["spec.rules: Invalid value: []networking.IngressRule(nil): either `defaultBackend` or `rules` must be specified"]
+        );
+    }
+
+    #[test]
+    fn immutable_fields() {
+        let old = fields(json!({"value": 10, "preemptionPolicy": "Never"}));
+        let new = fields(json!({"value": 11, "preemptionPolicy": "Never"}));
+        assert_eq!(
+            messages(update("scheduling.k8s.io", "PriorityClass", &new, &old, None)),
+            ["value: Forbidden: may not be changed in an update."]
+        );
+        let old = fields(
+            json!({"provisioner": "p", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate", "parameters": {"a": "1"}}),
+        );
+        let new = fields(
+            json!({"provisioner": "p", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate", "parameters": {"a": "2"}}),
+        );
+        assert_eq!(
+            messages(update("storage.k8s.io", "StorageClass", &new, &old, None)),
+            ["parameters: Forbidden: updates to parameters are forbidden."]
+        );
+        let old = fields(json!({"addressType": "IPv4"}));
+        let new = fields(json!({"addressType": "IPv6"}));
+        assert_eq!(
+            messages(update("discovery.k8s.io", "EndpointSlice", &new, &old, None)),
+            ["addressType: Invalid value: \"IPv6\": field is immutable"]
+        );
+        // A status write is not checked against the spec rules.
+        assert!(update("discovery.k8s.io", "EndpointSlice", &new, &old, Some("status")).is_empty());
+    }
+}
