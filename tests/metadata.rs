@@ -211,7 +211,7 @@ fn metadata_only_gets_and_lists_in_every_format() {
         assert_status(&get_as(&s, &format!("{collection}/absent"), JSON_LIST), 404, "NotFound");
     }
     // The custom resource's protobuf-only metadata Accept is served, its plain protobuf still 406.
-    assert_eq!(get_as(&s, WIDGETS, &CLIENT_GO_LIST.split(',').next().unwrap()).status, 200);
+    assert_eq!(get_as(&s, WIDGETS, CLIENT_GO_LIST.split(',').next().unwrap()).status, 200);
     assert_status(&get_as(&s, WIDGETS, "application/vnd.kubernetes.protobuf"), 406, "NotAcceptable");
 }
 
