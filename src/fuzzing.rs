@@ -396,6 +396,22 @@ pub fn accept(data: &[u8]) {
         Ok(other) => panic!("{header:?}: for_discovery chose {other:?}"),
         Err(e) => assert_eq!(e.code(), 406, "{header:?}: {e:?}"),
     }
+    // Every route's offer: metadata-only kinds only as meta.k8s.io v1/v1beta1, errors 406 only.
+    for offer in [
+        negotiate::Offer::objects(true),
+        negotiate::Offer::objects(false),
+        negotiate::Offer::watch(true),
+        negotiate::Offer::watch(false),
+    ] {
+        match negotiate::choose(Some(&header), offer) {
+            Ok(Representation::Metadata(m)) => {
+                assert!(m.version == "v1" || m.version == "v1beta1", "{header:?}: metadata {}", m.version);
+                assert!(!(offer.watch && m.wire == negotiate::Wire::Yaml), "{header:?}: a YAML watch");
+            }
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.code(), 406, "{header:?}: {e:?}"),
+        }
+    }
     let with_json = format!("{header},application/json");
     assert!(negotiate::for_objects(Some(&with_json), table_allowed).is_ok(), "{with_json:?}");
     assert!(negotiate::for_discovery(Some(&with_json)).is_ok(), "{with_json:?}");

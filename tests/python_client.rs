@@ -59,3 +59,12 @@ fn python_client_gets_kube_apiservers_objects() {
     assert!(!stdout.contains("FAIL"), "{stdout}");
     assert!(stdout.lines().filter(|l| l.starts_with("ok ")).count() >= 28, "{stdout}");
 }
+
+/// Metadata-only lists, gets and watches through the Python client's
+/// ApiClient with kube's `as=PartialObjectMetadata[List]` Accept.
+#[test]
+fn python_client_reads_metadata_only() {
+    let stdout = run_python("metadata_only.py", common::Launch::default());
+    assert!(!stdout.contains("FAIL"), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("ok ")).count(), 8, "{stdout}");
+}

@@ -33,11 +33,15 @@ fn build(format: Format, json: &[u8]) -> Result<Bytes, String> {
         Format::Cbor => cbor::encode_json(json),
         Format::Yaml => yaml::encode_json(json),
         Format::YamlListItem => yaml::list_item(&yaml::encode_json(json)?),
+        Format::MetadataJson | Format::MetadataProtobuf => super::metadata::build(format, json),
     }
 }
 
 /// The object's bytes in `representation` (JSON or a cached encoding).
 pub fn object(object: &CachedObject, representation: &Representation) -> Result<Bytes, ApiError> {
+    if let Representation::Metadata(metadata) = representation {
+        return super::metadata::object(object, metadata);
+    }
     match format_of(representation) {
         None => Ok(object.json.clone()),
         Some(format) => object
@@ -57,6 +61,9 @@ fn in_format(object: &CachedObject, format: Format) -> Result<Bytes, ApiError> {
 
 /// An object that is not cached (a bookmark, a Status), in `representation`.
 pub fn uncached(json: &[u8], representation: &Representation) -> Result<Bytes, ApiError> {
+    if let Representation::Metadata(metadata) = representation {
+        return super::metadata::uncached(json, metadata);
+    }
     match format_of(representation) {
         None => Ok(Bytes::copy_from_slice(json)),
         Some(format) => build(format, json).map_err(ApiError::Internal),
@@ -65,6 +72,7 @@ pub fn uncached(json: &[u8], representation: &Representation) -> Result<Bytes, A
 
 pub fn content_type(representation: &Representation) -> &'static str {
     match representation {
+        Representation::Metadata(metadata) => super::metadata::content_type(metadata),
         Representation::Protobuf => protobuf_encode::MEDIA_TYPE,
         Representation::Cbor => cbor::MEDIA_TYPE,
         Representation::Yaml => yaml::MEDIA_TYPE,
@@ -74,6 +82,7 @@ pub fn content_type(representation: &Representation) -> &'static str {
 
 pub fn watch_content_type(representation: &Representation) -> &'static str {
     match representation {
+        Representation::Metadata(metadata) => super::metadata::watch_content_type(metadata),
         Representation::Protobuf => protobuf_encode::WATCH_MEDIA_TYPE,
         Representation::Cbor => cbor::WATCH_MEDIA_TYPE,
         _ => "application/json",
@@ -90,6 +99,10 @@ pub fn list_frames(
     remaining: Option<usize>,
     objects: &[Arc<CachedObject>],
 ) -> Result<Vec<Bytes>, ApiError> {
+    if let Representation::Metadata(metadata) = representation {
+        let page = super::metadata::Page { revision, continue_token, remaining };
+        return super::metadata::list_frames(metadata, page, objects);
+    }
     if *representation == Representation::Yaml {
         let items = objects.iter().map(|o| in_format(o, Format::YamlListItem)).collect::<Result<Vec<_>, _>>()?;
         return yaml::list_frames(list_kind, api_version, revision, continue_token, remaining, &items)
@@ -118,6 +131,9 @@ pub fn watch_event(
     source: Option<&CachedObject>,
     json: &[u8],
 ) -> Result<Vec<Bytes>, ApiError> {
+    if let Representation::Metadata(metadata) = representation {
+        return super::metadata::watch_event_frames(metadata, event_type, source, json);
+    }
     let encoded = match source {
         Some(o) => object(o, representation)?,
         None => uncached(json, representation)?,
@@ -130,7 +146,7 @@ pub fn watch_event(
 }
 
 /// The representation of a write's response (create, update): JSON, YAML,
-/// CBOR or (built-in kinds) protobuf; no Table.
+/// CBOR or (built-in kinds) protobuf, or a PartialObjectMetadata; no Table.
 pub fn for_write(
     head: &super::RequestHead,
     info: &crate::types::registry::ResourceInfo,
@@ -141,14 +157,20 @@ pub fn for_write(
 }
 
 /// A write's JSON response in `representation`: the object is encoded once,
-/// for this response (what a write returns is not a cached version).
+/// for this response (what a write returns is not a cached version). As in
+/// kube-apiserver, `as=PartialObjectMetadataList` is refused (406) after the
+/// write, when the response is transformed.
 pub async fn reencode(
     response: Response<ResponseBody>,
     representation: &Representation,
+    info: &crate::types::registry::ResourceInfo,
 ) -> Result<Response<ResponseBody>, ApiError> {
     use http_body_util::BodyExt;
     if *representation == Representation::Json {
         return Ok(response);
+    }
+    if matches!(representation, Representation::Metadata(m) if m.list) {
+        return Err(super::metadata::not_a_list(info));
     }
     let (mut parts, body) = response.into_parts();
     let json = body.collect().await.map_err(|e| ApiError::Internal(e.to_string()))?.to_bytes();

@@ -10,6 +10,7 @@ pub mod cbor;
 pub mod encode;
 pub mod field_validation;
 pub mod handlers;
+pub mod metadata;
 pub mod negotiate;
 pub mod object;
 pub mod params;

@@ -27,6 +27,31 @@ pub enum Representation {
     Cbor,
     /// `application/yaml`.
     Yaml,
+    /// `as=PartialObjectMetadata` or `as=PartialObjectMetadataList`
+    /// (`g=meta.k8s.io`, `v=v1` or `v1beta1`) in any wire format, for
+    /// built-in and custom resources alike (`api/metadata.rs`).
+    Metadata(Metadata),
+}
+
+/// A metadata-only representation: which kind the client asked for, in
+/// which meta.k8s.io version, in which wire format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metadata {
+    /// `as=PartialObjectMetadataList` (a list's answer); else
+    /// `as=PartialObjectMetadata` (an object's, and each watch event's).
+    pub list: bool,
+    /// `v1` or `v1beta1`.
+    pub version: String,
+    pub wire: Wire,
+}
+
+/// The wire format of a metadata-only representation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire {
+    Json,
+    Protobuf,
+    Cbor,
+    Yaml,
 }
 
 /// One media range of an Accept header.
@@ -93,18 +118,22 @@ pub struct Offer {
     pub yaml: bool,
     /// A watch: `;stream=watch` media types are accepted too.
     pub watch: bool,
+    /// `as=PartialObjectMetadata` and `as=PartialObjectMetadataList`, in
+    /// JSON, protobuf (custom resources too), CBOR and (not for watches)
+    /// YAML.
+    pub metadata: bool,
 }
 
 impl Offer {
     /// The representations of a get or list of a resource.
     pub fn objects(builtin: bool) -> Offer {
-        Offer { table: true, protobuf: builtin, cbor: true, yaml: true, watch: false }
+        Offer { table: true, protobuf: builtin, cbor: true, yaml: true, watch: false, metadata: true }
     }
 
     /// The representations of a watch of a resource (`kubectl get -w` asks
     /// for Tables: each event then carries a one-row Table).
     pub fn watch(builtin: bool) -> Offer {
-        Offer { table: true, protobuf: builtin, cbor: true, yaml: false, watch: true }
+        Offer { table: true, protobuf: builtin, cbor: true, yaml: false, watch: true, metadata: true }
     }
 
     fn accepted(&self) -> &'static str {
@@ -136,9 +165,17 @@ pub fn choose(accept: Option<&str>, offer: Offer) -> Result<Representation, ApiE
             continue;
         }
         let media = range.media_type.as_str();
+        // `as`, `g` and `v` ask for another kind (kube's `Convert`): any one
+        // of them, as kube-apiserver reads them.
+        let converting = ["as", "g", "v"].iter().any(|p| range.param(p).is_some());
+        if converting {
+            if let Some(metadata) = metadata_of(range, offer) {
+                return Ok(Representation::Metadata(metadata));
+            }
+        }
         if is_json(media) {
             match range.param("as") {
-                None => return Ok(Representation::Json),
+                None if !converting => return Ok(Representation::Json),
                 Some("Table") if offer.table => {
                     let group_ok = range.param("g").is_none_or(|g| g == "meta.k8s.io");
                     let version = range.param("v").unwrap_or("v1");
@@ -146,12 +183,12 @@ pub fn choose(accept: Option<&str>, offer: Offer) -> Result<Representation, ApiE
                         return Ok(Representation::Table { version: version.to_string() });
                     }
                 }
-                Some(_) => {}
+                _ => {}
             }
             continue;
         }
-        if range.param("as").is_some() {
-            // Tables and other `as=` kinds are served as JSON only.
+        if converting {
+            // Tables are served as JSON only; other `as=` kinds not at all.
             continue;
         }
         match media {
@@ -163,6 +200,37 @@ pub fn choose(accept: Option<&str>, offer: Offer) -> Result<Representation, ApiE
         }
     }
     Err(ApiError::NotAcceptable(offer.accepted().to_string()))
+}
+
+/// The metadata-only representation a media range asks for, if the route
+/// offers it: kube-apiserver's `AllowsMediaTypeTransform` allows
+/// `PartialObjectMetadata` and `PartialObjectMetadataList` of group
+/// `meta.k8s.io`, version `v1` or `v1beta1`, in every media type its
+/// meta.k8s.io codecs have (protobuf included, for custom resources too);
+/// both kinds pass negotiation on every endpoint (a list asked for one object
+/// is refused later, by the handler, as kube refuses it in the transform).
+fn metadata_of(range: &MediaRange, offer: Offer) -> Option<Metadata> {
+    if !offer.metadata {
+        return None;
+    }
+    let list = match range.param("as") {
+        Some("PartialObjectMetadata") => false,
+        Some("PartialObjectMetadataList") => true,
+        _ => return None,
+    };
+    if range.param("g") != Some("meta.k8s.io") {
+        return None;
+    }
+    let version = range.param("v").filter(|v| *v == "v1" || *v == "v1beta1")?;
+    let wire = match range.media_type.as_str() {
+        m if is_json(m) => Wire::Json,
+        "application/vnd.kubernetes.protobuf" => Wire::Protobuf,
+        "application/cbor" if offer.cbor => Wire::Cbor,
+        "application/cbor-seq" if offer.cbor && offer.watch => Wire::Cbor,
+        "application/yaml" if offer.yaml => Wire::Yaml,
+        _ => return None,
+    };
+    Some(Metadata { list, version: version.to_string(), wire })
 }
 
 /// Chooses the representation for `/api` and `/apis`.
@@ -233,6 +301,101 @@ mod tests {
         assert_eq!(choose(Some("application/cbor-seq"), watch).unwrap(), Representation::Cbor);
         assert_eq!(choose(Some("application/yaml"), watch).unwrap_err().code(), 406);
         assert_eq!(choose(Some(pb_watch), builtin).unwrap_err().code(), 406, "stream=watch is for watches");
+    }
+
+    /// Each metadata-only Accept form and what it gets, as kube-apiserver's
+    /// negotiation (`negotiation/negotiate.go`, `RequestScope.AllowsMediaTypeTransform`)
+    /// answers it.
+    #[test]
+    fn metadata_only_accept_forms() {
+        let meta = |list: bool, version: &str, wire: Wire| {
+            Some(Representation::Metadata(Metadata { list, version: version.into(), wire }))
+        };
+        let client_go_list = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+        let client_go_object = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+        let cases: &[(&str, Offer, Option<Representation>)] = &[
+            // kube-rs' list_metadata / get_metadata / watch_metadata.
+            (
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                Offer::objects(true),
+                meta(true, "v1", Wire::Json),
+            ),
+            (
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                Offer::objects(false),
+                meta(false, "v1", Wire::Json),
+            ),
+            (
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                Offer::watch(false),
+                meta(false, "v1", Wire::Json),
+            ),
+            // client-go's metadata client: protobuf first, for custom resources too.
+            (client_go_list, Offer::objects(true), meta(true, "v1", Wire::Protobuf)),
+            (client_go_list, Offer::objects(false), meta(true, "v1", Wire::Protobuf)),
+            (client_go_object, Offer::watch(false), meta(false, "v1", Wire::Protobuf)),
+            (
+                "application/vnd.kubernetes.protobuf;stream=watch;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                Offer::watch(true),
+                meta(false, "v1", Wire::Protobuf),
+            ),
+            // Parameter order does not matter; v1beta1 is served too.
+            (
+                "application/json;v=v1beta1;g=meta.k8s.io;as=PartialObjectMetadataList",
+                Offer::objects(true),
+                meta(true, "v1beta1", Wire::Json),
+            ),
+            (
+                "application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                Offer::objects(true),
+                meta(false, "v1", Wire::Yaml),
+            ),
+            (
+                "application/cbor;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                Offer::objects(false),
+                meta(true, "v1", Wire::Cbor),
+            ),
+            ("*/*;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", Offer::objects(true), meta(false, "v1", Wire::Json)),
+            // Both kinds pass negotiation on every endpoint: the handler refuses the wrong one.
+            (
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                Offer::watch(true),
+                meta(true, "v1", Wire::Json),
+            ),
+            // Without g and v (or with another group or version) the conversion is not allowed: 406...
+            ("application/json;as=PartialObjectMetadataList", Offer::objects(true), None),
+            ("application/json;as=PartialObjectMetadataList;v=v1", Offer::objects(true), None),
+            ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v2", Offer::objects(true), None),
+            ("application/json;as=PartialObjectMetadataList;g=apps;v=v1", Offer::objects(true), None),
+            ("application/json;as=PartialObjectMeta;g=meta.k8s.io;v=v1", Offer::objects(true), None),
+            ("application/json;g=meta.k8s.io;v=v1", Offer::objects(true), None),
+            // ...unless a later range is acceptable.
+            (
+                "application/json;as=PartialObjectMetadataList,application/json",
+                Offer::objects(true),
+                Some(Representation::Json),
+            ),
+            // No YAML stream; a route without metadata (discovery-like) skips it.
+            ("application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", Offer::watch(true), None),
+            (
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                Offer { table: true, ..Offer::default() },
+                None,
+            ),
+            // q-values order the ranges.
+            (
+                "application/json;q=0.5,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                Offer::objects(true),
+                meta(false, "v1", Wire::Json),
+            ),
+        ];
+        for (accept, offer, expected) in cases {
+            let got = choose(Some(accept), *offer);
+            match expected {
+                Some(representation) => assert_eq!(got.as_ref().ok(), Some(representation), "{accept} {offer:?}"),
+                None => assert_eq!(got.map_err(|e| e.code()), Err(406), "{accept} {offer:?}"),
+            }
+        }
     }
 
     #[test]

@@ -185,14 +185,37 @@ pub fn list_frames(
     remaining: Option<usize>,
     items: &[Bytes],
 ) -> Result<Vec<Bytes>, EncodeError> {
-    let meta = list_meta(revision, continue_token, remaining);
+    frames_of_list(list_kind, api_version, ListPage { revision, continue_token, remaining }, items, false)
+}
+
+/// The list metadata of a page.
+#[derive(Clone, Copy, Debug)]
+pub struct ListPage<'a> {
+    pub revision: u64,
+    pub continue_token: Option<&'a str>,
+    pub remaining: Option<usize>,
+}
+
+/// A list as frames, `metadata` = 1 and `items` = 2 (every built-in list
+/// and meta.k8s.io/v1 `PartialObjectMetadataList`), or, with `items_first`,
+/// `items` = 1 and `metadata` = 2 (meta.k8s.io/v1beta1
+/// `PartialObjectMetadataList`), fields in number order as Go writes them.
+pub fn frames_of_list(
+    list_kind: &str,
+    api_version: &str,
+    page: ListPage<'_>,
+    items: &[Bytes],
+    items_first: bool,
+) -> Result<Vec<Bytes>, EncodeError> {
+    let meta = list_meta(page.revision, page.continue_token, page.remaining);
+    let (meta_tag, items_tag) = if items_first { (2, 1) } else { (1, 2) };
     let mut raws = Vec::with_capacity(items.len());
     for item in items {
         raws.push(raw_of(item).ok_or_else(|| invalid("items", "a cached envelope without raw"))?);
     }
-    let mut raw_len = len_header(1, meta.len()).len() + meta.len();
+    let mut raw_len = len_header(meta_tag, meta.len()).len() + meta.len();
     for raw in &raws {
-        raw_len += len_header(2, raw.len()).len() + raw.len();
+        raw_len += len_header(items_tag, raw.len()).len() + raw.len();
     }
     let mut type_meta = Vec::new();
     len_field(&mut type_meta, 1, api_version.as_bytes());
@@ -201,18 +224,37 @@ pub fn list_frames(
     head.extend_from_slice(MAGIC);
     len_field(&mut head, 1, &type_meta);
     head.extend_from_slice(&len_header(2, raw_len));
-    len_field(&mut head, 1, &meta);
-    let mut frames = Vec::with_capacity(raws.len() * 2 + 2);
+    let mut meta_field = Vec::with_capacity(meta.len() + 4);
+    len_field(&mut meta_field, meta_tag, &meta);
+    if !items_first {
+        head.extend_from_slice(&meta_field);
+    }
+    let mut frames = Vec::with_capacity(raws.len() * 2 + 3);
     frames.push(Bytes::from(head));
     for raw in raws {
-        frames.push(Bytes::from(len_header(2, raw.len())));
+        frames.push(Bytes::from(len_header(items_tag, raw.len())));
         frames.push(raw);
     }
-    let mut tail = Vec::with_capacity(4);
+    let mut tail = Vec::with_capacity(meta_field.len() + 4);
+    if items_first {
+        tail.extend_from_slice(&meta_field);
+    }
     len_field(&mut tail, 3, b"");
     len_field(&mut tail, 4, b"");
     frames.push(Bytes::from(tail));
     Ok(frames)
+}
+
+/// The message named `name` (its OpenAPI name, as in the schema table)
+/// encoded from its JSON form, without an envelope: how metadata-only
+/// representations encode an `ObjectMeta` from any object's JSON (custom
+/// resources included).
+pub fn encode_message_json(name: &str, object: &Map<String, Value>) -> Result<Vec<u8>, EncodeError> {
+    let message =
+        proto_schema::MESSAGES.iter().find(|m| m.name == name).ok_or_else(|| EncodeError::NoSchema(name.into()))?;
+    let mut out = Vec::with_capacity(256);
+    fields_of(message, object, &mut out, 1, "")?;
+    Ok(out)
 }
 
 /// One watch event as frames: the 4-byte big-endian length, then the

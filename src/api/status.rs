@@ -64,6 +64,10 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("not acceptable")]
     NotAcceptable(String),
+    /// A 406 with its own message: a conversion (`as=`) the object cannot
+    /// take, as kube-apiserver's response transform words it.
+    #[error("not acceptable: {0}")]
+    NotAcceptableConversion(String),
     #[error("request entity too large: limit is {limit_bytes} bytes")]
     RequestEntityTooLarge { limit_bytes: usize },
     #[error("invalid")]
@@ -118,7 +122,7 @@ impl ApiError {
             ApiError::Forbidden { .. } => 403,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::UnsupportedMediaType(_) => 415,
-            ApiError::NotAcceptable(_) => 406,
+            ApiError::NotAcceptable(_) | ApiError::NotAcceptableConversion(_) => 406,
             ApiError::RequestEntityTooLarge { .. } => 413,
             ApiError::Invalid { .. } => 422,
             ApiError::Internal(_) => 500,
@@ -143,7 +147,7 @@ impl ApiError {
             ApiError::Forbidden { .. } => "Forbidden",
             ApiError::MethodNotAllowed { .. } => "MethodNotAllowed",
             ApiError::UnsupportedMediaType(_) => "UnsupportedMediaType",
-            ApiError::NotAcceptable(_) => "NotAcceptable",
+            ApiError::NotAcceptable(_) | ApiError::NotAcceptableConversion(_) => "NotAcceptable",
             ApiError::RequestEntityTooLarge { .. } => "RequestEntityTooLarge",
             ApiError::Invalid { .. } => "Invalid",
             ApiError::Internal(_) => "InternalError",
@@ -198,6 +202,7 @@ impl ApiError {
                 format!("the body of the request was in an unknown format - accepted media types include: {accepted}")
             }
             ApiError::NotAcceptable(accepted) => format!("only the following media types are accepted: {accepted}"),
+            ApiError::NotAcceptableConversion(message) => message.clone(),
             ApiError::RequestEntityTooLarge { limit_bytes } => {
                 format!("the request body is larger than the server's limit of {limit_bytes} bytes")
             }

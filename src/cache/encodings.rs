@@ -1,7 +1,8 @@
 //! The per-format encodings of one object version, each built at most once.
 //!
 //! JSON is built when a shard applies an entry (every client reads it); the
-//! other representations (protobuf, CBOR, YAML) are built from the JSON on
+//! other representations (protobuf, CBOR, YAML, and the metadata-only
+//! `PartialObjectMetadata` in JSON and protobuf) are built from the JSON on
 //! first use, by an encoder the caller passes (the encoders live in `api/`,
 //! which knows the wire formats; this file only keeps their results), and
 //! the `Bytes` are then shared by every GET, list page and watcher, as
@@ -28,10 +29,23 @@ pub enum Format {
     /// The YAML document indented as an element of a list's `items:`, so a
     /// YAML list page is its head, the items' cached bytes and its tail.
     YamlListItem,
+    /// The object's `PartialObjectMetadata` (meta.k8s.io/v1) as JSON: a copy
+    /// of its metadata behind a fixed head (`api/metadata.rs`).
+    MetadataJson,
+    /// The same in protobuf: the `k8s\0` envelope of a
+    /// `PartialObjectMetadata` message (its `ObjectMeta`).
+    MetadataProtobuf,
 }
 
 impl Format {
-    const ALL: [Format; 4] = [Format::Protobuf, Format::Cbor, Format::Yaml, Format::YamlListItem];
+    const ALL: [Format; COUNT] = [
+        Format::Protobuf,
+        Format::Cbor,
+        Format::Yaml,
+        Format::YamlListItem,
+        Format::MetadataJson,
+        Format::MetadataProtobuf,
+    ];
 
     fn index(self) -> usize {
         match self {
@@ -39,6 +53,8 @@ impl Format {
             Format::Cbor => 1,
             Format::Yaml => 2,
             Format::YamlListItem => 3,
+            Format::MetadataJson => 4,
+            Format::MetadataProtobuf => 5,
         }
     }
 
@@ -48,20 +64,25 @@ impl Format {
             Format::Cbor => "cbor",
             Format::Yaml => "yaml",
             Format::YamlListItem => "yaml-list-item",
+            Format::MetadataJson => "metadata-json",
+            Format::MetadataProtobuf => "metadata-protobuf",
         }
     }
 
-    pub fn all() -> [Format; 4] {
+    pub fn all() -> [Format; COUNT] {
         Format::ALL
     }
 }
+
+/// How many formats are kept beside the JSON.
+const COUNT: usize = 6;
 
 /// The result of one build: the bytes, or why the object has none in this
 /// format (kept as text; the caller turns it into its own error).
 pub type Encoded = Result<Bytes, String>;
 
 /// Builds done since the process started, by format (`Format::index`).
-static BUILT: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+static BUILT: [AtomicU64; COUNT] = [const { AtomicU64::new(0) }; COUNT];
 
 /// How many encodings of `format` have been built in this process: with
 /// caching, at most one per object version, however many requests read it.
@@ -72,7 +93,7 @@ pub fn encodings_built(format: Format) -> u64 {
 /// The lazily built encodings of one object version.
 #[derive(Debug, Default)]
 pub struct Encodings {
-    slots: [OnceLock<Encoded>; 4],
+    slots: [OnceLock<Encoded>; COUNT],
 }
 
 impl Encodings {

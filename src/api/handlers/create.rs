@@ -25,7 +25,8 @@ pub async fn serve(
 ) -> Result<Response<ResponseBody>, ApiError> {
     // The response in the negotiated representation (JSON unless asked otherwise).
     let representation = crate::api::encode::for_write(head, &resolved.info)?;
-    crate::api::encode::reencode(serve_json(backend, head, resolved, body).await?, &representation).await
+    crate::api::encode::reencode(serve_json(backend, head, resolved, body).await?, &representation, &resolved.info)
+        .await
 }
 
 async fn serve_json(

@@ -8,7 +8,8 @@
 //!   version's `openAPIV3Schema` (422 Invalid), and stored in the storage
 //!   version (versions convert by `apiVersion` alone: the `None` strategy);
 //! - custom resources have no Protobuf encoding: a Protobuf body is 415, an
-//!   Accept that allows only Protobuf is 406, and Protobuf is never chosen.
+//!   Accept that allows only Protobuf is 406, and Protobuf is never chosen,
+//!   except for their PartialObjectMetadata (`as=`), which has one.
 //!
 //! Invariant: nothing here runs for built-in resources other than
 //! CustomResourceDefinitions (every entry point checks `info.custom` or the
@@ -57,11 +58,17 @@ pub fn check_media(head: &RequestHead, info: &ResourceInfo) -> Result<Option<Req
         }
     }
     let Some(accept) = head.accept.as_deref().filter(|a| !a.trim().is_empty()) else { return Ok(None) };
+    // Protobuf metadata-only ranges stay: a PartialObjectMetadata has a
+    // protobuf encoding whatever the object (client-go's metadata client).
     let kept: Vec<&str> = accept
         .split(',')
         .filter(|range| {
             let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-            !media.starts_with(PROTOBUF)
+            let metadata = range.split(';').skip(1).any(|p| {
+                let p = p.trim();
+                p == "as=PartialObjectMetadata" || p == "as=PartialObjectMetadataList"
+            });
+            !media.starts_with(PROTOBUF) || metadata
         })
         .collect();
     if kept.iter().all(|r| r.trim().is_empty()) {

@@ -43,8 +43,14 @@ pub async fn serve(
     let object = read_current(backend, &key, at).await?.ok_or_else(|| ApiError::NotFound(resolved.target()))?;
     match table {
         Some(table) => Ok(respond(StatusCode::OK, "application/json", table.object(&object, backend.now()))),
+        None if matches!(&representation, Representation::Metadata(m) if m.list) => {
+            // As kube-apiserver's transform answers, once the object is read.
+            Err(crate::api::metadata::not_a_list(&resolved.info))
+        }
         None => {
-            let bytes = if super::custom::needs_conversion(&resolved.info) {
+            let bytes = if super::custom::needs_conversion(&resolved.info)
+                && !matches!(representation, Representation::Metadata(_))
+            {
                 encode::uncached(&super::custom::convert(&resolved.info, &object.json), &representation)?
             } else {
                 encode::object(&object, &representation)?

@@ -217,10 +217,15 @@ pub async fn serve<B: Backend + 'static>(
         }
     };
     let other_format = !matches!(representation, Representation::Json | Representation::Table { .. });
+    // `as=PartialObjectMetadata` on a list: kube-apiserver's transform refuses it (406) once the list is read.
+    let asks_for_one_object = matches!(&representation, Representation::Metadata(m) if !m.list);
     let Some(limit) = limit else {
         if other_format {
             // Protobuf needs the whole length up front: read every round (handles, not copies), then assemble.
             let objects = read_all(backend, &prefix, revision, &selectors).await?.map_err(expired)?;
+            if asks_for_one_object {
+                return Err(crate::api::metadata::is_a_list(&resolved.info));
+            }
             let frames = crate::api::encode::list_frames(
                 &representation,
                 &resolved.info.list_kind,
@@ -256,6 +261,7 @@ pub async fn serve<B: Backend + 'static>(
     };
     let body = match table {
         Some(table) => table.list(&page, revision, continue_token.as_deref(), remaining, backend.now()),
+        None if asks_for_one_object => return Err(crate::api::metadata::is_a_list(&resolved.info)),
         None if other_format => {
             let frames = crate::api::encode::list_frames(
                 &representation,

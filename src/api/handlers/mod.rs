@@ -157,7 +157,17 @@ pub async fn resource<B: Backend + 'static>(
         "update" => update::serve(backend, head, &resolved, &body).await,
         "delete" => delete::serve(shared, head, &resolved, &body).await,
         "deletecollection" => delete::serve_collection(shared, head, &resolved, &body).await,
-        "patch" => patch::serve(backend, head, &resolved, &body).await,
+        "patch" => {
+            let response = patch::serve(backend, head, &resolved, &body).await?;
+            // A metadata-only Accept (kube-rs `patch_metadata`) gets the
+            // patched object's PartialObjectMetadata; other Accepts keep JSON.
+            match crate::api::encode::for_write(head, &resolved.info) {
+                Ok(metadata @ crate::api::negotiate::Representation::Metadata(_)) => {
+                    crate::api::encode::reencode(response, &metadata, &resolved.info).await
+                }
+                _ => Ok(response),
+            }
+        }
         _ => Err(not_allowed()),
     }
 }

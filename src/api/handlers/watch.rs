@@ -21,6 +21,9 @@
 //! A watch with bookmarks ends one second before its timeout with a last
 //! bookmark at the highest revision it delivered.
 //!
+//! `as=PartialObjectMetadata`: each event's object (bookmarks too) is its
+//! PartialObjectMetadata (`api/metadata.rs`), ERROR events keep their Status.
+//!
 //! The initial state (resourceVersion unset or "0", or sendInitialEvents)
 //! is read at one snapshot revision R and streamed in rounds of
 //! `list_stream_batch_objects` per shard, as an unpaginated list is; the
@@ -251,6 +254,10 @@ pub async fn serve<B: Backend + 'static>(
             Some(table) => {
                 event_frames(event_type, table.watch_event(&object, first.replace(false), clock.now())).to_vec()
             }
+            // PartialObjectMetadata: the metadata is the same in every version.
+            None if matches!(representation, Representation::Metadata(_)) => {
+                frames_in(&representation, type_name(event_type), source, object)
+            }
             // A custom resource read in a version other than its storage one.
             None if super::custom::needs_conversion(&info) => {
                 frames_in(&representation, type_name(event_type), None, super::custom::convert(&info, &object))
@@ -325,6 +332,11 @@ pub async fn serve<B: Backend + 'static>(
             futures_util::stream::iter(frames)
         },
     );
+    // as=PartialObjectMetadataList on a watch: kube-apiserver cannot convert
+    // an event's object to a list, and its watch ends at the first event
+    // (having sent nothing of it).
+    let ends_at_first_event = matches!(&representation, Representation::Metadata(m) if m.list);
+    let frames = frames.take_while(move |_| std::future::ready(!ends_at_first_event));
     Ok(watch_response(ResponseBody::new(http_body_util::StreamBody::new(frames)), content_type))
 }
 
