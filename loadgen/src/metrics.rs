@@ -272,6 +272,12 @@ pub struct Sample {
     pub errors_per_s: f64,
     pub write_to_watch_p99_ms: f64,
     pub write_p99_ms: f64,
+    /// Share of loadgen's CPUs' time it was busy in this second (0..1).
+    pub loadgen_cpu_busy: Option<f64>,
+    /// Share of the (spawned) server's CPUs' time it was busy in this second.
+    pub server_cpu_busy: Option<f64>,
+    /// Bytes waiting unread in loadgen's sockets at the end of this second (watch scenarios).
+    pub socket_backlog_bytes: Option<u64>,
 }
 
 impl Sample {
@@ -294,6 +300,9 @@ impl Sample {
             errors_per_s: r(a.errors, b.errors),
             write_to_watch_p99_ms: p99(Kind::WriteToWatch),
             write_p99_ms: p99(Kind::Write),
+            loadgen_cpu_busy: None,
+            server_cpu_busy: None,
+            socket_backlog_bytes: None,
         }
     }
 }

@@ -1,0 +1,170 @@
+//! Who limited a run: loadgen or the server. What loadgen can see of both while it measures:
+//! its own CPU time (`getrusage`), the spawned server's CPU time (`/proc/PID/stat`), and the
+//! bytes waiting unread in loadgen's own sockets (the receive queues of its TCP sockets in
+//! `/proc/net/tcp{,6}`): events the server sent that loadgen had not read yet.
+//!
+//! Invariant: the verdict says "loadgen" only from measurements (its CPUs busy while the
+//! server's were not, or events waiting in its sockets); without them it says nothing.
+
+use std::collections::HashSet;
+
+/// loadgen's CPUs this busy (share of their time) or more: it was likely the bottleneck.
+pub const LOADGEN_BUSY_SATURATED: f64 = 0.90;
+/// The server's CPUs below this share were not saturated.
+pub const SERVER_BUSY_SATURATED: f64 = 0.90;
+/// Bytes waiting unread in loadgen's sockets (the median of the per-second samples) at or above
+/// which events were lagging on loadgen's side. A client that keeps up reads a socket as soon as
+/// data lands, so a sample mostly finds its queues near empty; 1 MiB is a few hundred pod events
+/// (one informer connection's receive buffer on loopback holds several MiB when it lags).
+pub const SOCKET_BACKLOG_BYTES_LAGGING: u64 = 1 << 20;
+
+/// This process's CPU time so far (user + system), in seconds.
+pub fn process_cpu_s() -> f64 {
+    // SAFETY: getrusage fills a struct we own.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(u.ru_utime) + tv(u.ru_stime)
+    }
+}
+
+/// CPU time (user + system) of every process in `pids` so far, in seconds; None if one is gone.
+pub fn pids_cpu_s(pids: &[u32]) -> Option<f64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut total = 0.0;
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        total += stat_cpu_ticks(&stat)? as f64 / hz;
+    }
+    Some(total)
+}
+
+/// utime + stime from a `/proc/PID/stat` line (fields 14 and 15, after the command in parens).
+fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Bytes received but not yet read by this process, summed over its TCP sockets; None when
+/// `/proc` cannot tell.
+pub fn socket_backlog_bytes() -> Option<u64> {
+    let mut inodes = HashSet::new();
+    for fd in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
+        if let Ok(target) = std::fs::read_link(fd.path()) {
+            if let Some(inode) = target.to_str().and_then(|t| t.strip_prefix("socket:[")?.strip_suffix(']')) {
+                if let Ok(i) = inode.parse::<u64>() {
+                    inodes.insert(i);
+                }
+            }
+        }
+    }
+    let mut total = 0;
+    let mut any = false;
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        if let Ok(text) = std::fs::read_to_string(table) {
+            any = true;
+            total += receive_queue_bytes(&text, &inodes);
+        }
+    }
+    any.then_some(total)
+}
+
+/// The sum of `rx_queue` over the rows of a `/proc/net/tcp` table whose inode is in `inodes`.
+fn receive_queue_bytes(table: &str, inodes: &HashSet<u64>) -> u64 {
+    let mut total = 0;
+    for row in table.lines().skip(1) {
+        // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+        let f: Vec<&str> = row.split_whitespace().collect();
+        let (Some(queues), Some(inode)) = (f.get(4), f.get(9).and_then(|i| i.parse::<u64>().ok())) else { continue };
+        if !inodes.contains(&inode) {
+            continue;
+        }
+        if let Some(rx) = queues.split_once(':').and_then(|(_, rx)| u64::from_str_radix(rx, 16).ok()) {
+            total += rx;
+        }
+    }
+    total
+}
+
+/// The median of `samples` (None when empty).
+pub fn median(samples: &[u64]) -> Option<u64> {
+    let mut s = samples.to_vec();
+    s.sort_unstable();
+    s.get(s.len() / 2).copied()
+}
+
+/// Why loadgen, not the server, limited a watch scenario: Some(reason) when its CPUs were
+/// saturated while the server's were not (or the server's are unknown), or when events waited
+/// in its sockets.
+pub fn loadgen_limited(loadgen_busy: f64, server_busy: Option<f64>, backlog_median_bytes: Option<u64>) -> Option<String> {
+    let lagging = backlog_median_bytes.filter(|&b| b >= SOCKET_BACKLOG_BYTES_LAGGING);
+    let saturated = loadgen_busy >= LOADGEN_BUSY_SATURATED;
+    let server_idle = server_busy.is_none_or(|s| s < SERVER_BUSY_SATURATED);
+    let mut why = Vec::new();
+    if saturated && server_idle {
+        why.push(match server_busy {
+            Some(s) => format!(
+                "its CPUs were {:.0} % busy while the server's were {:.0} % busy",
+                100.0 * loadgen_busy,
+                100.0 * s
+            ),
+            None => format!("its CPUs were {:.0} % busy (the server's CPU use is unknown)", 100.0 * loadgen_busy),
+        });
+    }
+    if let Some(b) = lagging {
+        why.push(format!(
+            "events waited unread in its sockets ({:.1} MiB in the median second)",
+            b as f64 / (1u64 << 20) as f64
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_cpu_ticks_from_stat_even_with_spaces_in_the_name() {
+        let stat = "1234 (a b) c) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0 1";
+        assert_eq!(stat_cpu_ticks(stat), Some(300));
+        assert_eq!(stat_cpu_ticks("garbage"), None);
+        let me = pids_cpu_s(&[std::process::id()]).unwrap();
+        assert!(me >= 0.0);
+        assert_eq!(pids_cpu_s(&[u32::MAX]), None);
+    }
+
+    #[test]
+    fn sums_receive_queues_of_our_sockets_only() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F90 0100007F:C350 01 00000000:00000400 00:00000000 00000000     0        0 111 1 0000000000000000 20 4 30 10 -1
+   1: 0100007F:1F91 0100007F:C351 01 00000010:00000001 00:00000000 00000000     0        0 222 1 0000000000000000 20 4 30 10 -1
+   2: 0100007F:1F92 0100007F:C352 01 00000000:000FFFFF 00:00000000 00000000     0        0 333 1 0000000000000000 20 4 30 10 -1
+";
+        let mine: HashSet<u64> = [111, 222].into();
+        assert_eq!(receive_queue_bytes(table, &mine), 0x400 + 1);
+        assert!(socket_backlog_bytes().is_some());
+    }
+
+    #[test]
+    fn says_loadgen_limited_only_from_measurements() {
+        // Saturated loadgen, server with room: loadgen limited.
+        let why = loadgen_limited(0.97, Some(0.6), Some(0)).unwrap();
+        assert!(why.contains("97 %") && why.contains("60 %"), "{why}");
+        // Both saturated: the server's limit was reached, nothing to say.
+        assert_eq!(loadgen_limited(0.97, Some(0.95), Some(0)), None);
+        // loadgen with room, server saturated: the server's limit.
+        assert_eq!(loadgen_limited(0.5, Some(0.99), None), None);
+        // Events lagging in loadgen's sockets, whatever the CPUs say.
+        let why = loadgen_limited(0.5, Some(0.99), Some(8 << 20)).unwrap();
+        assert!(why.contains("8.0 MiB"), "{why}");
+        assert_eq!(loadgen_limited(0.5, Some(0.5), Some(1000)), None);
+        // A server whose CPU use is unknown (not spawned) does not hide a saturated loadgen.
+        assert!(loadgen_limited(0.95, None, None).unwrap().contains("unknown"));
+        assert_eq!(median(&[5, 1, 9]), Some(5));
+        assert_eq!(median(&[]), None);
+    }
+}
