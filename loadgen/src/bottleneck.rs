@@ -99,7 +99,11 @@ pub fn median(samples: &[u64]) -> Option<u64> {
 /// Why loadgen, not the server, limited a watch scenario: Some(reason) when its CPUs were
 /// saturated while the server's were not (or the server's are unknown), or when events waited
 /// in its sockets.
-pub fn loadgen_limited(loadgen_busy: f64, server_busy: Option<f64>, backlog_median_bytes: Option<u64>) -> Option<String> {
+pub fn loadgen_limited(
+    loadgen_busy: f64,
+    server_busy: Option<f64>,
+    backlog_median_bytes: Option<u64>,
+) -> Option<String> {
     let lagging = backlog_median_bytes.filter(|&b| b >= SOCKET_BACKLOG_BYTES_LAGGING);
     let saturated = loadgen_busy >= LOADGEN_BUSY_SATURATED;
     let server_idle = server_busy.is_none_or(|s| s < SERVER_BUSY_SATURATED);

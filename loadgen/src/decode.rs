@@ -351,9 +351,13 @@ mod tests {
         assert_eq!((s.stamp_ns, s.mine, s.revision, s.error), (Some(7), true, Some(12), None));
         let s = both(&format!(r#"{{"type":"DELETED","object":{p}}}"#));
         assert_eq!((s.stamp_ns, s.mine, s.revision), (None, true, Some(12)));
-        let s = both(r#"{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"99","annotations":{"k8s.io/initial-events-end":"true"}}}}"#);
+        let s = both(
+            r#"{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"99","annotations":{"k8s.io/initial-events-end":"true"}}}}"#,
+        );
         assert_eq!((s.mine, s.revision), (false, Some(99)));
-        let s = both(r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}"#);
+        let s = both(
+            r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}"#,
+        );
         assert_eq!(s.error.as_deref(), Some("410"));
         // Fields in another order, whitespace between tokens.
         let s = both(&format!("{{ \"object\" : {p} ,\r\n \"type\" : \"ADDED\" }}\r"));

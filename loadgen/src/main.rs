@@ -415,7 +415,9 @@ mod tests {
         let r = k.request(http::Method::GET, "/api/v1/pods", "application/json", None);
         assert_eq!(r.headers()[http::header::AUTHORIZATION], "Bearer T");
         // etcd has its own TLS flags.
-        let args = run_args("loadgen run s.toml --etcd https://e:2379 --etcd-ca e.crt --etcd-client-cert c --etcd-client-key k");
+        let args = run_args(
+            "loadgen run s.toml --etcd https://e:2379 --etcd-ca e.crt --etcd-client-cert c --etcd-client-key k",
+        );
         let (kube, etcd) = client_options(&args, None, true);
         assert_eq!((etcd.ca_file.as_deref(), etcd.client_cert_file.as_deref()), (Some("e.crt"), Some("c")));
         assert_eq!(kube.ca_file, None);

@@ -212,11 +212,15 @@ pub async fn run(target: Target, scenario: &Scenario, placement: Placement) -> R
     let connect_s = t.elapsed().as_secs_f64();
     if want > 0 {
         let w = &shared.watch_conns;
+        let limit = match (multiplex, w.server_max_concurrent_streams()) {
+            (false, _) => "HTTP/1.1: one watch per connection".to_string(),
+            (true, None) => "the server set no limit".to_string(),
+            (true, Some(m)) => format!("the server allows {m}"),
+        };
         eprintln!(
-            "{tag} {want} watchers connected in {connect_s:.1} s over {} connections ({} streams each at most; the server allows {})",
+            "{tag} {want} watchers connected in {connect_s:.1} s over {} connections ({} streams each at most; {limit})",
             w.opened(),
             w.streams_per_connection(),
-            w.server_max_concurrent_streams().map_or("any number".to_string(), |m| m.to_string()),
         );
     }
 

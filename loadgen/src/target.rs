@@ -394,7 +394,8 @@ impl Target {
         }
         let left = self.loadgen_namespaces(conn).await?;
         for ns in &left {
-            for path in [format!("/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0"), format!("/api/v1/namespaces/{ns}")]
+            for path in
+                [format!("/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0"), format!("/api/v1/namespaces/{ns}")]
             {
                 let resp = conn.send(self.endpoint.request(Method::DELETE, &path, "application/json", None)).await?;
                 let status = resp.status();
@@ -426,7 +427,8 @@ impl Target {
 
     /// The namespaces named as loadgen names its own (`loadgen-<n>`).
     async fn loadgen_namespaces(&self, conn: &mut Conn) -> Result<Vec<String>> {
-        let resp = conn.send(self.endpoint.request(Method::GET, "/api/v1/namespaces", "application/json", None)).await?;
+        let resp =
+            conn.send(self.endpoint.request(Method::GET, "/api/v1/namespaces", "application/json", None)).await?;
         let status = resp.status();
         let body = read_body(resp).await?;
         if !status.is_success() {
@@ -663,7 +665,10 @@ mod tests {
         // The scan and the decode agree, whatever the field order.
         let reordered =
             format!(r#"{{"object":{},"type":"ADDED"}}"#, String::from_utf8(pod_json(&p, 7, 300).to_vec()).unwrap());
-        assert_eq!(parse_kube_event(reordered.as_bytes()).unwrap(), crate::decode::scan_kube_event(line.as_bytes()).unwrap());
+        assert_eq!(
+            parse_kube_event(reordered.as_bytes()).unwrap(),
+            crate::decode::scan_kube_event(line.as_bytes()).unwrap()
+        );
         assert_eq!(decode_kube_event(reordered.as_bytes()).unwrap(), parse_kube_event(line.as_bytes()).unwrap());
     }
 

@@ -204,7 +204,10 @@ fn watches_honour_the_servers_max_concurrent_streams() {
     // Shardline's default (1,000 per connection) and the scenario's 500: one connection.
     let (r, _) = smoke_with("informers", Some("shardline:default"), &["--set", "informers.watchers=35"]);
     let run = &r["runs"][0];
-    assert_eq!((run["watch_connections"].as_u64(), run["server_max_concurrent_streams"].as_u64()), (Some(1), Some(1000)));
+    assert_eq!(
+        (run["watch_connections"].as_u64(), run["server_max_concurrent_streams"].as_u64()),
+        (Some(1), Some(1000))
+    );
 }
 
 /// A Shardline this test started, stopped by its PID when dropped.
