@@ -1,7 +1,10 @@
 //! Who limited a run: loadgen or the server. What loadgen can see of both while it measures:
-//! its own CPU time (`getrusage`), the spawned server's CPU time (`/proc/PID/stat`), and the
-//! bytes waiting unread in loadgen's own sockets (the receive queues of its TCP sockets in
-//! `/proc/net/tcp{,6}`): events the server sent that loadgen had not read yet.
+//! its own CPU time (`getrusage`), the spawned server's CPU time (`/proc/PID/stat`), the time
+//! each waited for a CPU while runnable (`/proc/PID/task/*/schedstat`: other work on the machine
+//! took the CPU), and the bytes waiting unread in loadgen's own sockets (the receive queues of
+//! its TCP sockets in `/proc/net/tcp{,6}`): events the server sent that loadgen had not read yet.
+//! A process's demand is its busy share plus its waiting share: what it would have used on
+//! CPUs of its own.
 //!
 //! Invariant: the verdict says "loadgen" only from measurements (its CPUs busy while the
 //! server's were not, or events waiting in its sockets); without them it says nothing.
@@ -46,6 +49,42 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
     let rest = stat.get(stat.rfind(')')? + 2..)?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Time the threads of `pid` ("self" for this process) spent runnable but waiting for a CPU,
+/// summed over threads, in seconds.
+pub fn run_queue_wait_s(pid: &str) -> Option<f64> {
+    let mut ns = 0u64;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+        let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+        ns += stat.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    }
+    Some(ns as f64 / 1e9)
+}
+
+/// `run_queue_wait_s` summed over `pids`.
+pub fn pids_run_queue_wait_s(pids: &[u32]) -> Option<f64> {
+    pids.iter().map(|p| run_queue_wait_s(&p.to_string())).sum()
+}
+
+/// A process waiting for a CPU this share of its CPUs' time or more was starved by other work on
+/// the machine: its numbers say more about the machine than about itself.
+pub const STARVED_WAITING: f64 = 0.10;
+
+/// One process's use of its CPUs over the measured time, as shares of their time (0..1 each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CpuShare {
+    /// Running.
+    pub busy: f64,
+    /// Runnable but waiting for a CPU (taken by other work).
+    pub waiting: f64,
+}
+
+impl CpuShare {
+    /// What it would have used on CPUs of its own.
+    pub fn demand(&self) -> f64 {
+        self.busy + self.waiting
+    }
 }
 
 /// Bytes received but not yet read by this process, summed over its TCP sockets; None when
@@ -96,26 +135,30 @@ pub fn median(samples: &[u64]) -> Option<u64> {
     s.get(s.len() / 2).copied()
 }
 
-/// Why loadgen, not the server, limited a watch scenario: Some(reason) when its CPUs were
-/// saturated while the server's were not (or the server's are unknown), or when events waited
-/// in its sockets.
+/// Why loadgen, not the server, limited a watch scenario: Some(reason) when loadgen's CPU demand
+/// (busy + waiting for a CPU) reached saturation while the server's did not (or the server's is
+/// unknown), or when events waited in its sockets.
 pub fn loadgen_limited(
-    loadgen_busy: f64,
-    server_busy: Option<f64>,
+    loadgen: CpuShare,
+    server: Option<CpuShare>,
     backlog_median_bytes: Option<u64>,
 ) -> Option<String> {
     let lagging = backlog_median_bytes.filter(|&b| b >= SOCKET_BACKLOG_BYTES_LAGGING);
-    let saturated = loadgen_busy >= LOADGEN_BUSY_SATURATED;
-    let server_idle = server_busy.is_none_or(|s| s < SERVER_BUSY_SATURATED);
+    let saturated = loadgen.demand() >= LOADGEN_BUSY_SATURATED;
+    let server_idle = server.is_none_or(|s| s.demand() < SERVER_BUSY_SATURATED);
+    let pct = |v: f64| format!("{:.0} %", 100.0 * v);
+    let share = |c: CpuShare| {
+        if c.waiting >= STARVED_WAITING {
+            format!("{} busy and {} waiting for a CPU other work held", pct(c.busy), pct(c.waiting))
+        } else {
+            format!("{} busy", pct(c.busy))
+        }
+    };
     let mut why = Vec::new();
     if saturated && server_idle {
-        why.push(match server_busy {
-            Some(s) => format!(
-                "its CPUs were {:.0} % busy while the server's were {:.0} % busy",
-                100.0 * loadgen_busy,
-                100.0 * s
-            ),
-            None => format!("its CPUs were {:.0} % busy (the server's CPU use is unknown)", 100.0 * loadgen_busy),
+        why.push(match server {
+            Some(s) => format!("its CPUs were {} while the server's were {}", share(loadgen), share(s)),
+            None => format!("its CPUs were {} (the server's CPU use is unknown)", share(loadgen)),
         });
     }
     if let Some(b) = lagging {
@@ -125,6 +168,18 @@ pub fn loadgen_limited(
         ));
     }
     (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// Which of the two the machine starved (waiting for a CPU at least `STARVED_WAITING`), if any.
+pub fn starved(loadgen: CpuShare, server: Option<CpuShare>) -> Option<String> {
+    let mut who = Vec::new();
+    if loadgen.waiting >= STARVED_WAITING {
+        who.push(format!("loadgen waited for a CPU {:.0} % of the time", 100.0 * loadgen.waiting));
+    }
+    if let Some(s) = server.filter(|s| s.waiting >= STARVED_WAITING) {
+        who.push(format!("the server waited for a CPU {:.0} % of the time", 100.0 * s.waiting));
+    }
+    (!who.is_empty()).then(|| who.join(", "))
 }
 
 #[cfg(test)]
@@ -155,20 +210,36 @@ mod tests {
 
     #[test]
     fn says_loadgen_limited_only_from_measurements() {
+        let c = |busy, waiting| CpuShare { busy, waiting };
         // Saturated loadgen, server with room: loadgen limited.
-        let why = loadgen_limited(0.97, Some(0.6), Some(0)).unwrap();
-        assert!(why.contains("97 %") && why.contains("60 %"), "{why}");
+        let why = loadgen_limited(c(0.97, 0.0), Some(c(0.6, 0.0)), Some(0)).unwrap();
+        assert!(why.contains("97 % busy") && why.contains("60 % busy"), "{why}");
         // Both saturated: the server's limit was reached, nothing to say.
-        assert_eq!(loadgen_limited(0.97, Some(0.95), Some(0)), None);
+        assert_eq!(loadgen_limited(c(0.97, 0.0), Some(c(0.95, 0.0)), Some(0)), None);
         // loadgen with room, server saturated: the server's limit.
-        assert_eq!(loadgen_limited(0.5, Some(0.99), None), None);
+        assert_eq!(loadgen_limited(c(0.5, 0.0), Some(c(0.99, 0.0)), None), None);
+        // A server saturated by its demand (running + waiting) is not "idle".
+        assert_eq!(loadgen_limited(c(0.95, 0.0), Some(c(0.5, 0.45)), None), None);
+        // loadgen starved by other work: its demand counts, and the message says so.
+        let why = loadgen_limited(c(0.3, 0.65), Some(c(0.2, 0.0)), None).unwrap();
+        assert!(why.contains("30 % busy and 65 % waiting for a CPU"), "{why}");
         // Events lagging in loadgen's sockets, whatever the CPUs say.
-        let why = loadgen_limited(0.5, Some(0.99), Some(8 << 20)).unwrap();
+        let why = loadgen_limited(c(0.5, 0.0), Some(c(0.99, 0.0)), Some(8 << 20)).unwrap();
         assert!(why.contains("8.0 MiB"), "{why}");
-        assert_eq!(loadgen_limited(0.5, Some(0.5), Some(1000)), None);
+        assert_eq!(loadgen_limited(c(0.5, 0.0), Some(c(0.5, 0.0)), Some(1000)), None);
         // A server whose CPU use is unknown (not spawned) does not hide a saturated loadgen.
-        assert!(loadgen_limited(0.95, None, None).unwrap().contains("unknown"));
+        assert!(loadgen_limited(c(0.95, 0.0), None, None).unwrap().contains("unknown"));
         assert_eq!(median(&[5, 1, 9]), Some(5));
         assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn says_who_the_machine_starved() {
+        let c = |busy, waiting| CpuShare { busy, waiting };
+        assert_eq!(starved(c(0.9, 0.0), Some(c(0.9, 0.05))), None);
+        let s = starved(c(0.4, 0.5), Some(c(0.3, 0.2))).unwrap();
+        assert_eq!(s, "loadgen waited for a CPU 50 % of the time, the server waited for a CPU 20 % of the time");
+        assert!(run_queue_wait_s("self").is_some());
+        assert!(pids_run_queue_wait_s(&[std::process::id()]).is_some());
     }
 }

@@ -194,8 +194,18 @@ fn rows(report: &Report) -> Vec<(String, Vec<Option<f64>>, bool)> {
         false,
     ));
     out.push((
+        "server waiting for a CPU while measuring (% of its CPUs)".into(),
+        col(&|r| r.result.server_cpu_waiting.map(|b| 100.0 * b)),
+        true,
+    ));
+    out.push((
         "loadgen CPU busy while measuring (% of its CPUs)".into(),
         col(&|r| Some(100.0 * r.result.loadgen_cpu_busy)),
+        true,
+    ));
+    out.push((
+        "loadgen waiting for a CPU while measuring (% of its CPUs)".into(),
+        col(&|r| Some(100.0 * r.result.loadgen_cpu_waiting)),
         true,
     ));
     if s.watchers() > 0 {
@@ -366,6 +376,12 @@ pub fn findings(report: &Report) -> String {
     for r in &report.runs {
         let res = &r.result;
         let name = if report.repeats > 1 { format!("{} #{}", res.target, r.repeat) } else { res.target.clone() };
+        if let Some(who) = &res.starved {
+            let _ = writeln!(
+                out,
+                "- **{name}: other work on the machine took the CPUs**: {who}; the numbers say more about the machine than about loadgen or the server.",
+            );
+        }
         if res.watchers_requested == 0 {
             continue;
         }
@@ -627,7 +643,10 @@ mod tests {
                 server_max_concurrent_streams: Some(1000),
                 streams_per_connection: 500,
                 loadgen_cpu_busy: 0.5,
+                loadgen_cpu_waiting: 0.0,
                 server_cpu_busy: Some(0.5),
+                server_cpu_waiting: Some(0.0),
+                starved: None,
                 socket_backlog_median_bytes: Some(0),
                 socket_backlog_max_bytes: Some(0),
                 loadgen_limited: None,
@@ -673,7 +692,9 @@ mod tests {
         let text = "version = 1\nname = \"i\"\nduration_s = 3\n[informers]\nwatchers = 2\n[writes]\nrate_per_s = 10\n";
         let mut limited = run("shardline", 1.0);
         limited.result.loadgen_cpu_busy = 0.97;
-        limited.result.loadgen_limited = crate::bottleneck::loadgen_limited(0.97, Some(0.4), Some(0));
+        let share = |busy| crate::bottleneck::CpuShare { busy, waiting: 0.0 };
+        limited.result.loadgen_limited = crate::bottleneck::loadgen_limited(share(0.97), Some(share(0.4)), Some(0));
+        limited.result.starved = Some("the server waited for a CPU 20 % of the time".into());
         limited.result.watch_connections = 4;
         limited.result.server_max_concurrent_streams = Some(10);
         limited.result.streams_per_connection = 10;
@@ -692,6 +713,8 @@ mod tests {
         assert!(md.contains("- etcd: loadgen kept up (its CPUs 50 % busy, the server's 50 %"), "{md}");
         assert!(md.contains("2 of 2 watchers connected over 4 connections (10 streams per connection at most; the server allows 10)"), "{md}");
         assert!(!findings(&report).contains("etcd: loadgen, not the server"));
+        assert!(md.contains("**shardline: other work on the machine took the CPUs**: the server waited"), "{md}");
+        assert!(!md.contains("etcd: other work"), "{md}");
         let row = table(&report).lines().find(|l| l.starts_with("| watch connections")).map(str::to_string);
         assert_eq!(row.as_deref(), Some("| watch connections | 4 | 1 | 4.00× |"));
     }

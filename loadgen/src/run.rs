@@ -23,7 +23,7 @@ use serde::Serialize;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::bottleneck;
+use crate::bottleneck::{self, CpuShare};
 use crate::decode::Lines;
 use crate::http::{read_body, Conn, Lease, WatchConns};
 use crate::metrics::{CounterSnapshot, Kind, Latency, LatencySummary, Metrics, Sample};
@@ -72,13 +72,19 @@ pub struct RunResult {
     pub streams_per_connection: u64,
     /// Share of loadgen's CPUs' time it was busy while measuring (0..1).
     pub loadgen_cpu_busy: f64,
+    /// Share of loadgen's CPUs' time its threads waited for a CPU while measuring.
+    pub loadgen_cpu_waiting: f64,
     /// Share of the server's CPUs' time it was busy while measuring (spawned servers only).
     pub server_cpu_busy: Option<f64>,
+    /// Share of the server's CPUs' time its threads waited for a CPU while measuring.
+    pub server_cpu_waiting: Option<f64>,
     /// Bytes waiting unread in loadgen's sockets: median and highest per-second sample.
     pub socket_backlog_median_bytes: Option<u64>,
     pub socket_backlog_max_bytes: Option<u64>,
     /// Why loadgen, not the server, limited this run (`bottleneck::loadgen_limited`), if it did.
     pub loadgen_limited: Option<String>,
+    /// Which of the two other work on the machine starved of CPU (`bottleneck::starved`).
+    pub starved: Option<String>,
     pub series: Vec<Sample>,
 }
 
@@ -94,33 +100,46 @@ pub struct Placement {
 }
 
 impl Placement {
-    fn server_cpu_s(&self) -> Option<f64> {
+    /// The server's CPU time and run-queue wait so far, in seconds.
+    fn server_cpu_s(&self) -> Option<(f64, f64)> {
         if self.server_pids.is_empty() {
             return None;
         }
-        bottleneck::pids_cpu_s(&self.server_pids)
+        Some((bottleneck::pids_cpu_s(&self.server_pids)?, bottleneck::pids_run_queue_wait_s(&self.server_pids)?))
     }
 }
 
-/// CPU time of loadgen and of the server at one moment.
+/// CPU time and run-queue wait of loadgen and of the server at one moment.
 #[derive(Clone, Copy)]
 struct CpuMark {
     at: Instant,
     loadgen_s: f64,
-    server_s: Option<f64>,
+    loadgen_wait_s: f64,
+    server_s: Option<(f64, f64)>,
 }
 
 impl CpuMark {
     fn now(p: &Placement) -> CpuMark {
-        CpuMark { at: Instant::now(), loadgen_s: bottleneck::process_cpu_s(), server_s: p.server_cpu_s() }
+        CpuMark {
+            at: Instant::now(),
+            loadgen_s: bottleneck::process_cpu_s(),
+            loadgen_wait_s: bottleneck::run_queue_wait_s("self").unwrap_or(0.0),
+            server_s: p.server_cpu_s(),
+        }
     }
 
-    /// Busy shares (loadgen, server) between `self` and `later`.
-    fn busy(&self, later: &CpuMark, p: &Placement) -> (f64, Option<f64>) {
+    /// CPU shares (loadgen, server) between `self` and `later`.
+    fn shares(&self, later: &CpuMark, p: &Placement) -> (CpuShare, Option<CpuShare>) {
         let wall = later.at.duration_since(self.at).as_secs_f64().max(1e-9);
-        let loadgen = (later.loadgen_s - self.loadgen_s) / (wall * p.loadgen_cpus.max(1) as f64);
+        let of = |cpus: usize| wall * cpus.max(1) as f64;
+        let loadgen = CpuShare {
+            busy: (later.loadgen_s - self.loadgen_s) / of(p.loadgen_cpus),
+            waiting: (later.loadgen_wait_s - self.loadgen_wait_s) / of(p.loadgen_cpus),
+        };
         let server = match (self.server_s, later.server_s) {
-            (Some(a), Some(b)) => Some((b - a) / (wall * p.server_cpus.max(1) as f64)),
+            (Some((a, aw)), Some((b, bw))) => {
+                Some(CpuShare { busy: (b - a) / of(p.server_cpus), waiting: (bw - aw) / of(p.server_cpus) })
+            }
             _ => None,
         };
         (loadgen, server)
@@ -245,7 +264,7 @@ pub async fn run(target: Target, scenario: &Scenario, placement: Placement) -> R
     let progress = tokio::spawn(progress(shared.clone(), series.clone(), tag.clone(), t0));
     tokio::time::sleep(duration).await;
     let measured_s = t0.elapsed().as_secs_f64();
-    let (loadgen_cpu_busy, server_cpu_busy) = cpu_start.busy(&CpuMark::now(&shared.placement), &shared.placement);
+    let (loadgen_cpu, server_cpu) = cpu_start.shares(&CpuMark::now(&shared.placement), &shared.placement);
     shared.cancel.cancel();
     let _ = progress.await;
     let stop_by = tokio::time::Instant::now() + STOP_GRACE;
@@ -265,9 +284,8 @@ pub async fn run(target: Target, scenario: &Scenario, placement: Placement) -> R
     let backlog: Vec<u64> = series.iter().filter_map(|s| s.socket_backlog_bytes).collect();
     let socket_backlog_median_bytes = bottleneck::median(&backlog);
     let w = &shared.watch_conns;
-    let loadgen_limited = (want > 0)
-        .then(|| bottleneck::loadgen_limited(loadgen_cpu_busy, server_cpu_busy, socket_backlog_median_bytes))
-        .flatten();
+    let loadgen_limited =
+        (want > 0).then(|| bottleneck::loadgen_limited(loadgen_cpu, server_cpu, socket_backlog_median_bytes)).flatten();
     Ok(RunResult {
         target: target.name.clone(),
         flavor: target.flavor.name().into(),
@@ -296,8 +314,11 @@ pub async fn run(target: Target, scenario: &Scenario, placement: Placement) -> R
         watch_connections: w.opened(),
         server_max_concurrent_streams: w.server_max_concurrent_streams(),
         streams_per_connection: w.streams_per_connection(),
-        loadgen_cpu_busy,
-        server_cpu_busy,
+        loadgen_cpu_busy: loadgen_cpu.busy,
+        loadgen_cpu_waiting: loadgen_cpu.waiting,
+        server_cpu_busy: server_cpu.map(|s| s.busy),
+        server_cpu_waiting: server_cpu.map(|s| s.waiting),
+        starved: bottleneck::starved(loadgen_cpu, server_cpu),
         socket_backlog_median_bytes,
         socket_backlog_max_bytes: backlog.iter().copied().max(),
         loadgen_limited,
@@ -809,8 +830,8 @@ async fn progress(shared: Arc<Shared>, series: Arc<Mutex<Vec<Sample>>>, tag: Str
         let mut s = Sample::between(t, t - prev_t, &prev, &now, &recent);
         let cpu = CpuMark::now(&shared.placement);
         (s.loadgen_cpu_busy, s.server_cpu_busy) = {
-            let (l, sv) = prev_cpu.busy(&cpu, &shared.placement);
-            (Some(l), sv)
+            let (l, sv) = prev_cpu.shares(&cpu, &shared.placement);
+            (Some(l.busy), sv.map(|s| s.busy))
         };
         prev_cpu = cpu;
         if watches {
