@@ -17,12 +17,17 @@
 //! loadgen's informers scenario writes, `pod_bytes = 1500`). Throughput is events per second.
 //!
 //! `cargo bench -p loadgen --bench decode`
+//!
+//! Instructions per event, repeatable on a busy machine: with `DECODE_PATH=previous|scan`
+//! (and `DECODE_SHAPE=one_per_chunk|h2_data_frames`, `DECODE_ROUNDS=N`, 2.8 KB events) the
+//! binary runs that path N times over the 64 events and exits, for `valgrind --tool=callgrind`;
+//! per event = (instructions at N = 300 − at N = 100) / (200 × 64), which cancels start-up.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{Bytes, BytesMut};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use loadgen::decode::{scan_kube_event, Lines};
 use loadgen::metrics::Latency;
 use loadgen::target::{decode_kube_event, Seen};
@@ -177,4 +182,35 @@ criterion_group! {
     config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
     targets = bench
 }
-criterion_main!(benches);
+
+/// One path, `DECODE_ROUNDS` times, without criterion (for callgrind).
+fn rounds(path: &str) {
+    let shape = std::env::var("DECODE_SHAPE").unwrap_or_else(|_| "h2_data_frames".into());
+    let n: usize = std::env::var("DECODE_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(100);
+    let evs = events(1008);
+    let chunks = match shape.as_str() {
+        "one_per_chunk" => one_per_chunk(&evs),
+        "h2_data_frames" => coalesced_in_data_frames(&evs),
+        other => panic!("DECODE_SHAPE {other:?}: one_per_chunk or h2_data_frames"),
+    };
+    let counter = AtomicU64::new(0);
+    let mut local = Latency::default();
+    for _ in 0..n {
+        match path {
+            "previous" => previous::receive(&chunks, &counter, &mut local),
+            "scan" => scan_receive(&chunks, &counter, &mut local),
+            other => panic!("DECODE_PATH {other:?}: previous or scan"),
+        }
+    }
+    assert_eq!(counter.load(Ordering::Relaxed), (n * EVENTS) as u64);
+    println!("{path} {shape}: {} events, {} timed", counter.load(Ordering::Relaxed), local.len());
+}
+
+fn main() {
+    if let Ok(path) = std::env::var("DECODE_PATH") {
+        rounds(&path);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
