@@ -94,7 +94,43 @@ fn is_ws(b: u8) -> bool {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Unusual;
 
-type Scan<T> = Result<T, Unusual>;
+/// Why a walk stopped early.
+#[derive(Debug, PartialEq, Eq)]
+enum Stop {
+    /// The event must be decoded fully.
+    Unusual,
+    /// Everything the scan needs has been read (see `scan_kube_event`).
+    Enough,
+}
+
+type Scan<T> = Result<T, Stop>;
+
+/// Where a string starting at `from` ends: the first `"` or `\` at or after `from`. Most
+/// strings of an object are short (keys, names): the first 32 bytes are searched 8 at a time
+/// in a register (no call), longer strings with `memchr2`'s vector search.
+#[inline]
+fn quote_or_backslash(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    let short = from.saturating_add(32);
+    while i + 8 <= b.len() && i < short {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let q = w ^ (ONES * u64::from(b'"'));
+        let s = w ^ (ONES * u64::from(b'\\'));
+        // The lowest byte flagged by the zero-byte test is exact (flags above it may not be).
+        let found = (q.wrapping_sub(ONES) & !q | s.wrapping_sub(ONES) & !s) & HIGHS;
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    if i < short {
+        // Fewer than 8 bytes left in the line.
+        return b[i..].iter().position(|&c| c == b'"' || c == b'\\').map(|p| i + p);
+    }
+    memchr2(b'"', b'\\', b.get(i..)?).map(|p| i + p)
+}
 
 struct Cursor<'a> {
     b: &'a [u8],
@@ -110,12 +146,12 @@ impl<'a> Cursor<'a> {
 
     fn peek(&mut self) -> Scan<u8> {
         self.ws();
-        self.b.get(self.i).copied().ok_or(Unusual)
+        self.b.get(self.i).copied().ok_or(Stop::Unusual)
     }
 
     fn eat(&mut self, c: u8) -> Scan<()> {
         if self.peek()? != c {
-            return Err(Unusual);
+            return Err(Stop::Unusual);
         }
         self.i += 1;
         Ok(())
@@ -128,7 +164,7 @@ impl<'a> Cursor<'a> {
         let start = self.i;
         let mut escaped = false;
         loop {
-            let at = self.i + memchr2(b'"', b'\\', &self.b[self.i..]).ok_or(Unusual)?;
+            let at = quote_or_backslash(self.b, self.i).ok_or(Stop::Unusual)?;
             if self.b[at] == b'"' {
                 self.i = at + 1;
                 return Ok((&self.b[start..at], escaped));
@@ -137,7 +173,7 @@ impl<'a> Cursor<'a> {
             // The escaped byte (`\"`, `\\`, the `u` of `\uXXXX`) cannot end the string.
             self.i = at + 2;
             if self.i > self.b.len() {
-                return Err(Unusual);
+                return Err(Stop::Unusual);
             }
         }
     }
@@ -146,7 +182,7 @@ impl<'a> Cursor<'a> {
     fn plain_string(&mut self) -> Scan<&'a [u8]> {
         match self.string()? {
             (s, false) => Ok(s),
-            (_, true) => Err(Unusual),
+            (_, true) => Err(Stop::Unusual),
         }
     }
 
@@ -165,12 +201,12 @@ impl<'a> Cursor<'a> {
         let start = self.i;
         while self.i < self.b.len() && !matches!(self.b[self.i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
             if matches!(self.b[self.i], b'"' | b'{' | b'[' | b':') {
-                return Err(Unusual);
+                return Err(Stop::Unusual);
             }
             self.i += 1;
         }
         if self.i == start {
-            return Err(Unusual);
+            return Err(Stop::Unusual);
         }
         Ok(&self.b[start..self.i])
     }
@@ -179,7 +215,7 @@ impl<'a> Cursor<'a> {
     fn skip_nested(&mut self) -> Scan<()> {
         let mut depth = 0usize;
         loop {
-            match *self.b.get(self.i).ok_or(Unusual)? {
+            match *self.b.get(self.i).ok_or(Stop::Unusual)? {
                 b'"' => {
                     self.string()?;
                 }
@@ -188,7 +224,7 @@ impl<'a> Cursor<'a> {
                     self.i += 1;
                 }
                 b'}' | b']' => {
-                    depth = depth.checked_sub(1).ok_or(Unusual)?;
+                    depth = depth.checked_sub(1).ok_or(Stop::Unusual)?;
                     self.i += 1;
                     if depth == 0 {
                         return Ok(());
@@ -217,7 +253,7 @@ impl<'a> Cursor<'a> {
                     self.i += 1;
                     return Ok(());
                 }
-                _ => return Err(Unusual),
+                _ => return Err(Stop::Unusual),
             }
         }
     }
@@ -226,7 +262,7 @@ impl<'a> Cursor<'a> {
     fn null(&mut self) -> Scan<bool> {
         if self.peek()? == b'n' {
             let s = self.scalar()?;
-            return if s == b"null" { Ok(true) } else { Err(Unusual) };
+            return if s == b"null" { Ok(true) } else { Err(Stop::Unusual) };
         }
         Ok(false)
     }
@@ -259,53 +295,85 @@ struct Fields<'a> {
 
 /// Reads one Kubernetes watch event (`{"type":...,"object":{...}}`, fields in any order) by
 /// walking its structure. `Unusual` when the event must be decoded fully instead.
+///
+/// When the type comes before the object (as every API server writes it), the walk stops as
+/// soon as it has all it needs: at the end of the object's `metadata`, or at its `managedFields`
+/// (ObjectMeta's last field in Kubernetes' order) once `resourceVersion` and `annotations` were
+/// read and no `"deletionTimestamp"` appears anywhere after that point. Past where it stopped,
+/// the event is only checked to end with `}`; an ERROR event is always read whole.
 pub fn scan_kube_event(line: &[u8]) -> Result<Seen, Unusual> {
     let mut f = Fields::default();
     let mut c = Cursor { b: line, i: 0 };
-    c.object(|c, key| match key {
+    let mut annotations_read = false;
+    let walked = c.object(|c, key| match key {
         b"type" => {
             f.event_type = Some(c.plain_string()?);
             Ok(())
         }
         b"object" => c.object(|c, key| match key {
-            b"metadata" => c.object(|c, key| match key {
-                b"resourceVersion" => {
-                    f.resource_version = parse_u64(c.plain_string()?);
-                    Ok(())
-                }
-                b"deletionTimestamp" => {
-                    f.deleting = !c.null()?;
-                    if f.deleting {
-                        c.skip_value()?;
+            b"metadata" => {
+                c.object(|c, key| match key {
+                    b"resourceVersion" => {
+                        f.resource_version = parse_u64(c.plain_string()?);
+                        Ok(())
                     }
-                    Ok(())
-                }
-                b"annotations" => {
-                    if c.null()? {
-                        return Ok(());
-                    }
-                    c.object(|c, key| {
-                        if key == STAMP_ANNOTATION.as_bytes() {
-                            f.stamp_ns = parse_u64(c.plain_string()?);
-                            Ok(())
-                        } else {
-                            c.skip_value()
+                    b"deletionTimestamp" => {
+                        f.deleting = !c.null()?;
+                        if f.deleting {
+                            c.skip_value()?;
                         }
-                    })
+                        Ok(())
+                    }
+                    b"annotations" => {
+                        annotations_read = true;
+                        if c.null()? {
+                            return Ok(());
+                        }
+                        c.object(|c, key| {
+                            if key == STAMP_ANNOTATION.as_bytes() {
+                                f.stamp_ns = parse_u64(c.plain_string()?);
+                                Ok(())
+                            } else {
+                                c.skip_value()
+                            }
+                        })
+                    }
+                    b"managedFields"
+                        if early_exit(f.event_type)
+                            && annotations_read
+                            && f.resource_version.is_some()
+                            && memchr::memmem::find(&c.b[c.i..], b"\"deletionTimestamp\"").is_none() =>
+                    {
+                        Err(Stop::Enough)
+                    }
+                    _ => c.skip_value(),
+                })?;
+                if early_exit(f.event_type) {
+                    return Err(Stop::Enough);
                 }
-                _ => c.skip_value(),
-            }),
+                Ok(())
+            }
             b"code" => {
-                f.code = Some(std::str::from_utf8(c.scalar()?).ok().and_then(|s| s.parse().ok()).ok_or(Unusual)?);
+                f.code = Some(std::str::from_utf8(c.scalar()?).ok().and_then(|s| s.parse().ok()).ok_or(Stop::Unusual)?);
                 Ok(())
             }
             _ => c.skip_value(),
         }),
         _ => c.skip_value(),
-    })?;
-    c.ws();
-    if c.i != line.len() {
-        return Err(Unusual);
+    });
+    match walked {
+        Ok(()) => {
+            c.ws();
+            if c.i != line.len() {
+                return Err(Unusual);
+            }
+        }
+        Err(Stop::Enough) => {
+            if line.iter().rev().find(|&&b| !is_ws(b)) != Some(&b'}') {
+                return Err(Unusual);
+            }
+        }
+        Err(Stop::Unusual) => return Err(Unusual),
     }
     let revision = f.resource_version;
     match f.event_type.ok_or(Unusual)? {
@@ -322,6 +390,12 @@ pub fn scan_kube_event(line: &[u8]) -> Result<Seen, Unusual> {
         b"ERROR" => Ok(Seen { error: Some(f.code.ok_or(Unusual)?.to_string()), ..Default::default() }),
         _ => Err(Unusual),
     }
+}
+
+/// Whether the walk may stop before the event's end: the type is known and is not ERROR (an
+/// ERROR's code comes after its metadata).
+fn early_exit(event_type: Option<&[u8]>) -> bool {
+    matches!(event_type, Some(b"ADDED" | b"MODIFIED" | b"DELETED" | b"BOOKMARK"))
 }
 
 #[cfg(test)]
@@ -393,6 +467,46 @@ mod tests {
         assert_eq!((s.revision, s.stamp_ns), (Some(3), Some(8)));
     }
 
+    /// A pod as an API server writes it: managedFields last in the metadata, then spec, status.
+    fn served(stamp: u64, rv: u64) -> String {
+        with_rv(&pod(stamp), rv).replacen(
+            r#"},"spec":{"#,
+            r#","managedFields":[{"manager":"m","fieldsV1":{"f:metadata":{"f:annotations":{"f:loadgen.shardline.dev/sent-unix-ns":{}}}}}]},"spec":{"#,
+            1,
+        )
+    }
+
+    #[test]
+    fn stops_after_the_metadata_only_when_nothing_it_needs_can_follow() {
+        let p = served(7, 12);
+        assert!(p.contains("managedFields"));
+        let s = both(&format!(r#"{{"type":"MODIFIED","object":{p}}}"#));
+        assert_eq!((s.stamp_ns, s.revision), (Some(7), Some(12)));
+        // A deletionTimestamp after managedFields (not Kubernetes' order) is still read.
+        let late = p.replacen(
+            r#""managedFields":["#,
+            r#""managedFields":[],"deletionTimestamp":"2026-11-25T10:00:00Z","x":["#,
+            1,
+        );
+        let s = both(&format!(r#"{{"type":"MODIFIED","object":{late}}}"#));
+        assert_eq!((s.stamp_ns, s.mine), (None, true));
+        // The text "deletionTimestamp" in a later value only costs the early stop.
+        let text = p.replacen(r#""spec":{"#, r#""spec":{"note":"\"deletionTimestamp\"","#, 1);
+        assert_eq!(both(&format!(r#"{{"type":"ADDED","object":{text}}}"#)).stamp_ns, Some(7));
+        // Annotations after managedFields are still read.
+        let moved = format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p","resourceVersion":"5","managedFields":[{{"manager":"m"}}],"annotations":{{"{STAMP_ANNOTATION}":"9"}}}},"spec":{{}}}}"#
+        );
+        assert_eq!(both(&format!(r#"{{"type":"ADDED","object":{moved}}}"#)).stamp_ns, Some(9));
+        // Type after the object: read whole.
+        assert_eq!(both(&format!(r#"{{"object":{p},"type":"ADDED"}}"#)).revision, Some(12));
+        // Past the early stop the event is only checked to end with '}': a line cut after the
+        // metadata without its closing braces is refused, one that still ends with '}' is not
+        // (the newline framing delivers whole events; the full decode would refuse it).
+        let cut = format!(r#"{{"type":"ADDED","object":{}"#, &p[..p.find(r#""spec""#).unwrap() + 8]);
+        assert_eq!(scan_kube_event(cut.as_bytes()), Err(Unusual));
+    }
+
     #[test]
     fn deletion_timestamp_null_is_not_a_deletion() {
         let p = with_rv(&pod(7), 4);
@@ -411,9 +525,10 @@ mod tests {
             format!(r#"{{"typ\u0065":"ADDED","object":{p}}}"#),
             // An ERROR whose Status has no code.
             r#"{"type":"ERROR","object":{"kind":"Status","reason":"Gone"}}"#.to_string(),
-            // Truncated, trailing garbage, not an object, an unknown type.
-            format!(r#"{{"type":"ADDED","object":{}"#, &p[..p.len() - 1]),
+            // Truncated inside the metadata, trailing garbage, not an object, an unknown type.
+            format!(r#"{{"type":"ADDED","object":{}"#, &p[..p.find("loadgen.shardline.dev/padding").unwrap()]),
             format!(r#"{{"type":"ADDED","object":{p}}} x"#),
+            format!(r#"{{"object":{p},"type":"ADDED"}} x"#),
             "[1,2]".to_string(),
             format!(r#"{{"type":"SOMETHING","object":{p}}}"#),
             String::new(),
@@ -502,6 +617,22 @@ mod tests {
         let big = vec![b'x'; EVENT_BYTES_MAX / 2 + 1];
         lines.feed(&big, |_| {}).unwrap();
         assert_eq!(lines.feed(&big, |_| {}), Err(EventTooLarge));
+    }
+
+    #[test]
+    fn finds_quotes_and_backslashes_at_every_position() {
+        for len in 0..80 {
+            for at in 0..=len {
+                let mut b = vec![b'x'; len];
+                if at < len {
+                    b[at] = if at % 2 == 0 { b'"' } else { b'\\' };
+                }
+                for from in 0..=len {
+                    let want = (at < len && at >= from).then_some(at);
+                    assert_eq!(quote_or_backslash(&b, from), want, "len {len}, at {at}, from {from}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -387,9 +387,14 @@ pub fn findings(report: &Report) -> String {
         }
         match &res.loadgen_limited {
             Some(why) => {
+                let advice = if res.starved.is_some() {
+                    "run again on a machine with nothing else on loadgen's and the server's CPUs"
+                } else {
+                    "give loadgen more CPUs (`--cpus`) or fewer watchers"
+                };
                 let _ = writeln!(
                     out,
-                    "- **{name}: loadgen, not the server, was the bottleneck**: {why}. The watch numbers are loadgen's ceiling, not the server's: give loadgen more CPUs (`--cpus`) or fewer watchers.",
+                    "- **{name}: loadgen, not the server, was the bottleneck**: {why}. The watch numbers are loadgen's ceiling, not the server's: {advice}.",
                 );
             }
             None => {
