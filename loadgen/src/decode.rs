@@ -94,6 +94,10 @@ fn is_ws(b: u8) -> bool {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Unusual;
 
+/// The key whose presence after `managedFields` keeps the walk going (built once).
+static DELETION_TIMESTAMP: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"deletionTimestamp\""));
+
 /// Why a walk stopped early.
 #[derive(Debug, PartialEq, Eq)]
 enum Stop {
@@ -342,7 +346,7 @@ pub fn scan_kube_event(line: &[u8]) -> Result<Seen, Unusual> {
                         if early_exit(f.event_type)
                             && annotations_read
                             && f.resource_version.is_some()
-                            && memchr::memmem::find(&c.b[c.i..], b"\"deletionTimestamp\"").is_none() =>
+                            && DELETION_TIMESTAMP.find(&c.b[c.i..]).is_none() =>
                     {
                         Err(Stop::Enough)
                     }
