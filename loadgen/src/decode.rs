@@ -9,8 +9,11 @@
 //! `scan_kube_event` walks the event's structure: it reads keys only where it expects them
 //! (`type`; `object.metadata.resourceVersion`, `deletionTimestamp` and
 //! `annotations[STAMP_ANNOTATION]`; `object.code` of an ERROR's Status) and skips every other
-//! value, strings with `memchr2` on `"` and `\`. A key that appears inside a string value, or
-//! at another depth, is never mistaken for one of these; escaped quotes do not end a string.
+//! value (a string's end is found 8 bytes at a time in a register, long strings with
+//! `memchr2`). A key that appears inside a string value, or at another depth, is never mistaken
+//! for one of these; escaped quotes do not end a string. When the type came first, the walk
+//! stops once nothing it needs can follow (after the metadata, or at `managedFields` when no
+//! `"deletionTimestamp"` text follows), and the rest is only checked to end with `}`.
 //!
 //! Invariant: the scan never guesses. An event it cannot read exactly (a key or a type written
 //! with escapes, an ERROR without a numeric code, anything malformed or truncated) is
