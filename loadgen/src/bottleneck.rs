@@ -1,15 +1,13 @@
 //! Who limited a run: loadgen or the server. What loadgen can see of both while it measures:
 //! its own CPU time (`getrusage`), the spawned server's CPU time (`/proc/PID/stat`), the time
 //! each waited for a CPU while runnable (`/proc/PID/task/*/schedstat`: other work on the machine
-//! took the CPU), and the bytes waiting unread in loadgen's own sockets (the receive queues of
-//! its TCP sockets in `/proc/net/tcp{,6}`): events the server sent that loadgen had not read yet.
+//! took the CPU), and the bytes waiting unread in loadgen's own sockets (`FIONREAD` on each):
+//! events the server sent that loadgen had not read yet.
 //! A process's demand is its busy share plus its waiting share: what it would have used on
 //! CPUs of its own.
 //!
 //! Invariant: the verdict says "loadgen" only from measurements (its CPUs busy while the
 //! server's were not, or events waiting in its sockets); without them it says nothing.
-
-use std::collections::HashSet;
 
 /// loadgen's CPUs this busy (share of their time) or more: it was likely the bottleneck.
 pub const LOADGEN_BUSY_SATURATED: f64 = 0.90;
@@ -87,45 +85,25 @@ impl CpuShare {
     }
 }
 
-/// Bytes received but not yet read by this process, summed over its TCP sockets; None when
-/// `/proc` cannot tell.
+/// Bytes received but not yet read by this process, summed over its sockets (`FIONREAD` on
+/// each socket descriptor: the cost is one system call per socket of loadgen's, whatever else
+/// runs on the machine); None when `/proc/self/fd` cannot be read.
 pub fn socket_backlog_bytes() -> Option<u64> {
-    let mut inodes = HashSet::new();
+    let mut total = 0u64;
     for fd in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
-        if let Ok(target) = std::fs::read_link(fd.path()) {
-            if let Some(inode) = target.to_str().and_then(|t| t.strip_prefix("socket:[")?.strip_suffix(']')) {
-                if let Ok(i) = inode.parse::<u64>() {
-                    inodes.insert(i);
-                }
-            }
-        }
-    }
-    let mut total = 0;
-    let mut any = false;
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        if let Ok(text) = std::fs::read_to_string(table) {
-            any = true;
-            total += receive_queue_bytes(&text, &inodes);
-        }
-    }
-    any.then_some(total)
-}
-
-/// The sum of `rx_queue` over the rows of a `/proc/net/tcp` table whose inode is in `inodes`.
-fn receive_queue_bytes(table: &str, inodes: &HashSet<u64>) -> u64 {
-    let mut total = 0;
-    for row in table.lines().skip(1) {
-        // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
-        let f: Vec<&str> = row.split_whitespace().collect();
-        let (Some(queues), Some(inode)) = (f.get(4), f.get(9).and_then(|i| i.parse::<u64>().ok())) else { continue };
-        if !inodes.contains(&inode) {
+        let Ok(target) = std::fs::read_link(fd.path()) else { continue };
+        if !target.to_str().is_some_and(|t| t.starts_with("socket:[")) {
             continue;
         }
-        if let Some(rx) = queues.split_once(':').and_then(|(_, rx)| u64::from_str_radix(rx, 16).ok()) {
-            total += rx;
+        let Some(n) = fd.file_name().to_str().and_then(|n| n.parse::<libc::c_int>().ok()) else { continue };
+        let mut unread: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int into `unread`; the descriptor is this process's own
+        // (one closed meanwhile only makes the call fail).
+        if unsafe { libc::ioctl(n, libc::FIONREAD, &mut unread) } == 0 && unread > 0 {
+            total += unread as u64;
         }
     }
-    total
+    Some(total)
 }
 
 /// The median of `samples` (None when empty).
@@ -197,15 +175,19 @@ mod tests {
     }
 
     #[test]
-    fn sums_receive_queues_of_our_sockets_only() {
-        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 0100007F:1F90 0100007F:C350 01 00000000:00000400 00:00000000 00000000     0        0 111 1 0000000000000000 20 4 30 10 -1
-   1: 0100007F:1F91 0100007F:C351 01 00000010:00000001 00:00000000 00000000     0        0 222 1 0000000000000000 20 4 30 10 -1
-   2: 0100007F:1F92 0100007F:C352 01 00000000:000FFFFF 00:00000000 00000000     0        0 333 1 0000000000000000 20 4 30 10 -1
-";
-        let mine: HashSet<u64> = [111, 222].into();
-        assert_eq!(receive_queue_bytes(table, &mine), 0x400 + 1);
-        assert!(socket_backlog_bytes().is_some());
+    fn counts_bytes_waiting_unread_in_our_sockets() {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_server, _) = listener.accept().unwrap();
+        let before = socket_backlog_bytes().unwrap();
+        client.write_all(&[7u8; 3000]).unwrap();
+        // Loopback delivers at once, but give the kernel a moment on a busy machine.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while socket_backlog_bytes().unwrap() < before + 3000 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(socket_backlog_bytes().unwrap() >= before + 3000);
     }
 
     #[test]
