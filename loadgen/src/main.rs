@@ -382,6 +382,18 @@ fn client_options(args: &RunArgs, token: Option<String>, http2: bool) -> (Client
     (kube, etcd)
 }
 
+/// Raises the soft open-files limit to the hard limit (one descriptor per HTTP/1.1 watch).
+fn raise_open_files_limit() {
+    // SAFETY: getrlimit/setrlimit on a struct we own.
+    unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,17 +437,5 @@ mod tests {
 
     fn etcd_options_of(args: &RunArgs) -> ClientOptions {
         client_options(args, args.token.clone(), true).1
-    }
-}
-
-/// Raises the soft open-files limit to the hard limit (one descriptor per HTTP/1.1 watch).
-fn raise_open_files_limit() {
-    // SAFETY: getrlimit/setrlimit on a struct we own.
-    unsafe {
-        let mut r: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-        }
     }
 }
