@@ -4,11 +4,15 @@
 //! latency and throughput, errors, watchers closed by the server.
 //!
 //! Modules: `scenario` (files, validation), `rate` (rate control, coordinated omission),
-//! `metrics` (HdrHistogram, counters), `http` (connections), `target` (Kubernetes and etcd
-//! operations), `retry` (what a client does with 429 and `Retry-After`), `run` (one scenario
-//! against one target), `spawn` (local servers, CPU placement), `repeat` (interleaved repeats,
-//! median and spread), `report` (JSON, Markdown, SVG).
+//! `metrics` (HdrHistogram, counters), `http` (connections, HTTP/2 stream limits), `target`
+//! (Kubernetes and etcd operations), `decode` (the watch receive path: events split and scanned
+//! without a JSON tree), `retry` (what a client does with 429 and `Retry-After`), `run` (one
+//! scenario against one target), `bottleneck` (whether loadgen or the server limited a run),
+//! `spawn` (local servers, CPU placement), `repeat` (interleaved repeats, median and spread),
+//! `report` (JSON, Markdown, SVG).
 
+pub mod bottleneck;
+pub mod decode;
 pub mod http;
 pub mod metrics;
 pub mod rate;

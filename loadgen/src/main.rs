@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
+use loadgen::bottleneck::process_cpu_s;
 use loadgen::http::{ClientOptions, Endpoint};
 use loadgen::repeat;
 use loadgen::report::{self, Machine, Report, TargetRun};
+use loadgen::run::Placement;
 use loadgen::scenario;
 use loadgen::spawn::{self, SpawnKind, SpawnSpec, Spawned};
 use loadgen::target::{Flavor, Target};
@@ -53,24 +55,33 @@ struct RunArgs {
     /// 'shardline:limited=--max-requests-inflight 4'.
     #[arg(long, value_name = "KIND[:NAME][=ARGS]")]
     spawn: Vec<SpawnSpec>,
-    /// Bearer token for Kubernetes targets.
+    /// Bearer token for Kubernetes targets (never sent to etcd targets).
     #[arg(long)]
     token: Option<String>,
     /// File holding the bearer token.
     #[arg(long, conflicts_with = "token")]
     token_file: Option<PathBuf>,
-    /// CA certificate (PEM) to verify https targets.
+    /// CA certificate (PEM) to verify https Kubernetes targets.
     #[arg(long)]
     ca: Option<String>,
-    /// Client certificate (PEM) for https targets.
+    /// Client certificate (PEM) for https Kubernetes targets.
     #[arg(long, requires = "client_key")]
     client_cert: Option<String>,
     /// Client private key (PEM).
     #[arg(long, requires = "client_cert")]
     client_key: Option<String>,
-    /// Do not verify https targets' certificates.
+    /// Do not verify https Kubernetes targets' certificates.
     #[arg(long)]
     insecure_skip_tls_verify: bool,
+    /// CA certificate (PEM) to verify https etcd targets.
+    #[arg(long)]
+    etcd_ca: Option<String>,
+    /// Client certificate (PEM) for https etcd targets.
+    #[arg(long, requires = "etcd_client_key")]
+    etcd_client_cert: Option<String>,
+    /// Client private key (PEM) for https etcd targets.
+    #[arg(long, requires = "etcd_client_cert")]
+    etcd_client_key: Option<String>,
     /// Use HTTP/1.1 for Kubernetes targets (overrides the scenario's connection.http2).
     #[arg(long)]
     http1: bool,
@@ -232,16 +243,7 @@ fn run_scenario(
     server_cpus: &[usize],
     several: bool,
 ) -> Result<()> {
-    let opts = ClientOptions {
-        token,
-        ca_file: args.ca.clone(),
-        client_cert_file: args.client_cert.clone(),
-        client_key_file: args.client_key.clone(),
-        insecure_skip_tls_verify: args.insecure_skip_tls_verify,
-        http2: scenario.connection.http2,
-    };
-    // The etcd gateway speaks HTTP/1.1 only (see docs/benchmarks.md).
-    let etcd_opts = ClientOptions { http2: false, ..opts.clone() };
+    let (opts, etcd_opts) = client_options(args, token, scenario.connection.http2);
 
     let repeats = args.repeat as usize;
     let mut runs = Vec::new();
@@ -284,8 +286,13 @@ fn run_scenario(
         };
         let endpoint = Endpoint::new(&url, if flavor == Flavor::Etcd { &etcd_opts } else { &opts })?;
         let target = Target { name, flavor, endpoint };
+        let placement = Placement {
+            loadgen_cpus: loadgen_cpus.len(),
+            server_pids: server.as_ref().map(Spawned::pids).unwrap_or_default(),
+            server_cpus: server_cpus.len(),
+        };
         let cpu_before = process_cpu_s();
-        let result = rt.block_on(loadgen::run::run(target, scenario));
+        let result = rt.block_on(loadgen::run::run(target, scenario, placement));
         let loadgen_cpu_s = process_cpu_s() - cpu_before;
         let result = match result {
             Ok(r) => r,
@@ -337,6 +344,7 @@ fn run_scenario(
     };
     report::write_all(&report, &out)?;
     println!("{}", report::table(&report));
+    print!("{}", report::findings(&report));
     println!("results: {}/result.json, summary.md, plot.svg", out.display());
     Ok(())
 }
@@ -349,15 +357,29 @@ fn tail(s: &str, n: usize) -> &str {
     &s[start..]
 }
 
-/// This process's CPU time so far (user + system), in seconds.
-fn process_cpu_s() -> f64 {
-    // SAFETY: getrusage fills a struct we own.
-    unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        tv(u.ru_utime) + tv(u.ru_stime)
-    }
+/// The client options of Kubernetes targets and of etcd targets. `--token`, `--ca`,
+/// `--client-cert`/`--client-key` and `--insecure-skip-tls-verify` are the Kubernetes targets'
+/// only: etcd targets get no bearer token (a spawned etcd answered every request of a run with
+/// a `--kube` target beside it 401) and their own `--etcd-ca`, `--etcd-client-cert`/`-key`. The
+/// etcd gateway speaks HTTP/1.1 only (see docs/benchmarks.md).
+fn client_options(args: &RunArgs, token: Option<String>, http2: bool) -> (ClientOptions, ClientOptions) {
+    let kube = ClientOptions {
+        token,
+        ca_file: args.ca.clone(),
+        client_cert_file: args.client_cert.clone(),
+        client_key_file: args.client_key.clone(),
+        insecure_skip_tls_verify: args.insecure_skip_tls_verify,
+        http2,
+    };
+    let etcd = ClientOptions {
+        token: None,
+        ca_file: args.etcd_ca.clone(),
+        client_cert_file: args.etcd_client_cert.clone(),
+        client_key_file: args.etcd_client_key.clone(),
+        insecure_skip_tls_verify: false,
+        http2: false,
+    };
+    (kube, etcd)
 }
 
 /// Raises the soft open-files limit to the hard limit (one descriptor per HTTP/1.1 watch).
@@ -369,5 +391,51 @@ fn raise_open_files_limit() {
             r.rlim_cur = r.rlim_max;
             libc::setrlimit(libc::RLIMIT_NOFILE, &r);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_args(line: &str) -> RunArgs {
+        let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+        match cli.command {
+            Cmd::Run(a) => *a,
+            Cmd::Validate { .. } => unreachable!("a run command line"),
+        }
+    }
+
+    #[test]
+    fn token_and_ca_go_to_kubernetes_targets_only() {
+        let args = run_args(
+            "loadgen run s.toml --kube https://10.0.0.1:6443 --spawn etcd --token T --ca ca.crt --client-cert c --client-key k --insecure-skip-tls-verify",
+        );
+        let (kube, etcd) = client_options(&args, args.token.clone(), true);
+        assert_eq!(kube.token.as_deref(), Some("T"));
+        assert_eq!(kube.ca_file.as_deref(), Some("ca.crt"));
+        assert_eq!(kube.client_cert_file.as_deref(), Some("c"));
+        assert!(kube.insecure_skip_tls_verify && kube.http2);
+        assert_eq!(etcd.token, None);
+        assert_eq!((etcd.ca_file, etcd.client_cert_file, etcd.client_key_file), (None, None, None));
+        assert!(!etcd.insecure_skip_tls_verify && !etcd.http2);
+        // The endpoints built from them: the etcd requests carry no Authorization header.
+        let e = Endpoint::new("http://127.0.0.1:2379", &etcd_options_of(&args)).unwrap();
+        let r = e.request(http::Method::POST, "/v3/kv/put", "application/json", None);
+        assert!(r.headers().get(http::header::AUTHORIZATION).is_none());
+        let k = Endpoint::new("http://127.0.0.1:8080", &client_options(&args, Some("T".into()), true).0).unwrap();
+        let r = k.request(http::Method::GET, "/api/v1/pods", "application/json", None);
+        assert_eq!(r.headers()[http::header::AUTHORIZATION], "Bearer T");
+        // etcd has its own TLS flags.
+        let args = run_args(
+            "loadgen run s.toml --etcd https://e:2379 --etcd-ca e.crt --etcd-client-cert c --etcd-client-key k",
+        );
+        let (kube, etcd) = client_options(&args, None, true);
+        assert_eq!((etcd.ca_file.as_deref(), etcd.client_cert_file.as_deref()), (Some("e.crt"), Some("c")));
+        assert_eq!(kube.ca_file, None);
+    }
+
+    fn etcd_options_of(args: &RunArgs) -> ClientOptions {
+        client_options(args, args.token.clone(), true).1
     }
 }

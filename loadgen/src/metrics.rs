@@ -31,8 +31,12 @@ impl Default for Latency {
 
 impl Latency {
     pub fn record(&mut self, d: Duration) {
-        let us = (d.as_micros() as u64).clamp(1, LATENCY_US_MAX);
-        self.0.record(us).expect("value clamped into range");
+        self.record_us(d.as_micros() as u64);
+    }
+
+    /// Records a latency in microseconds (clamped into range).
+    pub fn record_us(&mut self, us: u64) {
+        self.0.record(us.clamp(1, LATENCY_US_MAX)).expect("value clamped into range");
     }
 
     /// Adds every value of `other` (same bounds, so this cannot fail).
@@ -177,6 +181,22 @@ impl Metrics {
         self.recent.lock().unwrap().entry(kind).or_default().merge(local);
     }
 
+    /// Records raw latencies (microseconds) a task collected: cheaper than a local histogram
+    /// for tasks that see few values each (a watcher among thousands), whose merge would walk a
+    /// whole histogram's buckets every time.
+    pub fn record_us_many(&self, kind: Kind, values_us: &[u64]) {
+        if values_us.is_empty() {
+            return;
+        }
+        for map in [&self.latencies, &self.recent] {
+            let mut map = map.lock().unwrap();
+            let h = map.entry(kind).or_default();
+            for &v in values_us {
+                h.record_us(v);
+            }
+        }
+    }
+
     pub fn record(&self, kind: Kind, d: Duration) {
         let mut one = Latency::default();
         one.record(d);
@@ -272,6 +292,12 @@ pub struct Sample {
     pub errors_per_s: f64,
     pub write_to_watch_p99_ms: f64,
     pub write_p99_ms: f64,
+    /// Share of loadgen's CPUs' time it was busy in this second (0..1).
+    pub loadgen_cpu_busy: Option<f64>,
+    /// Share of the (spawned) server's CPUs' time it was busy in this second.
+    pub server_cpu_busy: Option<f64>,
+    /// Bytes waiting unread in loadgen's sockets at the end of this second (watch scenarios).
+    pub socket_backlog_bytes: Option<u64>,
 }
 
 impl Sample {
@@ -294,6 +320,9 @@ impl Sample {
             errors_per_s: r(a.errors, b.errors),
             write_to_watch_p99_ms: p99(Kind::WriteToWatch),
             write_p99_ms: p99(Kind::Write),
+            loadgen_cpu_busy: None,
+            server_cpu_busy: None,
+            socket_backlog_bytes: None,
         }
     }
 }
@@ -370,6 +399,21 @@ mod tests {
         assert!(m.latency(Kind::Write).is_empty());
         assert!(m.errors().is_empty());
         assert_eq!(m.snapshot().errors, 0);
+    }
+
+    #[test]
+    fn raw_values_record_like_a_merged_histogram() {
+        let m = Metrics::default();
+        let mut l = Latency::default();
+        for v in [3, 500, 70_000] {
+            l.record_us(v);
+        }
+        m.merge(Kind::WriteToWatch, &l);
+        let n = Metrics::default();
+        n.record_us_many(Kind::WriteToWatch, &[3, 500, 70_000]);
+        n.record_us_many(Kind::WriteToWatch, &[]);
+        assert_eq!(m.latency(Kind::WriteToWatch).summary(), n.latency(Kind::WriteToWatch).summary());
+        assert_eq!(n.take_recent().get(&Kind::WriteToWatch).unwrap().len(), 3);
     }
 
     #[test]

@@ -113,6 +113,7 @@ fn rows(report: &Report) -> Vec<(String, Vec<Option<f64>>, bool)> {
             true,
         ));
         out.push(("watcher connect time (s)".into(), col(&|r| Some(r.result.connect_s)), true));
+        out.push(("watch connections".into(), col(&|r| Some(r.result.watch_connections as f64)), true));
         out.push(("watch events delivered /s".into(), col(&|r| Some(r.result.watch_events_per_s)), false));
         out.push(("watch MB/s received".into(), col(&|r| Some(r.result.watch_bytes_per_s / 1e6)), false));
         for (name, q) in [("p50", 0), ("p99", 1), ("p99.9", 2), ("max", 3)] {
@@ -188,7 +189,34 @@ fn rows(report: &Report) -> Vec<(String, Vec<Option<f64>>, bool)> {
         true,
     ));
     out.push((
-        "loadgen CPU busy (% of its CPUs)".into(),
+        "server CPU busy while measuring (% of its CPUs)".into(),
+        col(&|r| r.result.server_cpu_busy.map(|b| 100.0 * b)),
+        false,
+    ));
+    out.push((
+        "server waiting for a CPU while measuring (% of its CPUs)".into(),
+        col(&|r| r.result.server_cpu_waiting.map(|b| 100.0 * b)),
+        true,
+    ));
+    out.push((
+        "loadgen CPU busy while measuring (% of its CPUs)".into(),
+        col(&|r| Some(100.0 * r.result.loadgen_cpu_busy)),
+        true,
+    ));
+    out.push((
+        "loadgen waiting for a CPU while measuring (% of its CPUs)".into(),
+        col(&|r| Some(100.0 * r.result.loadgen_cpu_waiting)),
+        true,
+    ));
+    if s.watchers() > 0 {
+        out.push((
+            "bytes unread in loadgen's sockets (MiB, median second)".into(),
+            col(&|r| r.result.socket_backlog_median_bytes.map(|b| b as f64 / (1 << 20) as f64)),
+            true,
+        ));
+    }
+    out.push((
+        "loadgen CPU busy (% of its CPUs, whole run)".into(),
         col(&|r| Some(100.0 * r.loadgen_cpu_s / (r.result.whole_s * report.machine.loadgen_cpus.len().max(1) as f64))),
         true,
     ));
@@ -330,6 +358,7 @@ pub fn markdown(report: &Report) -> String {
         md.push_str(&runs_table(report));
         md.push('\n');
     }
+    md.push_str(&findings(report));
     for r in &report.runs {
         if !r.result.errors.is_empty() {
             let _ = writeln!(md, "Errors at {}: {:?}\n", r.result.target, r.result.errors);
@@ -337,6 +366,63 @@ pub fn markdown(report: &Report) -> String {
     }
     md.push_str("Latencies are HdrHistogram percentiles; write latency is measured from each write's intended start (coordinated omission corrected), service time from its actual send.\n");
     md
+}
+
+/// What the reader must know before trusting the table, one line per run (also printed at the
+/// end of a run): whether loadgen, not the server, was the bottleneck, and how watches were
+/// spread over connections (and the server's per-connection stream limit).
+pub fn findings(report: &Report) -> String {
+    let mut out = String::new();
+    for r in &report.runs {
+        let res = &r.result;
+        let name = if report.repeats > 1 { format!("{} #{}", res.target, r.repeat) } else { res.target.clone() };
+        if let Some(who) = &res.starved {
+            let _ = writeln!(
+                out,
+                "- **{name}: other work on the machine took the CPUs**: {who}; the numbers say more about the machine than about loadgen or the server.",
+            );
+        }
+        if res.watchers_requested == 0 {
+            continue;
+        }
+        match &res.loadgen_limited {
+            Some(why) => {
+                let advice = if res.starved.is_some() {
+                    "run again on a machine with nothing else on loadgen's and the server's CPUs"
+                } else {
+                    "give loadgen more CPUs (`--cpus`) or fewer watchers"
+                };
+                let _ = writeln!(
+                    out,
+                    "- **{name}: loadgen, not the server, was the bottleneck**: {why}. The watch numbers are loadgen's ceiling, not the server's: {advice}.",
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "- {name}: loadgen kept up (its CPUs {:.0} % busy{}; median bytes unread in its sockets {}).",
+                    100.0 * res.loadgen_cpu_busy,
+                    res.server_cpu_busy.map_or(String::new(), |s| format!(", the server's {:.0} %", 100.0 * s)),
+                    res.socket_backlog_median_bytes
+                        .map_or("unknown".to_string(), |b| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)),
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "- {name}: {} of {} watchers connected over {} connections ({} streams per connection at most; the server allows {}).",
+            res.watchers_connected,
+            res.watchers_requested,
+            res.watch_connections,
+            res.streams_per_connection,
+            res.server_max_concurrent_streams
+                .map_or("any number per HTTP/2 connection, or HTTP/2 is off".to_string(), |m| m.to_string()),
+        );
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
 }
 
 const COLORS: &[&str] = &["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
@@ -531,6 +617,9 @@ mod tests {
                 errors_per_s: 0.0,
                 write_to_watch_p99_ms: 1.0,
                 write_p99_ms: 1.0,
+                loadgen_cpu_busy: Some(0.5),
+                server_cpu_busy: Some(0.5),
+                socket_backlog_bytes: Some(0),
             })
             .collect();
         TargetRun {
@@ -555,6 +644,17 @@ mod tests {
                 lists_per_s: 0.0,
                 latencies_ms: [("write_to_watch".to_string(), h.summary())].into_iter().collect(),
                 errors: Default::default(),
+                watch_connections: 1,
+                server_max_concurrent_streams: Some(1000),
+                streams_per_connection: 500,
+                loadgen_cpu_busy: 0.5,
+                loadgen_cpu_waiting: 0.0,
+                server_cpu_busy: Some(0.5),
+                server_cpu_waiting: Some(0.0),
+                starved: None,
+                socket_backlog_median_bytes: Some(0),
+                socket_backlog_max_bytes: Some(0),
+                loadgen_limited: None,
                 series,
             },
             server_cpu_s: Some(1.5),
@@ -590,6 +690,38 @@ mod tests {
             serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
         assert_eq!(json["runs"][1]["target"], "etcd");
         assert!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap().contains("0.50×"));
+    }
+
+    #[test]
+    fn the_summary_says_when_loadgen_was_the_bottleneck_and_how_many_connections() {
+        let text = "version = 1\nname = \"i\"\nduration_s = 3\n[informers]\nwatchers = 2\n[writes]\nrate_per_s = 10\n";
+        let mut limited = run("shardline", 1.0);
+        limited.result.loadgen_cpu_busy = 0.97;
+        let share = |busy| crate::bottleneck::CpuShare { busy, waiting: 0.0 };
+        limited.result.loadgen_limited = crate::bottleneck::loadgen_limited(share(0.97), Some(share(0.4)), Some(0));
+        limited.result.starved = Some("the server waited for a CPU 20 % of the time".into());
+        limited.result.watch_connections = 4;
+        limited.result.server_max_concurrent_streams = Some(10);
+        limited.result.streams_per_connection = 10;
+        let report = Report {
+            loadgen_version: "0".into(),
+            date_utc: "now".into(),
+            command: vec!["loadgen".into()],
+            smoke: false,
+            machine: Machine::here(vec![1], Some(vec![0])),
+            scenario: crate::scenario::parse(text, false, &[]).unwrap(),
+            repeats: 1,
+            runs: vec![limited, run("etcd", 1.0)],
+        };
+        let md = markdown(&report);
+        assert!(md.contains("**shardline: loadgen, not the server, was the bottleneck**: its CPUs were 97 % busy while the server's were 40 % busy"), "{md}");
+        assert!(md.contains("- etcd: loadgen kept up (its CPUs 50 % busy, the server's 50 %"), "{md}");
+        assert!(md.contains("2 of 2 watchers connected over 4 connections (10 streams per connection at most; the server allows 10)"), "{md}");
+        assert!(!findings(&report).contains("etcd: loadgen, not the server"));
+        assert!(md.contains("**shardline: other work on the machine took the CPUs**: the server waited"), "{md}");
+        assert!(!md.contains("etcd: other work"), "{md}");
+        let row = table(&report).lines().find(|l| l.starts_with("| watch connections")).map(str::to_string);
+        assert_eq!(row.as_deref(), Some("| watch connections | 4 | 1 | 4.00× |"));
     }
 
     #[test]

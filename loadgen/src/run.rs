@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use bytes::BytesMut;
 use http_body_util::BodyExt;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -24,12 +23,14 @@ use serde::Serialize;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::http::{read_body, Conn};
+use crate::bottleneck::{self, CpuShare};
+use crate::decode::Lines;
+use crate::http::{read_body, Conn, Lease, WatchConns};
 use crate::metrics::{CounterSnapshot, Kind, Latency, LatencySummary, Metrics, Sample};
 use crate::rate::{timing_with_retries, Schedule};
 use crate::retry::{asked_wait, Decision};
 use crate::scenario::Scenario;
-use crate::target::{node_name, unix_ns, Flavor, PodRef, Target, WriteOp};
+use crate::target::{node_name, parse_etcd_watch, parse_kube_event, unix_ns, Flavor, PodRef, Seen, Target, WriteOp};
 
 /// How often tasks merge their local histograms into the run's.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
@@ -63,22 +64,110 @@ pub struct RunResult {
     pub lists_per_s: f64,
     pub latencies_ms: std::collections::BTreeMap<String, LatencySummary>,
     pub errors: std::collections::BTreeMap<String, u64>,
+    /// Connections opened for watches (reconnections included).
+    pub watch_connections: u64,
+    /// The server's HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS` (the lowest seen), if it set one.
+    pub server_max_concurrent_streams: Option<u64>,
+    /// Watch streams per connection used: the scenario's, lowered to the server's limit.
+    pub streams_per_connection: u64,
+    /// Share of loadgen's CPUs' time it was busy while measuring (0..1).
+    pub loadgen_cpu_busy: f64,
+    /// Share of loadgen's CPUs' time its threads waited for a CPU while measuring.
+    pub loadgen_cpu_waiting: f64,
+    /// Share of the server's CPUs' time it was busy while measuring (spawned servers only).
+    pub server_cpu_busy: Option<f64>,
+    /// Share of the server's CPUs' time its threads waited for a CPU while measuring.
+    pub server_cpu_waiting: Option<f64>,
+    /// Bytes waiting unread in loadgen's sockets: median and highest per-second sample.
+    pub socket_backlog_median_bytes: Option<u64>,
+    pub socket_backlog_max_bytes: Option<u64>,
+    /// Why loadgen, not the server, limited this run (`bottleneck::loadgen_limited`), if it did.
+    pub loadgen_limited: Option<String>,
+    /// Which of the two other work on the machine starved of CPU (`bottleneck::starved`).
+    pub starved: Option<String>,
     pub series: Vec<Sample>,
+}
+
+/// Where the run's processes are, to tell whether loadgen or the server was the bottleneck.
+#[derive(Clone, Debug, Default)]
+pub struct Placement {
+    /// CPUs loadgen's runtime runs on.
+    pub loadgen_cpus: usize,
+    /// PIDs of the server under test (a spawned one, with its backing etcd), none otherwise.
+    pub server_pids: Vec<u32>,
+    /// CPUs the server is pinned to.
+    pub server_cpus: usize,
+}
+
+impl Placement {
+    /// The server's CPU time and run-queue wait so far, in seconds.
+    fn server_cpu_s(&self) -> Option<(f64, f64)> {
+        if self.server_pids.is_empty() {
+            return None;
+        }
+        Some((bottleneck::pids_cpu_s(&self.server_pids)?, bottleneck::pids_run_queue_wait_s(&self.server_pids)?))
+    }
+}
+
+/// CPU time and run-queue wait of loadgen and of the server at one moment.
+#[derive(Clone, Copy)]
+struct CpuMark {
+    at: Instant,
+    loadgen_s: f64,
+    loadgen_wait_s: f64,
+    server_s: Option<(f64, f64)>,
+}
+
+impl CpuMark {
+    fn now(p: &Placement) -> CpuMark {
+        CpuMark {
+            at: Instant::now(),
+            loadgen_s: bottleneck::process_cpu_s(),
+            loadgen_wait_s: bottleneck::run_queue_wait_s("self").unwrap_or(0.0),
+            server_s: p.server_cpu_s(),
+        }
+    }
+
+    /// CPU shares (loadgen, server) between `self` and `later`.
+    fn shares(&self, later: &CpuMark, p: &Placement) -> (CpuShare, Option<CpuShare>) {
+        let wall = later.at.duration_since(self.at).as_secs_f64().max(1e-9);
+        let of = |cpus: usize| wall * cpus.max(1) as f64;
+        let loadgen = CpuShare {
+            busy: (later.loadgen_s - self.loadgen_s) / of(p.loadgen_cpus),
+            waiting: (later.loadgen_wait_s - self.loadgen_wait_s) / of(p.loadgen_cpus),
+        };
+        let server = match (self.server_s, later.server_s) {
+            (Some((a, aw)), Some((b, bw))) => {
+                Some(CpuShare { busy: (b - a) / of(p.server_cpus), waiting: (bw - aw) / of(p.server_cpus) })
+            }
+            _ => None,
+        };
+        (loadgen, server)
+    }
 }
 
 struct Shared {
     target: Target,
     scenario: Scenario,
+    placement: Placement,
+    watch_conns: WatchConns,
     metrics: Metrics,
     cancel: CancellationToken,
     /// Objects stamped before this (Unix ns) are not measured.
     measure_from_unix_ns: std::sync::atomic::AtomicU64,
 }
 
-pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
+pub async fn run(target: Target, scenario: &Scenario, placement: Placement) -> Result<RunResult> {
+    let multiplex = target.flavor == Flavor::Kube && scenario.connection.http2;
     let shared = Arc::new(Shared {
         target: target.clone(),
         scenario: scenario.clone(),
+        placement,
+        watch_conns: WatchConns::new(
+            target.endpoint.clone(),
+            multiplex,
+            scenario.connection.streams_per_connection as usize,
+        ),
         metrics: Metrics::default(),
         cancel: CancellationToken::new(),
         measure_from_unix_ns: u64::MAX.into(),
@@ -87,6 +176,16 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
     let whole = Instant::now();
     let mut conn =
         target.endpoint.connect().await.with_context(|| format!("{tag} connecting to {}", target.endpoint.base))?;
+    let t = Instant::now();
+    let cleaned = target.clean_namespaces(&mut conn).await.with_context(|| format!("{tag} cleaning up"))?;
+    if !cleaned.is_empty() {
+        eprintln!(
+            "{tag} deleted {} namespaces an earlier run left ({}) in {:.1} s",
+            cleaned.len(),
+            cleaned.join(", "),
+            t.elapsed().as_secs_f64()
+        );
+    }
     target.ensure_namespaces(&mut conn, scenario.objects.namespaces).await?;
 
     let t = Instant::now();
@@ -107,21 +206,10 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
     if let Some(i) = &scenario.informers {
         specs.extend((0..i.watchers).map(|_| None));
     }
-    let multiplex = target.flavor == Flavor::Kube && scenario.connection.http2;
-    let per_conn = scenario.connection.streams_per_connection as usize;
-    let mut group: Option<Conn> = None;
     for (i, node) in specs.iter().enumerate() {
-        let conn = if multiplex {
-            if i % per_conn == 0 || group.as_ref().is_none_or(|c| c.is_closed()) {
-                group = Some(target.endpoint.connect().await?);
-            }
-            group.as_ref().and_then(|c| c.try_clone())
-        } else {
-            None
-        };
-        tasks.push(tokio::spawn(watcher(shared.clone(), i as u64, conn, node.clone(), revision)));
+        let lease = shared.watch_conns.lease().await.with_context(|| format!("{tag} connecting watch {i}"))?;
+        tasks.push(tokio::spawn(watcher(shared.clone(), i as u64, Some(lease), node.clone(), revision)));
     }
-    drop(group);
     let want = specs.len() as u64;
     let deadline = Instant::now() + CONNECT_GRACE + Duration::from_secs(want / 200);
     let mut last_print = Instant::now();
@@ -142,13 +230,24 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
     }
     let connect_s = t.elapsed().as_secs_f64();
     if want > 0 {
-        eprintln!("{tag} {want} watchers connected in {connect_s:.1} s");
+        let w = &shared.watch_conns;
+        let limit = match (multiplex, w.server_max_concurrent_streams()) {
+            (false, _) => "HTTP/1.1: one watch per connection".to_string(),
+            (true, None) => "the server set no limit".to_string(),
+            (true, Some(m)) => format!("the server allows {m}"),
+        };
+        eprintln!(
+            "{tag} {want} watchers connected in {connect_s:.1} s over {} connections ({} streams each at most; {limit})",
+            w.opened(),
+            w.streams_per_connection(),
+        );
     }
 
     // Measurement.
     shared.metrics.reset();
     shared.measure_from_unix_ns.store(unix_ns(), Ordering::Relaxed);
     let t0 = Instant::now();
+    let cpu_start = CpuMark::now(&shared.placement);
     let duration = Duration::from_secs_f64(scenario.duration_s);
     if let Some(w) = &scenario.writes {
         let schedule = Arc::new(Schedule::new(w.rate_per_s));
@@ -165,6 +264,7 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
     let progress = tokio::spawn(progress(shared.clone(), series.clone(), tag.clone(), t0));
     tokio::time::sleep(duration).await;
     let measured_s = t0.elapsed().as_secs_f64();
+    let (loadgen_cpu, server_cpu) = cpu_start.shares(&CpuMark::now(&shared.placement), &shared.placement);
     shared.cancel.cancel();
     let _ = progress.await;
     let stop_by = tokio::time::Instant::now() + STOP_GRACE;
@@ -181,6 +281,11 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
     let m = &shared.metrics;
     let c = &m.counters;
     let per_s = |n: u64| n as f64 / measured_s;
+    let backlog: Vec<u64> = series.iter().filter_map(|s| s.socket_backlog_bytes).collect();
+    let socket_backlog_median_bytes = bottleneck::median(&backlog);
+    let w = &shared.watch_conns;
+    let loadgen_limited =
+        (want > 0).then(|| bottleneck::loadgen_limited(loadgen_cpu, server_cpu, socket_backlog_median_bytes)).flatten();
     Ok(RunResult {
         target: target.name.clone(),
         flavor: target.flavor.name().into(),
@@ -206,6 +311,17 @@ pub async fn run(target: Target, scenario: &Scenario) -> Result<RunResult> {
             .map(|(k, h)| (k, h.summary()))
             .collect(),
         errors: m.errors(),
+        watch_connections: w.opened(),
+        server_max_concurrent_streams: w.server_max_concurrent_streams(),
+        streams_per_connection: w.streams_per_connection(),
+        loadgen_cpu_busy: loadgen_cpu.busy,
+        loadgen_cpu_waiting: loadgen_cpu.waiting,
+        server_cpu_busy: server_cpu.map(|s| s.busy),
+        server_cpu_waiting: server_cpu.map(|s| s.waiting),
+        starved: bottleneck::starved(loadgen_cpu, server_cpu),
+        socket_backlog_median_bytes,
+        socket_backlog_max_bytes: backlog.iter().copied().max(),
+        loadgen_limited,
         series,
     })
 }
@@ -289,18 +405,86 @@ async fn connect_retrying(shared: &Shared) -> Option<Conn> {
     }
 }
 
-async fn watcher(shared: Arc<Shared>, k: u64, mut conn: Option<Conn>, node: Option<String>, mut revision: u64) {
+/// A lease on a watch connection, retried every second until it works or the run ends.
+async fn lease_retrying(shared: &Shared) -> Option<Lease> {
+    loop {
+        match shared.watch_conns.lease().await {
+            Ok(l) => return Some(l),
+            Err(_) => {
+                shared.metrics.error("connect");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = shared.cancel.cancelled() => return None,
+                }
+            }
+        }
+    }
+}
+
+/// One watcher's view of its stream: what it checks and records per event.
+struct WatchState {
+    flavor: Flavor,
+    /// Where to resume from: the highest resourceVersion seen.
+    revision: u64,
+    /// The resourceVersion of the last event (Kubernetes): each must be above it.
+    last_event: u64,
+    /// Events counted in the current chunk.
+    events: u64,
+    /// An ERROR event (or a canceled etcd watch): start again from the current revision.
+    refresh_revision: bool,
+    /// Write-to-watch latencies (µs) not yet handed to the run's histogram: a few values per
+    /// watcher, where a histogram of its own would cost ~190 KiB per watcher and a walk of all
+    /// its buckets at every merge (the receive path's largest cost with 10,000 watchers).
+    local_us: Vec<u64>,
+}
+
+/// Latencies one watcher holds before it hands them over, whatever the time since the last
+/// flush (bounds its buffer at 32 KiB).
+const WATCH_LATENCIES_HELD_MAX: usize = 4096;
+
+impl WatchState {
+    /// One event, received at `now` (Unix ns); stamps before `measure_from` are not timed.
+    fn seen(&mut self, m: &Metrics, s: Seen, now: u64, measure_from: u64) {
+        if let Some(e) = s.error {
+            m.error(format!("watch {e}"));
+            self.refresh_revision = true;
+            return;
+        }
+        if let Some(r) = s.revision {
+            // A Kubernetes watch delivers its events in resourceVersion order, each once.
+            if self.flavor == Flavor::Kube && s.mine {
+                if r <= self.last_event {
+                    m.error("watch out of order or repeated");
+                }
+                self.last_event = r;
+            }
+            self.revision = self.revision.max(r);
+        }
+        if s.mine {
+            self.events += 1;
+            if let Some(stamp) = s.stamp_ns.filter(|&st| st >= measure_from) {
+                self.local_us.push(now.saturating_sub(stamp) / 1000);
+            }
+        }
+    }
+}
+
+async fn watcher(shared: Arc<Shared>, k: u64, mut lease: Option<Lease>, node: Option<String>, revision: u64) {
     let m = &shared.metrics;
     let mut rng = task_rng(shared.scenario.seed, 2, k);
     let mut connected = false;
-    let mut local = Latency::default();
     let mut last_flush = Instant::now();
+    let flavor = shared.target.flavor;
+    let mut w =
+        WatchState { flavor, revision, last_event: revision, events: 0, refresh_revision: false, local_us: Vec::new() };
     'outer: while !shared.cancel.is_cancelled() {
-        if conn.as_ref().is_none_or(|c| c.is_closed()) {
-            conn = connect_retrying(&shared).await;
+        if lease.as_ref().is_none_or(|l| l.conn.is_closed()) {
+            // Give the old stream slot back before taking a new one.
+            drop(lease.take());
+            lease = lease_retrying(&shared).await;
         }
-        let Some(c) = conn.as_mut() else { break };
-        let req = shared.target.watch_request(node.as_deref(), revision);
+        let Some(c) = lease.as_mut().map(|l| &mut l.conn) else { break };
+        let req = shared.target.watch_request(node.as_deref(), w.revision);
         let sent = Instant::now();
         let resp = tokio::select! {
             r = c.send(req) => r,
@@ -332,7 +516,7 @@ async fn watcher(shared: Arc<Shared>, k: u64, mut conn: Option<Conn>, node: Opti
             }
             Err(_) => {
                 m.error("watch connection");
-                conn = None;
+                lease = None;
                 continue;
             }
         };
@@ -341,8 +525,9 @@ async fn watcher(shared: Arc<Shared>, k: u64, mut conn: Option<Conn>, node: Opti
             m.counters.watchers_connected.fetch_add(1, Ordering::Relaxed);
         }
         let mut body = resp.into_body();
-        let mut buf = BytesMut::new();
-        let mut refresh_revision = false;
+        let mut lines = Lines::default();
+        w.last_event = w.revision;
+        w.refresh_revision = false;
         loop {
             let frame = tokio::select! {
                 f = body.frame() => f,
@@ -355,7 +540,7 @@ async fn watcher(shared: Arc<Shared>, k: u64, mut conn: Option<Conn>, node: Opti
                 }
                 Some(Err(_)) => {
                     m.counters.watchers_closed_by_server.fetch_add(1, Ordering::Relaxed);
-                    conn = None;
+                    lease = None;
                     break;
                 }
                 Some(Ok(f)) => match f.into_data() {
@@ -363,62 +548,55 @@ async fn watcher(shared: Arc<Shared>, k: u64, mut conn: Option<Conn>, node: Opti
                     Err(_) => continue,
                 },
             };
-            m.counters.watch_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
-            buf.extend_from_slice(&data);
+            // Every event of a chunk arrived together: one clock read per chunk.
+            let now = unix_ns();
             let measure_from = shared.measure_from_unix_ns.load(Ordering::Relaxed);
-            while let Some(pos) = buf.iter().position(|&b| b == b'\n') {
-                let line = buf.split_to(pos + 1);
-                let line = &line[..pos];
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                let seen = match shared.target.parse_watch_line(line, node.as_deref()) {
-                    Ok(s) => s,
-                    Err(_) => {
-                        m.error("watch decode");
-                        continue;
-                    }
-                };
-                let now = unix_ns();
-                for s in seen {
-                    if let Some(r) = s.revision {
-                        revision = revision.max(r);
-                    }
-                    if let Some(e) = s.error {
-                        m.error(format!("watch {e}"));
-                        refresh_revision = true;
-                        continue;
-                    }
-                    if s.mine {
-                        m.counters.watch_events.fetch_add(1, Ordering::Relaxed);
-                        if let Some(stamp) = s.stamp_ns.filter(|&st| st >= measure_from) {
-                            local.record(Duration::from_nanos(now.saturating_sub(stamp)));
+            w.events = 0;
+            let fed = lines.feed(&data, |line| match flavor {
+                Flavor::Kube => match parse_kube_event(line) {
+                    Ok(s) => w.seen(m, s, now, measure_from),
+                    Err(_) => m.error("watch decode"),
+                },
+                Flavor::Etcd => match parse_etcd_watch(line, node.as_deref()) {
+                    Ok(seen) => {
+                        for s in seen {
+                            w.seen(m, s, now, measure_from);
                         }
                     }
-                }
-            }
-            if refresh_revision {
+                    Err(_) => m.error("watch decode"),
+                },
+            });
+            m.counters.watch_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+            m.counters.watch_events.fetch_add(w.events, Ordering::Relaxed);
+            if fed.is_err() {
+                m.error("watch event too large");
+                lease = None;
                 break;
             }
-            if last_flush.elapsed() >= FLUSH_INTERVAL {
-                m.merge(Kind::WriteToWatch, &local);
-                local.reset();
+            if w.refresh_revision {
+                break;
+            }
+            if w.local_us.len() >= WATCH_LATENCIES_HELD_MAX || last_flush.elapsed() >= FLUSH_INTERVAL {
+                m.record_us_many(Kind::WriteToWatch, &w.local_us);
+                w.local_us.clear();
                 last_flush = Instant::now();
             }
         }
-        if refresh_revision {
+        drop(body);
+        if w.refresh_revision {
             // 410 Expired or a compacted etcd watch: start again from now.
             m.counters.watchers_closed_by_server.fetch_add(1, Ordering::Relaxed);
-            let mut fresh = connect_retrying(&shared).await;
-            if let Some(f) = fresh.as_mut() {
-                if let Ok(r) = shared.target.revision(f).await {
-                    revision = r;
+            if lease.as_ref().is_none_or(|l| l.conn.is_closed()) {
+                lease = lease_retrying(&shared).await;
+            }
+            if let Some(l) = lease.as_mut() {
+                if let Ok(r) = shared.target.revision(&mut l.conn).await {
+                    w.revision = r;
                 }
             }
-            conn = fresh;
         }
     }
-    m.merge(Kind::WriteToWatch, &local);
+    m.record_us_many(Kind::WriteToWatch, &w.local_us);
 }
 
 async fn writer(shared: Arc<Shared>, k: u64, schedule: Arc<Schedule>, t0: Instant, end: Instant) {
@@ -637,6 +815,8 @@ async fn progress(shared: Arc<Shared>, series: Arc<Mutex<Vec<Sample>>>, tag: Str
     let m = &shared.metrics;
     let mut prev = m.snapshot();
     let mut prev_t = 0.0;
+    let mut prev_cpu = CpuMark::now(&shared.placement);
+    let watches = shared.scenario.watchers() > 0;
     let mut tick =
         tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_secs(1), Duration::from_secs(1));
     loop {
@@ -647,9 +827,19 @@ async fn progress(shared: Arc<Shared>, series: Arc<Mutex<Vec<Sample>>>, tag: Str
         let t = t0.elapsed().as_secs_f64();
         let now = m.snapshot();
         let recent = m.take_recent();
-        let s = Sample::between(t, t - prev_t, &prev, &now, &recent);
+        let mut s = Sample::between(t, t - prev_t, &prev, &now, &recent);
+        let cpu = CpuMark::now(&shared.placement);
+        (s.loadgen_cpu_busy, s.server_cpu_busy) = {
+            let (l, sv) = prev_cpu.shares(&cpu, &shared.placement);
+            (Some(l.busy), sv.map(|s| s.busy))
+        };
+        prev_cpu = cpu;
+        if watches {
+            s.socket_backlog_bytes = bottleneck::socket_backlog_bytes();
+        }
+        let pct = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{:.0}%", 100.0 * v));
         eprintln!(
-            "{tag} t={t:>5.1}s watchers={}/{} events/s={:.0} MB/s={:.2} writes/s={:.0} write p99={:.1}ms watch p99={:.1}ms pages/s={:.1} errors={} 429s={} retries={}",
+            "{tag} t={t:>5.1}s watchers={}/{} events/s={:.0} MB/s={:.2} writes/s={:.0} write p99={:.1}ms watch p99={:.1}ms pages/s={:.1} errors={} 429s={} retries={} cpu loadgen={} server={} unread={:.1}MB",
             m.counters.watchers_connected.load(Ordering::Relaxed),
             shared.scenario.watchers(),
             s.watch_events_per_s,
@@ -661,6 +851,9 @@ async fn progress(shared: Arc<Shared>, series: Arc<Mutex<Vec<Sample>>>, tag: Str
             now.errors,
             now.throttled,
             now.retries,
+            pct(s.loadgen_cpu_busy),
+            pct(s.server_cpu_busy),
+            s.socket_backlog_bytes.unwrap_or(0) as f64 / 1e6,
         );
         series.lock().unwrap().push(s);
         prev = now;

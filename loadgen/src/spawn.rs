@@ -269,6 +269,15 @@ impl Spawned {
         self.child.id()
     }
 
+    /// The server's PIDs: its own, then its backing etcd's.
+    pub fn pids(&self) -> Vec<u32> {
+        let mut pids = vec![self.pid()];
+        if let Some(b) = &self.backing {
+            pids.extend(b.pids());
+        }
+        pids
+    }
+
     /// Peak resident memory of the server so far (`VmHWM`), in bytes; with a backing etcd, the
     /// sum of both peaks (an upper bound of the pair's peak).
     pub fn peak_rss_bytes(&self) -> Option<u64> {

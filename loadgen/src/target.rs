@@ -157,44 +157,17 @@ struct SpecView {
     node_name: Option<String>,
 }
 
-/// Reads a watch event without decoding the object: the type from the line's start, the stamp
-/// and resourceVersion by substring search. None when the line does not have the usual shape
-/// (`{"type":"ADDED","object":...}`, as kube-apiserver and Shardline write it).
-fn scan_kube_event(line: &[u8]) -> Option<Seen> {
-    let rest = line.strip_prefix(b"{\"type\":\"")?;
-    let end = memchr::memchr(b'"', rest)?;
-    let kind = &rest[..end];
-    let string_after = |key: &[u8]| -> Option<u64> {
-        let at = memchr::memmem::find(line, key)? + key.len();
-        let len = memchr::memchr(b'"', &line[at..])?;
-        std::str::from_utf8(&line[at..at + len]).ok()?.parse().ok()
-    };
-    let revision = string_after(b"\"resourceVersion\":\"");
-    match kind {
-        b"ADDED" | b"MODIFIED" => Some(Seen {
-            // A pod being deleted gracefully still carries its last write's stamp: this
-            // event is not that write's delivery, so it is counted but not timed.
-            stamp_ns: if memchr::memmem::find(line, b"\"deletionTimestamp\":").is_some() {
-                None
-            } else {
-                string_after(b"\"loadgen.shardline.dev/sent-unix-ns\":\"")
-            },
-            mine: true,
-            revision,
-            error: None,
-        }),
-        b"DELETED" => Some(Seen { stamp_ns: None, mine: true, revision, error: None }),
-        b"BOOKMARK" => Some(Seen { revision, ..Default::default() }),
-        _ => None,
-    }
-}
-
-/// Parses one line of a Kubernetes watch stream (by substring scan when it has the usual shape,
-/// else by decoding it).
+/// Parses one line of a Kubernetes watch stream: by scanning its structure
+/// (`decode::scan_kube_event`), else, when the scan finds it unusual, by decoding it fully.
 pub fn parse_kube_event(line: &[u8]) -> Result<Seen> {
-    if let Some(seen) = scan_kube_event(line) {
+    if let Ok(seen) = crate::decode::scan_kube_event(line) {
         return Ok(seen);
     }
+    decode_kube_event(line)
+}
+
+/// Decodes one line of a Kubernetes watch stream fully (serde).
+pub fn decode_kube_event(line: &[u8]) -> Result<Seen> {
     let ev: KubeEvent = serde_json::from_slice(line).context("watch event is not JSON")?;
     let revision = ev.object.metadata.resource_version.as_deref().and_then(|v| v.parse().ok());
     match ev.kind {
@@ -411,6 +384,59 @@ impl Target {
             .ok_or_else(|| anyhow!("no revision in {}", String::from_utf8_lossy(&body)))
     }
 
+    /// Deletes the namespaces an earlier run left (`loadgen-<n>`, whatever their count) and
+    /// waits until they are gone (at most `CLEAN_TIMEOUT`): their pods first, with
+    /// `gracePeriodSeconds=0` (a scheduled pod deleted gracefully waits for a kubelet that
+    /// never comes), then each namespace. Returns the names deleted. Kubernetes only.
+    pub async fn clean_namespaces(&self, conn: &mut Conn) -> Result<Vec<String>> {
+        if self.flavor == Flavor::Etcd {
+            return Ok(Vec::new());
+        }
+        let left = self.loadgen_namespaces(conn).await?;
+        for ns in &left {
+            for path in
+                [format!("/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0"), format!("/api/v1/namespaces/{ns}")]
+            {
+                let resp = conn.send(self.endpoint.request(Method::DELETE, &path, "application/json", None)).await?;
+                let status = resp.status();
+                let body = read_body(resp).await?;
+                // 404: gone already; 409: already being deleted.
+                if !status.is_success() && status != StatusCode::NOT_FOUND && status != StatusCode::CONFLICT {
+                    bail!(
+                        "namespace {ns} is left from an earlier run and could not be deleted: DELETE {path}: {status}: {}",
+                        String::from_utf8_lossy(&body)
+                    );
+                }
+            }
+        }
+        let deadline = tokio::time::Instant::now() + CLEAN_TIMEOUT;
+        loop {
+            let still = self.loadgen_namespaces(conn).await?;
+            if still.is_empty() {
+                return Ok(left);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                bail!(
+                    "namespaces {} are left from an earlier run and were still being deleted after {CLEAN_TIMEOUT:?}; delete them (kubectl delete namespace ...) and run again",
+                    still.join(", ")
+                );
+            }
+            tokio::time::sleep(CLEAN_POLL).await;
+        }
+    }
+
+    /// The namespaces named as loadgen names its own (`loadgen-<n>`).
+    async fn loadgen_namespaces(&self, conn: &mut Conn) -> Result<Vec<String>> {
+        let resp =
+            conn.send(self.endpoint.request(Method::GET, "/api/v1/namespaces", "application/json", None)).await?;
+        let status = resp.status();
+        let body = read_body(resp).await?;
+        if !status.is_success() {
+            bail!("listing namespaces: {status}: {}", String::from_utf8_lossy(&body));
+        }
+        loadgen_namespaces_in(&body)
+    }
+
     /// Creates the namespaces pods go into (Kubernetes only; etcd has no namespaces to create).
     pub async fn ensure_namespaces(&self, conn: &mut Conn, count: u64) -> Result<()> {
         if self.flavor == Flavor::Etcd {
@@ -551,6 +577,34 @@ impl Target {
     }
 }
 
+/// How long loadgen waits for an earlier run's namespaces to be deleted before it refuses to run.
+const CLEAN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+/// How often it looks meanwhile.
+const CLEAN_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The `loadgen-<n>` names in a NamespaceList.
+fn loadgen_namespaces_in(list: &[u8]) -> Result<Vec<String>> {
+    #[derive(Deserialize)]
+    struct List {
+        #[serde(default)]
+        items: Vec<Item>,
+    }
+    #[derive(Deserialize)]
+    struct Item {
+        metadata: Meta,
+    }
+    #[derive(Deserialize)]
+    struct Meta {
+        name: String,
+    }
+    let l: List = serde_json::from_slice(list).context("the namespace list is not JSON")?;
+    Ok(l.items
+        .into_iter()
+        .map(|i| i.metadata.name)
+        .filter(|n| n.strip_prefix("loadgen-").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
+        .collect())
+}
+
 fn url_escape(s: &str) -> String {
     form_escape(s)
 }
@@ -611,7 +665,11 @@ mod tests {
         // The scan and the decode agree, whatever the field order.
         let reordered =
             format!(r#"{{"object":{},"type":"ADDED"}}"#, String::from_utf8(pod_json(&p, 7, 300).to_vec()).unwrap());
-        assert_eq!(parse_kube_event(reordered.as_bytes()).unwrap(), scan_kube_event(line.as_bytes()).unwrap());
+        assert_eq!(
+            parse_kube_event(reordered.as_bytes()).unwrap(),
+            crate::decode::scan_kube_event(line.as_bytes()).unwrap()
+        );
+        assert_eq!(decode_kube_event(reordered.as_bytes()).unwrap(), parse_kube_event(line.as_bytes()).unwrap());
     }
 
     #[test]
@@ -633,6 +691,16 @@ mod tests {
         assert_eq!((created[0].mine, created[0].revision), (false, Some(9)));
         let canceled = parse_etcd_watch(br#"{"result":{"canceled":true,"compact_revision":"3"}}"#, None).unwrap();
         assert!(canceled[0].error.as_deref().unwrap().contains("compacted"));
+    }
+
+    #[test]
+    fn finds_only_loadgens_own_namespaces() {
+        let list = br#"{"kind":"NamespaceList","items":[{"metadata":{"name":"default"}},{"metadata":{"name":"loadgen-0"}},
+            {"metadata":{"name":"loadgen-12","deletionTimestamp":"2026-11-25T10:00:00Z"}},{"metadata":{"name":"loadgen-x"}},
+            {"metadata":{"name":"loadgen-"}},{"metadata":{"name":"my-loadgen-1"}}]}"#;
+        assert_eq!(loadgen_namespaces_in(list).unwrap(), ["loadgen-0", "loadgen-12"]);
+        assert!(loadgen_namespaces_in(br#"{"kind":"NamespaceList"}"#).unwrap().is_empty());
+        assert!(loadgen_namespaces_in(b"nope").is_err());
     }
 
     #[test]

@@ -57,13 +57,19 @@ fn smoke(name: &str) -> Value {
     smoke_against(name, None)
 }
 
-/// Runs `name`'s smoke variant against a plain Shardline and etcd (when found), or against one
-/// Shardline started with `shardline_spawn` (a `--spawn` value) only.
 fn smoke_against(name: &str, shardline_spawn: Option<&str>) -> Value {
+    smoke_with(name, shardline_spawn, &[]).0
+}
+
+/// Runs `name`'s smoke variant against a plain Shardline and etcd (when found), or against one
+/// Shardline started with `shardline_spawn` (a `--spawn` value) only, with `extra` arguments;
+/// returns the result file and what loadgen printed on stdout.
+fn smoke_with(name: &str, shardline_spawn: Option<&str>, extra: &[&str]) -> (Value, String) {
     let out = tempfile::tempdir().expect("temporary directory");
     let scenario = workspace_root().join("loadgen/scenarios").join(format!("{name}.toml"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadgen"));
-    cmd.arg("run").arg(&scenario).arg("--smoke").arg("--spawn").arg(shardline_spawn.unwrap_or("shardline"));
+    cmd.arg("run").arg(&scenario).arg("--smoke").args(extra);
+    cmd.arg("--spawn").arg(shardline_spawn.unwrap_or("shardline"));
     cmd.arg("--shardline-bin").arg(shardline_bin());
     let etcd = etcd_bin().filter(|_| shardline_spawn.is_none());
     match &etcd {
@@ -115,7 +121,7 @@ fn smoke_against(name: &str, shardline_spawn: Option<&str>) -> Value {
             assert!(totals["list_bytes"].as_u64().unwrap() > 0, "{ctx}");
         }
     }
-    result
+    (result, stdout.into_owned())
 }
 
 #[test]
@@ -177,4 +183,124 @@ fn refuses_a_bad_scenario_with_a_message() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("kubelets.watchers"), "{err}");
+}
+
+#[test]
+fn watches_honour_the_servers_max_concurrent_streams() {
+    // A server allowing 10 streams per HTTP/2 connection, a scenario asking for 500: 35 watches
+    // need 4 connections, and every one of them connects.
+    let (r, stdout) = smoke_with(
+        "informers",
+        Some("shardline:streams10=--http2-max-streams-per-connection 10"),
+        &["--set", "informers.watchers=35"],
+    );
+    let run = &r["runs"][0];
+    let ctx = format!("{run:#}\n{stdout}");
+    assert_eq!(run["watchers_connected"], 35, "{ctx}");
+    assert_eq!(run["server_max_concurrent_streams"], 10, "{ctx}");
+    assert_eq!(run["streams_per_connection"], 10, "{ctx}");
+    assert_eq!(run["watch_connections"], 4, "{ctx}");
+    assert!(stdout.contains("35 of 35 watchers connected over 4 connections"), "{ctx}");
+    // Shardline's default (1,000 per connection) and the scenario's 500: one connection.
+    let (r, _) = smoke_with("informers", Some("shardline:default"), &["--set", "informers.watchers=35"]);
+    let run = &r["runs"][0];
+    assert_eq!(
+        (run["watch_connections"].as_u64(), run["server_max_concurrent_streams"].as_u64()),
+        (Some(1), Some(1000))
+    );
+}
+
+/// A Shardline this test started, stopped by its PID when dropped.
+struct Server {
+    child: std::process::Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start() -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(shardline_bin())
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--shards", "1", "--data-dir"])
+            .arg(dir.path().join("data"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start shardline");
+        let server = Server { child, url: format!("http://127.0.0.1:{port}"), _dir: dir };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !ready(port) {
+            assert!(std::time::Instant::now() < deadline, "shardline was not ready within 60 s");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        server
+    }
+}
+
+fn ready(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+    if write!(s, "GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out.starts_with("HTTP/1.1 200")
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child by its PID.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_second_run_on_the_same_server_deletes_the_first_runs_namespaces() {
+    // The writes scenario creates pods with the same names in every run (same seed): without the
+    // cleaning, the second run's creates would fail with 409 and its deletes with 404.
+    let server = Server::start();
+    let scenario = workspace_root().join("loadgen/scenarios/writes.toml");
+    let mut stderrs = Vec::new();
+    for round in 1..=2 {
+        let out = tempfile::tempdir().unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_loadgen"))
+            .arg("run")
+            .arg(&scenario)
+            .args(["--smoke", "--kube", &format!("reused={}", server.url), "--out"])
+            .arg(out.path())
+            .output()
+            .expect("run loadgen");
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "round {round}: {stderr}");
+        let result: Value = serde_json::from_slice(&std::fs::read(out.path().join("result.json")).unwrap()).unwrap();
+        let run = &result["runs"][0];
+        assert_eq!(run["errors"], serde_json::json!({}), "round {round}: {run:#}\n{stderr}");
+        assert!(run["totals"]["writes"].as_u64().unwrap() > 0, "round {round}: {run:#}");
+        stderrs.push(stderr);
+    }
+    assert!(!stderrs[0].contains("earlier run left"), "{}", stderrs[0]);
+    let namespaces = {
+        let text = std::fs::read_to_string(&scenario).unwrap();
+        let s: toml::Table = toml::from_str(&text).unwrap();
+        s["smoke"].get("objects").and_then(|o| o.get("namespaces")).and_then(|n| n.as_integer()).unwrap_or(10)
+    };
+    assert!(
+        stderrs[1].contains(&format!("[reused] deleted {namespaces} namespaces an earlier run left (loadgen-0")),
+        "{}",
+        stderrs[1]
+    );
 }
