@@ -4,7 +4,7 @@
 //! depend on COUNT. Run under `valgrind --tool=callgrind` at two counts, the
 //! difference of the totals divided by the difference of the operations is
 //! the instructions per operation, start-up and set-up cancelled out.
-//! `benches/system/instructions.sh` does that for every mode and prints the
+//! `benches/system/instructions.py` does that for every mode and prints the
 //! table (docs/benchmarks.md, "Method").
 //!
 //! Modes (`instructions MODE ENCODING SIZE COUNT`):
@@ -128,7 +128,13 @@ fn commit(backend: &MemoryBackend, name: &str, version: usize) {
     block_on(backend.append(proposal)).expect("an unconditional put is committed");
 }
 
-fn request(method: &str, path: &str, accept: Option<&str>, content_type: &str, body: Bytes) -> http::Request<Full<Bytes>> {
+fn request(
+    method: &str,
+    path: &str,
+    accept: Option<&str>,
+    content_type: &str,
+    body: Bytes,
+) -> http::Request<Full<Bytes>> {
     let mut builder = http::Request::builder().method(method).uri(path).header("Content-Type", content_type);
     if let Some(accept) = accept {
         builder = builder.header("Accept", accept);
@@ -278,7 +284,8 @@ fn run(mode: &str, kind: &str, size: usize, count: usize) -> usize {
     }
 }
 
-const USAGE: &str = "usage: instructions watch|list ENCODING SIZE COUNT | instructions write create|update|patch 0 COUNT";
+const USAGE: &str =
+    "usage: instructions watch|list ENCODING SIZE COUNT | instructions write create|update|patch 0 COUNT";
 
 fn main() {
     // `cargo bench` passes `--bench` (and perhaps a filter); the modes take
@@ -294,7 +301,7 @@ fn main() {
         eprintln!("{USAGE}");
         std::process::exit(2);
     }
-    eprintln!("{USAGE}\nno mode given: every mode once at a small size (a check, not a measurement; see benches/system/instructions.sh)");
+    eprintln!("{USAGE}\nno mode given: every mode once at a small size (a check, not a measurement; see benches/system/instructions.py)");
     for encoding in ["json", "protobuf", "cbor"] {
         println!("watch {encoding} 10 watchers x 3 entries: {} events", run("watch", encoding, 10, 3));
         println!("list {encoding} 3 pages of 50: {} items", run("list", encoding, 50, 3));
