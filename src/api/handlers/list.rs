@@ -221,6 +221,7 @@ pub async fn serve<B: Backend + 'static>(
         if other_format {
             // Protobuf needs the whole length up front: read every round (handles, not copies), then assemble.
             let objects = read_all(backend, &prefix, revision, &selectors).await?.map_err(expired)?;
+            crate::api::instrument::list_returned(backend, &resolved.info, objects.len());
             let frames = crate::api::encode::list_frames(
                 &representation,
                 &resolved.info.list_kind,
@@ -245,6 +246,7 @@ pub async fn serve<B: Backend + 'static>(
     let mut page = lists::merge(runs, limit.saturating_add(1));
     let more = page.len() > limit;
     page.truncate(limit);
+    crate::api::instrument::list_returned(backend, &resolved.info, page.len());
     let continue_token = match (more, page.last()) {
         (true, Some(last)) => Some(ContinueToken { revision, start_after: last.key.clone() }.encode()),
         _ => None,
@@ -345,6 +347,8 @@ async fn stream_list<B: Backend + 'static>(
         first_item: bool,
         done: bool,
         info: crate::types::registry::ResourceInfo,
+        /// Items sent so far (the list's size, recorded when it ends).
+        items: usize,
     }
     let state = Round {
         backend: shared,
@@ -357,6 +361,7 @@ async fn stream_list<B: Backend + 'static>(
         first_item: true,
         done: false,
         info: resolved.info.clone(),
+        items: 0,
     };
     let rounds = futures_util::stream::unfold(state, |mut state| async move {
         if state.done {
@@ -402,9 +407,11 @@ async fn stream_list<B: Backend + 'static>(
             state.first_item = false;
             frames.push(super::custom::convert(&state.info, &object.json));
         }
+        state.items += merged.len();
         if merged.len() < state.batch {
             frames.push(Bytes::from_static(b"]}"));
             state.done = true;
+            crate::api::instrument::list_returned(&*state.backend, &state.info, state.items);
         } else {
             state.cursor = merged.last().map(|o| o.key.clone());
         }
