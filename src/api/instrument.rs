@@ -257,15 +257,15 @@ mod tests {
     fn non_resource_paths_are_templates_and_unknown_targets_are_not_recorded() {
         assert_eq!(
             labels(Method::GET, "/readyz", None),
-            Some((Verb::Get, Scope::None, DryRun::No, "///readyz".into()))
+            Some((Verb::Get, Scope::None, DryRun::No, "////readyz".into()))
         );
         assert_eq!(
             labels(Method::GET, "/readyz/anything-at-all", None),
-            Some((Verb::Get, Scope::None, DryRun::No, "///readyz/{check}".into()))
+            Some((Verb::Get, Scope::None, DryRun::No, "////readyz/{check}".into()))
         );
         assert_eq!(
             labels(Method::GET, "/apis/made.up/v9", None),
-            Some((Verb::Get, Scope::None, DryRun::No, "///apis/{group}/{version}".into()))
+            Some((Verb::Get, Scope::None, DryRun::No, "////apis/{group}/{version}".into()))
         );
         assert_eq!(labels(Method::GET, "/api/v1/namespaces/a/nonsense", None), None);
         assert_eq!(labels(Method::GET, "/api/v1/namespaces/a/pods/p/nonsense", None), None);

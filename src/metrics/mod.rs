@@ -371,7 +371,7 @@ impl Gathered {
                 ("component", COMPONENT),
             ]
         }
-        if !requests.is_empty() {
+        if requests.values().any(|(_, codes, _)| !codes.is_empty()) {
             let name = "apiserver_request_total";
             text::header(out, name, "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.", Kind::Counter);
             for (key, (_, codes, _)) in &requests {
