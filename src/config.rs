@@ -255,6 +255,14 @@ pub struct Config {
     /// longest write (a few `etcd_request_timeout`s). Costs nothing until a
     /// requested value is found taken or a range is full.
     pub allocation_claim_grace: Duration,
+    /// Batches of committed entries each shard remembers the commit instant
+    /// of, to time watch events from their commit
+    /// (`shardline_watch_delivery_duration_seconds`). 24 bytes each: 96 KiB
+    /// per shard; at one batch per group commit this covers seconds even
+    /// under thousands of writes a second, longer than a watcher that keeps
+    /// its queue takes. An event older than that is timed from the oldest
+    /// batch remembered (a lower bound).
+    pub metrics_commit_times_max: usize,
 }
 
 /// PEM files for TLS to etcd: the CA that signed etcd's serving certificate
@@ -328,6 +336,7 @@ impl Config {
             etcd_consistent_read_batches_max: 64,
             service_ranges: crate::strategy::allocate::Ranges::default(),
             allocation_claim_grace: Duration::from_secs(60),
+            metrics_commit_times_max: 4096,
         }
     }
 }

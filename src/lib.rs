@@ -5,8 +5,9 @@
 //! cross-shard messages); `log/` orders and persists every change; `store/` and
 //! `cache/` hold each shard's objects, already encoded; `types/` knows the
 //! Kubernetes resources; `api/` speaks HTTP and turns every error into a
-//! `metav1.Status`. `fuzzing` holds the bodies of the fuzz targets in `fuzz/`
-//! (one checking function per parser), shared with `tests/fuzz_smoke.rs`.
+//! `metav1.Status`; `metrics/` counts and times what `/metrics` serves.
+//! `fuzzing` holds the bodies of the fuzz targets in `fuzz/` (one checking
+//! function per parser), shared with `tests/fuzz_smoke.rs`.
 
 pub mod api;
 pub mod auth;
@@ -16,6 +17,7 @@ pub mod fieldmanager;
 pub mod fuzzing;
 pub mod list;
 pub mod log;
+pub mod metrics;
 pub mod patch;
 pub mod runtime;
 pub mod store;

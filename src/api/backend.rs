@@ -140,4 +140,19 @@ pub trait Backend {
     async fn open_user_watch(&self, _user: &str, _limit: usize) -> Option<Box<dyn std::any::Any>> {
         Some(Box::new(()))
     }
+    /// This shard's recorder of request, list and watch-delivery metrics;
+    /// `None` (the default) records nothing.
+    fn metrics(&self) -> Option<&std::rc::Rc<crate::metrics::ShardMetrics>> {
+        None
+    }
+    /// Every shard's metrics and the log's, for /metrics. The default is
+    /// this shard's alone.
+    async fn gather_metrics(&self) -> crate::metrics::Gathered {
+        crate::metrics::Gathered { shards: self.metrics().map(|m| m.snapshot()).into_iter().collect(), log: None }
+    }
+    /// The process's CPU time, memory and descriptors (`process_*`); `None`
+    /// (the default) for a backend that is not a process of its own.
+    fn process_stats(&self) -> Option<crate::metrics::process::ProcessStats> {
+        None
+    }
 }

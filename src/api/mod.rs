@@ -10,6 +10,7 @@ pub mod cbor;
 pub mod encode;
 pub mod field_validation;
 pub mod handlers;
+pub mod instrument;
 pub mod metadata;
 pub mod negotiate;
 pub mod object;
@@ -121,13 +122,42 @@ where
     Bd: Body<Data = Bytes>,
     Bd::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    match serve(backend, request).await {
-        Ok(response) => response,
-        Err(error) => error_response(&error),
+    let received = std::time::Instant::now();
+    let mut held = Held { in_flight: None, record: None };
+    match serve(backend, request, received, &mut held).await {
+        // The in-flight slot and the request's record are held until the body
+        // ends (a streamed list, a watch).
+        Ok(response) => {
+            let Held { in_flight, mut record } = held;
+            if in_flight.is_none() && record.is_none() {
+                return response;
+            }
+            if let Some(record) = &mut record {
+                record.set_code(response.status().as_u16());
+            }
+            response.map(|body| ResponseBody::new(Guarded { body, _in_flight: in_flight, _record: record }))
+        }
+        Err(error) => {
+            if let Some(record) = &mut held.record {
+                record.set_code(error.code());
+            }
+            error_response(&error)
+        }
     }
 }
 
-async fn serve<B, Bd>(shared: &Rc<B>, request: Request<Bd>) -> Result<Response<ResponseBody>, ApiError>
+/// What a request holds while its response is sent.
+struct Held {
+    in_flight: Option<pipeline::InFlightGuard>,
+    record: Option<instrument::RequestRecord>,
+}
+
+async fn serve<B, Bd>(
+    shared: &Rc<B>,
+    request: Request<Bd>,
+    received: std::time::Instant,
+    held: &mut Held,
+) -> Result<Response<ResponseBody>, ApiError>
 where
     B: Backend + 'static,
     Bd: Body<Data = Bytes>,
@@ -148,12 +178,23 @@ where
     let route = route::parse(parts.uri.path());
     let attributes = pipeline::attributes(&parts.method, parts.uri.path(), &route, &params);
     pipeline::authorize(backend, &user, &attributes).await?;
-    let in_flight = pipeline::admit(backend, pipeline::RequestClass::of(&attributes, &route), &user).await?;
+    let content_type = header_text(header::CONTENT_TYPE);
+    let series = instrument::series(backend, &parts.method, &route, &params, content_type.as_deref());
+    let in_flight = match pipeline::admit(backend, pipeline::RequestClass::of(&attributes, &route), &user).await {
+        Ok(in_flight) => in_flight,
+        Err(error) => {
+            if let Some((metrics, key)) = series {
+                metrics.request_dropped(key, error.code());
+            }
+            return Err(error);
+        }
+    };
+    held.record = series.map(|(metrics, key)| instrument::RequestRecord::start(metrics, key, received));
     let head = RequestHead {
         method: parts.method.clone(),
         params,
         accept: header_text(header::ACCEPT),
-        content_type: header_text(header::CONTENT_TYPE),
+        content_type,
         content_length: header_text(header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
         query: parts.uri.query().map(str::to_string),
         user,
@@ -183,17 +224,16 @@ where
     }?;
     let mut response = response;
     field_validation::add_warnings(&mut response, &head.warnings.borrow());
-    // The in-flight slot is held until the body ends (a streamed list, a watch).
-    Ok(match in_flight {
-        Some(guard) => response.map(|body| ResponseBody::new(Guarded { body, _guard: guard })),
-        None => response,
-    })
+    held.in_flight = in_flight;
+    Ok(response)
 }
 
-/// A response body that holds its request's in-flight slot until it ends.
+/// A response body that holds its request's in-flight slot and record until
+/// it ends.
 struct Guarded {
     body: ResponseBody,
-    _guard: pipeline::InFlightGuard,
+    _in_flight: Option<pipeline::InFlightGuard>,
+    _record: Option<instrument::RequestRecord>,
 }
 
 impl Body for Guarded {

@@ -32,6 +32,8 @@ pub struct MemoryBackend {
     hub: RefCell<crate::watch::WatchHub>,
     /// Background tasks (`Backend::spawn`), polled by [`MemoryBackend::poll_spawned`].
     spawned: RefCell<Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>>>,
+    /// Request, list and watch-delivery metrics (one set: one thread).
+    metrics: std::rc::Rc<crate::metrics::ShardMetrics>,
 }
 
 impl MemoryBackend {
@@ -39,6 +41,7 @@ impl MemoryBackend {
     pub fn new(mut config: Config, shard_count: u16) -> MemoryBackend {
         config.shards = shard_count;
         let window_ms = config.history_window.as_millis() as u64;
+        let commit_times_max = config.metrics_commit_times_max;
         let shards = (0..shard_count).map(|s| ShardStore::new(ShardId(s), shard_count, window_ms)).collect();
         let backend = MemoryBackend {
             config,
@@ -49,6 +52,7 @@ impl MemoryBackend {
             now_ms: Cell::new(0),
             hub: RefCell::new(crate::watch::WatchHub::new(Revision::ZERO, window_ms, 100_000)),
             spawned: RefCell::new(Vec::new()),
+            metrics: std::rc::Rc::new(crate::metrics::ShardMetrics::new(commit_times_max)),
         };
         let namespace = br#"{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"default"}}"#;
         let key = crate::types::key::ObjectKey::new("", "namespaces", "", "default").encode();
@@ -130,6 +134,7 @@ impl MemoryBackend {
         for shard in self.shards.borrow_mut().iter_mut() {
             shard.apply(std::slice::from_ref(&entry), self.now_ms.get(), &*registry);
         }
+        self.metrics.committed(entry.revision, std::time::Instant::now());
         self.hub.borrow_mut().dispatch(std::slice::from_ref(&entry), self.now_ms.get(), &*registry);
         Ok(entry)
     }
@@ -216,6 +221,10 @@ impl Backend for MemoryBackend {
 
     fn spawn(&self, task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) {
         self.spawned.borrow_mut().push(task);
+    }
+
+    fn metrics(&self) -> Option<&std::rc::Rc<crate::metrics::ShardMetrics>> {
+        Some(&self.metrics)
     }
 }
 

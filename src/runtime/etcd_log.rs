@@ -269,6 +269,7 @@ async fn run(
 
     let in_flight = Arc::new(tokio::sync::Semaphore::new(shared.config.log_appends_in_flight_max.max(1)));
     while let Ok(request) = log_rx.recv_async().await {
+        let taken = std::time::Instant::now();
         let Ok(permit) = in_flight.clone().acquire_owned().await else { break };
         let mut client = client.clone();
         let shared = shared.clone();
@@ -279,6 +280,7 @@ async fn run(
                 Ok(entry) => {
                     shared.committed.fetch_max(entry.revision.0, Ordering::AcqRel);
                     shared.log_healthy.store(true, Ordering::Release);
+                    shared.log_metrics.commit.observe(taken.elapsed().as_nanos().min(u64::MAX as u128) as u64);
                 }
                 Err(AppendError::Unavailable(_)) => shared.log_healthy.store(false, Ordering::Release),
                 Err(_) => {}
@@ -427,9 +429,10 @@ async fn follow(
             shared.log_healthy.store(true, Ordering::Release);
             if let Some(last) = entries.last().map(|e| e.revision) {
                 let batch = Arc::new(entries);
+                let committed_at = std::time::Instant::now();
                 for tx in &shared.apply_tx {
                     // A shard that has stopped (shutdown) no longer needs entries.
-                    let _ = tx.send_async(Applied::Entries(batch.clone())).await;
+                    let _ = tx.send_async(Applied::Entries(batch.clone(), committed_at)).await;
                 }
                 shared.committed.fetch_max(last.0, Ordering::AcqRel);
                 delivered = last;

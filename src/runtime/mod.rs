@@ -18,6 +18,7 @@ mod etcd_log;
 pub mod hyper_glue;
 pub mod limits;
 pub mod log_dir;
+pub mod process;
 pub mod tls;
 
 use crate::api::{self, Backend, BackendError, HealthCheck};
@@ -76,6 +77,10 @@ enum ShardMessage {
     CloseUserWatch {
         user: String,
     },
+    /// This shard's metrics, for a scrape on another shard.
+    Metrics {
+        reply: oneshot::Sender<crate::metrics::ShardSnapshot>,
+    },
     Shutdown,
 }
 
@@ -104,8 +109,9 @@ struct FreshRequest {
 
 /// What the log hands every shard after start-up, in order.
 enum Applied {
-    /// Committed entries, in revision order.
-    Entries(Arc<Vec<Entry>>),
+    /// Committed entries, in revision order, and when the log committed
+    /// them (watch events are timed from it).
+    Entries(Arc<Vec<Entry>>, Instant),
     /// The log lost the history between this shard's state and its present
     /// (etcd compacted it while this instance was behind): replace the state
     /// with this one and end every watch, whose clients then re-list.
@@ -144,6 +150,8 @@ struct Shared {
     watch_stats: Vec<WatchCounters>,
     /// Requests in flight across every shard (overload protection).
     in_flight: Arc<api::pipeline::InFlight>,
+    /// The log's commit latency and group-commit size (for /metrics).
+    log_metrics: crate::metrics::LogMetrics,
 }
 
 /// A shard's [`crate::watch::HubStats`] as atomics.
@@ -232,6 +240,8 @@ struct Local {
     /// Watchers with events waiting, woken in bounded rounds by
     /// `delivery_loop` so requests run between rounds.
     delivery: Rc<RefCell<crate::watch::queue::DeliveryRounds>>,
+    /// This shard's request, list and watch-delivery metrics.
+    metrics: Rc<crate::metrics::ShardMetrics>,
 }
 
 impl Local {
@@ -502,6 +512,32 @@ impl Backend for ShardBackend {
         Some(&self.shared.in_flight)
     }
 
+    fn metrics(&self) -> Option<&Rc<crate::metrics::ShardMetrics>> {
+        Some(&self.local.metrics)
+    }
+
+    async fn gather_metrics(&self) -> crate::metrics::Gathered {
+        let mut shards = Vec::with_capacity(self.shared.invoke_tx.len());
+        for (index, inbox) in self.shared.invoke_tx.iter().enumerate() {
+            if index == self.local.id.0 as usize {
+                shards.push(self.local.metrics.snapshot());
+                continue;
+            }
+            let (reply, snapshot) = oneshot::channel();
+            // A shard that stopped (shutdown) is left out of the scrape.
+            if inbox.send_async(ShardMessage::Metrics { reply }).await.is_ok() {
+                if let Ok(snapshot) = snapshot.await {
+                    shards.push(snapshot);
+                }
+            }
+        }
+        crate::metrics::Gathered { shards, log: Some(self.shared.log_metrics.snapshot()) }
+    }
+
+    fn process_stats(&self) -> Option<crate::metrics::process::ProcessStats> {
+        process::read()
+    }
+
     async fn open_user_watch(&self, user: &str, limit: usize) -> Option<Box<dyn std::any::Any>> {
         let owner = user_watch_owner(user, self.shared.invoke_tx.len());
         let admitted = if owner == self.local.id {
@@ -674,6 +710,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
     drop(fresh_rx);
     config.shards = shard_count;
     config.listen = listen;
+    let config_log = config.log.clone();
     let shared = Arc::new(Shared {
         config,
         registry,
@@ -692,6 +729,10 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         log_closed: AtomicBool::new(false),
         watch_stats: (0..shard_count).map(|_| WatchCounters::default()).collect(),
         in_flight: Arc::default(),
+        log_metrics: match &config_log {
+            crate::config::LogKind::Embedded => crate::metrics::LogMetrics::new("embedded", true),
+            crate::config::LogKind::Etcd { .. } => crate::metrics::LogMetrics::new("etcd", false),
+        },
     });
 
     spawn_signal_thread(shared.clone())?;
@@ -814,6 +855,7 @@ async fn shard_main(
         rbac: RefCell::default(),
         user_watches: RefCell::default(),
         delivery: Rc::default(),
+        metrics: Rc::new(crate::metrics::ShardMetrics::new(config.metrics_commit_times_max)),
     });
 
     let log = match inbox.log_rx {
@@ -946,16 +988,21 @@ async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) ->
     let in_flight = Rc::new(glommio::sync::Semaphore::new(config.log_appends_in_flight_max as u64));
     let append_log = log.clone();
     let append_shared = shared.clone();
+    // The last revision of the newest group commit acknowledged so far.
+    let batch_end = Rc::new(Cell::new(recovered.revision));
     glommio::spawn_local(async move {
         while let Ok(request) = log_rx.recv_async().await {
+            let taken = Instant::now();
             let Ok(permit) = in_flight.clone().acquire_static_permit(1).await else { break };
             let log = append_log.clone();
             let shared = append_shared.clone();
+            let batch_end = batch_end.clone();
             glommio::spawn_local(async move {
                 let result = log.append(request.proposal).await;
                 match &result {
                     Ok(entry) => {
                         shared.committed.fetch_max(entry.revision.0, Ordering::AcqRel);
+                        observe_commit(&shared.log_metrics, &log, &batch_end, entry.revision, taken);
                     }
                     Err(AppendError::Unavailable(_)) => shared.log_healthy.store(false, Ordering::Release),
                     Err(_) => {}
@@ -988,9 +1035,10 @@ async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) ->
             };
             let batch_last = entries[entries.len() - 1].revision;
             let batch = Arc::new(entries);
+            let committed_at = Instant::now();
             for tx in &broadcast_shared.apply_tx {
                 // A shard that has stopped (shutdown) no longer needs entries.
-                let _ = tx.send_async(Applied::Entries(batch.clone())).await;
+                let _ = tx.send_async(Applied::Entries(batch.clone(), committed_at)).await;
             }
             broadcast_log.release(batch_last);
             last = batch_last;
@@ -1012,6 +1060,27 @@ async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) ->
     })
     .detach();
     Ok(log)
+}
+
+/// Times an acknowledged append from when the log took it, and counts the
+/// entries of each group commit once: the first acknowledgement past the
+/// previous commit's end sees the log's new commit point, the end of the
+/// batch just made durable (the embedded log's revisions have no gaps).
+fn observe_commit(
+    metrics: &crate::metrics::LogMetrics,
+    log: &Log,
+    batch_end: &Cell<Revision>,
+    revision: Revision,
+    taken: Instant,
+) {
+    metrics.commit.observe(taken.elapsed().as_nanos().min(u64::MAX as u128) as u64);
+    if revision > batch_end.get() {
+        let end = log.committed_revision().max(revision);
+        if let Some(batch) = &metrics.batch {
+            batch.observe(end.0 - batch_end.get().0);
+        }
+        batch_end.set(end);
+    }
 }
 
 async fn bootstrap_namespaces(backend: &ShardBackend) {
@@ -1102,7 +1171,12 @@ fn load_initial(local: &Local, shared: &Shared, initial: &InitialState) {
 async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Receiver<Applied>) {
     while let Ok(applied) = apply_rx.recv_async().await {
         let batch = match applied {
-            Applied::Entries(batch) => batch,
+            Applied::Entries(batch, committed_at) => {
+                if let Some(last) = batch.last() {
+                    local.metrics.committed(last.revision, committed_at);
+                }
+                batch
+            }
             Applied::Reset(initial) => {
                 // A new hub drops every watcher (their streams end); guards of
                 // the old hub's watchers no longer touch the new one.
@@ -1191,6 +1265,9 @@ async fn invoke_loop(local: Rc<Local>, invoke_rx: flume::Receiver<ShardMessage>)
                 let _ = reply.send(local.try_open_user_watch(&user, limit));
             }
             ShardMessage::CloseUserWatch { user } => local.close_user_watch(&user),
+            ShardMessage::Metrics { reply } => {
+                let _ = reply.send(local.metrics.snapshot());
+            }
             ShardMessage::Shutdown => local.shutdown.fire(),
         }
     }

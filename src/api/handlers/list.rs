@@ -226,6 +226,7 @@ pub async fn serve<B: Backend + 'static>(
             if asks_for_one_object {
                 return Err(crate::api::metadata::is_a_list(&resolved.info));
             }
+            crate::api::instrument::list_returned(backend, &resolved.info, objects.len());
             let frames = crate::api::encode::list_frames(
                 &representation,
                 &resolved.info.list_kind,
@@ -250,6 +251,7 @@ pub async fn serve<B: Backend + 'static>(
     let mut page = lists::merge(runs, limit.saturating_add(1));
     let more = page.len() > limit;
     page.truncate(limit);
+    crate::api::instrument::list_returned(backend, &resolved.info, page.len());
     let continue_token = match (more, page.last()) {
         (true, Some(last)) => Some(ContinueToken { revision, start_after: last.key.clone() }.encode()),
         _ => None,
@@ -351,6 +353,8 @@ async fn stream_list<B: Backend + 'static>(
         first_item: bool,
         done: bool,
         info: crate::types::registry::ResourceInfo,
+        /// Items sent so far (the list's size, recorded when it ends).
+        items: usize,
     }
     let state = Round {
         backend: shared,
@@ -363,6 +367,7 @@ async fn stream_list<B: Backend + 'static>(
         first_item: true,
         done: false,
         info: resolved.info.clone(),
+        items: 0,
     };
     let rounds = futures_util::stream::unfold(state, |mut state| async move {
         if state.done {
@@ -408,9 +413,11 @@ async fn stream_list<B: Backend + 'static>(
             state.first_item = false;
             frames.push(super::custom::convert(&state.info, &object.json));
         }
+        state.items += merged.len();
         if merged.len() < state.batch {
             frames.push(Bytes::from_static(b"]}"));
             state.done = true;
+            crate::api::instrument::list_returned(&*state.backend, &state.info, state.items);
         } else {
             state.cursor = merged.last().map(|o| o.key.clone());
         }

@@ -1,6 +1,8 @@
 //! `/metrics`: the server's limits and per-shard state in the Prometheus text
 //! format, so operators can see what the process runs under (locked memory,
-//! open files) and how full each shard is.
+//! open files) and how full each shard is; then the latency and size
+//! histograms and `process_*` metrics of `crate::metrics` (every metric is in
+//! docs/metrics.md).
 
 use super::backend_error;
 use crate::api::status::ApiError;
@@ -179,6 +181,12 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
         let _ = writeln!(out, "# HELP {name} {help}");
         let _ = writeln!(out, "# TYPE {name} gauge");
         let _ = writeln!(out, "{name} {value}");
+    }
+    // Latency and sizes (request durations, watch delivery, lists, the
+    // log) and the process's own counters: docs/metrics.md.
+    backend.gather_metrics().await.render(&mut out);
+    if let Some(process) = backend.process_stats() {
+        process.render(&mut out);
     }
     Ok(respond(StatusCode::OK, "text/plain; version=0.0.4", Bytes::from(out)))
 }

@@ -226,6 +226,7 @@ pub async fn serve<B: Backend + 'static>(
             config.watch_timeout_min + Duration::from_millis(if span == 0 { 0 } else { rand::random::<u64>() % span })
         }
     };
+    let watch_started = std::time::Instant::now();
     let stream = match backend.start_watch(filter, after).await {
         Ok(stream) => stream,
         Err(StartError::TooOld { requested, oldest }) => {
@@ -297,9 +298,15 @@ pub async fn serve<B: Backend + 'static>(
     // `watch_frame_events_max`): one chunk or DATA frame per wake-up rather
     // than three per event.
     let frame_events_max = config.watch_frame_events_max.max(1);
+    let metrics = backend.metrics().cloned();
     let live = stream.events.ready_chunks(frame_events_max).map(move |events| {
         // The guard lives as long as the body: dropping the body unregisters the watcher.
         let _ = &guard;
+        // Write-to-watch latency: each event from its commit to now.
+        if let Some(metrics) = &metrics {
+            let changes = events.iter().filter(|e| e.event_type != EventType::Bookmark).map(|e| e.revision);
+            metrics.delivered(watch_started, std::time::Instant::now(), changes);
+        }
         let mut parts = Vec::with_capacity(events.len() * 3);
         for event in events {
             if event.revision > seen.get() {
