@@ -1,8 +1,13 @@
 //! Snapshot files: `snapshot-{revision:020}.snap`, every live key at a revision.
 //!
-//! Layout: one frame holding a `SnapshotHeader` (revision, record count, format
-//! version), then one `Record` frame per live key in key order (kind Put,
-//! `revision` = the key's mod revision). Every frame carries its CRC.
+//! Layout (format 2): the first 4 KiB block holds one frame with a
+//! `SnapshotHeader` (revision, record count, format version), zero padded;
+//! from [`SNAPSHOT_RECORDS_OFFSET`] on, one `Record` frame per live key in key
+//! order (kind Put, `revision` = the key's mod revision). Every frame carries
+//! its CRC. The header block is written last, when the count is known, so a
+//! snapshot can be written as a stream ([`SnapshotWriter`], fed by the merge in
+//! `merge.rs`) without the live state in memory. Format 1 (records right after
+//! the header frame) is still read.
 //!
 //! Invariants:
 //! - a snapshot is only ever visible under its final name complete and durable:
@@ -12,13 +17,16 @@
 //!   zero padding after them all check out; anything else is `LogError::Corrupt`.
 
 use super::record::{
-    decode_record, decode_snapshot_header, encode_record, encode_snapshot_header, push_frame, read_frame, FrameRead,
-    SnapshotHeaderFields, SNAPSHOT_FORMAT_VERSION,
+    decode_record, decode_snapshot_header, encode_record, encode_snapshot_header, push_frame, read_frame,
+    DecodedRecord, FrameRead, SnapshotHeaderFields, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_FORMAT_VERSION_1,
+    SNAPSHOT_RECORDS_OFFSET,
 };
 use super::segment::BlockWriter;
+use super::stream::{FrameStream, StreamItem, READ_CHUNK_BYTES};
 use crate::log::{KeyValue, LogDirectory, LogError, LogFile, Operation, Revision};
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
+use std::ops::Range;
 
 const SNAPSHOT_PREFIX: &str = "snapshot-";
 const SNAPSHOT_SUFFIX: &str = ".snap";
@@ -48,23 +56,87 @@ pub fn is_temporary_snapshot(name: &str) -> bool {
     name.strip_suffix(TEMPORARY_SUFFIX).and_then(parse_snapshot_name).is_some()
 }
 
+/// Writes a snapshot as a stream of record frames in key order; publishes it
+/// (header, sync, rename, directory sync) in [`SnapshotWriter::finish`].
+pub struct SnapshotWriter<'d, D: LogDirectory> {
+    dir: &'d D,
+    revision: Revision,
+    temporary: String,
+    writer: BlockWriter<D::File>,
+    records: u64,
+}
+
+impl<'d, D: LogDirectory> SnapshotWriter<'d, D> {
+    /// Starts the temporary file of the snapshot at `revision`.
+    pub async fn begin(dir: &'d D, revision: Revision) -> Result<SnapshotWriter<'d, D>, LogError> {
+        let temporary = temporary_name(revision);
+        let file = dir.open(&temporary).await?;
+        file.truncate(0).await?;
+        let mut writer = BlockWriter::new(file, temporary.clone(), &[], 0)?;
+        if SNAPSHOT_RECORDS_OFFSET % writer.alignment() != 0 {
+            return Err(LogError::Io {
+                path: temporary,
+                source: std::io::Error::other(format!(
+                    "block size {} does not divide the snapshot header block",
+                    writer.alignment()
+                )),
+            });
+        }
+        // The header's block, written for real by `finish`.
+        writer.stage(&[0u8; SNAPSHOT_RECORDS_OFFSET]);
+        Ok(SnapshotWriter { dir, revision, temporary, writer, records: 0 })
+    }
+
+    /// Appends one record frame (header included), already CRC-framed; the
+    /// caller keeps keys in strictly increasing order.
+    pub async fn push_frame(&mut self, frame: &[u8]) -> Result<(), LogError> {
+        self.writer.stage(frame);
+        self.records += 1;
+        if self.writer.buffered_bytes() >= SNAPSHOT_CHUNK_BYTES {
+            self.writer.flush(false).await?;
+        }
+        Ok(())
+    }
+
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Writes the header, syncs, and publishes the snapshot under its final
+    /// name; returns the name once that is durable.
+    pub async fn finish(mut self) -> Result<String, LogError> {
+        self.writer.flush(false).await?;
+        let mut builder = FlatBufferBuilder::new();
+        let mut block = Vec::new();
+        let header = SnapshotHeaderFields {
+            revision: self.revision,
+            record_count: self.records,
+            format_version: SNAPSHOT_FORMAT_VERSION,
+        };
+        push_frame(&mut block, encode_snapshot_header(&mut builder, header));
+        block.resize(SNAPSHOT_RECORDS_OFFSET, 0);
+        self.writer.write_direct(0, &block).await?;
+        self.writer.truncate(self.writer.valid_len()).await?;
+        self.writer.sync().await?;
+        self.writer.close().await?;
+        let name = snapshot_name(self.revision);
+        self.dir.rename(&self.temporary, &name).await?;
+        self.dir.sync_directory().await?;
+        Ok(name)
+    }
+}
+
 /// Writes and publishes the snapshot of `live` (sorted by key) at `revision`;
 /// returns its file name once it is durable under that name.
+#[cfg(test)]
 pub async fn write_snapshot<D: LogDirectory>(
     dir: &D,
     revision: Revision,
     live: &[KeyValue],
 ) -> Result<String, LogError> {
-    let temporary = temporary_name(revision);
-    let file = dir.open(&temporary).await?;
-    file.truncate(0).await?;
-    let mut writer = BlockWriter::new(file, temporary.clone(), &[], 0)?;
+    let mut writer = SnapshotWriter::begin(dir, revision).await?;
     let mut builder = FlatBufferBuilder::new();
     let mut frame = Vec::new();
-    let header =
-        SnapshotHeaderFields { revision, record_count: live.len() as u64, format_version: SNAPSHOT_FORMAT_VERSION };
-    push_frame(&mut frame, encode_snapshot_header(&mut builder, header));
-    writer.stage(&frame);
     for kv in live {
         frame.clear();
         let payload = encode_record(
@@ -75,60 +147,86 @@ pub async fn write_snapshot<D: LogDirectory>(
             kv.create_revision,
         );
         push_frame(&mut frame, payload);
-        writer.stage(&frame);
-        if writer.buffered_bytes() >= SNAPSHOT_CHUNK_BYTES {
-            writer.flush(false).await?;
-        }
+        writer.push_frame(&frame).await?;
     }
-    writer.flush(false).await?;
-    writer.truncate(writer.valid_len()).await?;
-    writer.sync().await?;
-    writer.close().await?;
-    let name = snapshot_name(revision);
-    dir.rename(&temporary, &name).await?;
-    dir.sync_directory().await?;
-    Ok(name)
+    writer.finish().await
+}
+
+fn corrupt(name: &str, offset: u64, reason: impl Into<String>) -> LogError {
+    LogError::Corrupt { path: name.to_string(), offset, reason: reason.into() }
+}
+
+/// The header frame at the start of `data` (a prefix of a snapshot file), and
+/// where its records start.
+fn parse_header(name: &str, data: &Bytes) -> Result<(SnapshotHeaderFields, usize), LogError> {
+    let (header, after) = match read_frame(data, 0) {
+        FrameRead::Frame { payload, next_offset } => {
+            let bytes = data.get(payload).unwrap_or_default();
+            let header = decode_snapshot_header(bytes).map_err(|e| corrupt(name, 0, e.to_string()))?;
+            (header, next_offset)
+        }
+        FrameRead::End => return Err(corrupt(name, 0, "empty snapshot")),
+        FrameRead::Invalid(reason) => return Err(corrupt(name, 0, reason)),
+    };
+    let records_offset = match header.format_version {
+        SNAPSHOT_FORMAT_VERSION_1 => after,
+        SNAPSHOT_FORMAT_VERSION if after <= SNAPSHOT_RECORDS_OFFSET => {
+            // The header block's padding is zero (no CRC covers it).
+            let padding = data.get(after..SNAPSHOT_RECORDS_OFFSET);
+            if !padding.is_some_and(|p| p.iter().all(|b| *b == 0)) {
+                return Err(corrupt(name, after as u64, "header block not zero padded"));
+            }
+            SNAPSHOT_RECORDS_OFFSET
+        }
+        other => return Err(corrupt(name, 0, format!("unknown snapshot format {other}"))),
+    };
+    if parse_snapshot_name(name).is_some_and(|named| named != header.revision) {
+        return Err(corrupt(name, 0, "revision differs from the file name"));
+    }
+    Ok((header, records_offset))
+}
+
+/// The checks every snapshot record passes, in order.
+struct RecordCheck {
+    header: SnapshotHeaderFields,
+    seen: u64,
+    last_key: Option<Bytes>,
+}
+
+impl RecordCheck {
+    fn check(&mut self, name: &str, offset: u64, record: &DecodedRecord) -> Result<(), LogError> {
+        if !matches!(record.operation, Operation::Put(_)) {
+            return Err(corrupt(name, offset, "delete record in a snapshot"));
+        }
+        if record.revision > self.header.revision
+            || record.create_revision > record.revision
+            || record.create_revision == Revision::ZERO
+        {
+            return Err(corrupt(name, offset, "record revisions out of range"));
+        }
+        if self.last_key.as_ref().is_some_and(|last| *last >= record.key) {
+            return Err(corrupt(name, offset, "keys not strictly increasing"));
+        }
+        self.last_key = Some(record.key.clone());
+        self.seen += 1;
+        Ok(())
+    }
 }
 
 /// Reads the snapshot `name` whose whole contents are `data`.
 pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue>), LogError> {
-    let corrupt =
-        |offset: usize, reason: String| LogError::Corrupt { path: name.to_string(), offset: offset as u64, reason };
-    let (header, mut offset) = match read_frame(data, 0) {
-        FrameRead::Frame { payload, next_offset } => {
-            let bytes = data.get(payload).unwrap_or_default();
-            let header = decode_snapshot_header(bytes).map_err(|e| corrupt(0, e.to_string()))?;
-            (header, next_offset)
-        }
-        FrameRead::End => return Err(corrupt(0, "empty snapshot".to_string())),
-        FrameRead::Invalid(reason) => return Err(corrupt(0, reason)),
-    };
-    if header.format_version != SNAPSHOT_FORMAT_VERSION {
-        return Err(corrupt(0, format!("unknown snapshot format {}", header.format_version)));
-    }
-    if parse_snapshot_name(name).is_some_and(|named| named != header.revision) {
-        return Err(corrupt(0, "revision differs from the file name".to_string()));
-    }
+    let (header, mut offset) = parse_header(name, data)?;
+    let mut check = RecordCheck { header, seen: 0, last_key: None };
     let mut live: Vec<KeyValue> = Vec::new();
     for _ in 0..header.record_count {
         let (payload, next_offset) = match read_frame(data, offset) {
             FrameRead::Frame { payload, next_offset } => (payload, next_offset),
-            FrameRead::End => return Err(corrupt(offset, "fewer records than the header says".to_string())),
-            FrameRead::Invalid(reason) => return Err(corrupt(offset, reason)),
+            FrameRead::End => return Err(corrupt(name, offset as u64, "fewer records than the header says")),
+            FrameRead::Invalid(reason) => return Err(corrupt(name, offset as u64, reason)),
         };
-        let record = decode_record(data, payload).map_err(|e| corrupt(offset, e.to_string()))?;
-        let Operation::Put(value) = record.operation else {
-            return Err(corrupt(offset, "delete record in a snapshot".to_string()));
-        };
-        if record.revision > header.revision
-            || record.create_revision > record.revision
-            || record.create_revision == Revision::ZERO
-        {
-            return Err(corrupt(offset, "record revisions out of range".to_string()));
-        }
-        if live.last().is_some_and(|last| last.key >= record.key) {
-            return Err(corrupt(offset, "keys not strictly increasing".to_string()));
-        }
+        let record = decode_record(data, payload).map_err(|e| corrupt(name, offset as u64, e.to_string()))?;
+        check.check(name, offset as u64, &record)?;
+        let Operation::Put(value) = record.operation else { unreachable!("checked above") };
         live.push(KeyValue {
             key: record.key,
             value,
@@ -138,9 +236,76 @@ pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue
         offset = next_offset;
     }
     if read_frame(data, offset) != FrameRead::End {
-        return Err(corrupt(offset, "data after the last record".to_string()));
+        return Err(corrupt(name, offset as u64, "data after the last record"));
     }
     Ok((header.revision, live))
+}
+
+/// One record of a snapshot read as a stream: `data[frame]` is its whole
+/// frame (to copy into another snapshot as is), `record` its decoded fields
+/// (slices of `data`).
+#[derive(Debug)]
+pub struct SnapshotRecord {
+    pub data: Bytes,
+    pub frame: Range<usize>,
+    pub record: DecodedRecord,
+}
+
+/// A snapshot read front to back in large pieces, each record checked as
+/// [`read_snapshot`] checks it; the last `next` (None) checks the end.
+pub struct SnapshotReader<'d, D: LogDirectory> {
+    stream: FrameStream<'d, D>,
+    check: RecordCheck,
+}
+
+impl<'d, D: LogDirectory> SnapshotReader<'d, D> {
+    pub async fn open(dir: &'d D, name: &str) -> Result<SnapshotReader<'d, D>, LogError> {
+        Self::open_with_chunk(dir, name, READ_CHUNK_BYTES).await
+    }
+
+    pub async fn open_with_chunk(
+        dir: &'d D,
+        name: &str,
+        chunk_bytes: usize,
+    ) -> Result<SnapshotReader<'d, D>, LogError> {
+        let mut first = Vec::new();
+        dir.read_at(name, 0, SNAPSHOT_RECORDS_OFFSET, &mut first).await?;
+        let (header, records_offset) = parse_header(name, &Bytes::from(first))?;
+        let mut stream = FrameStream::open(dir, name, chunk_bytes).await?;
+        stream.seek(records_offset as u64);
+        Ok(SnapshotReader { stream, check: RecordCheck { header, seen: 0, last_key: None } })
+    }
+
+    pub fn revision(&self) -> Revision {
+        self.check.header.revision
+    }
+
+    pub fn record_count(&self) -> u64 {
+        self.check.header.record_count
+    }
+
+    /// The next record, or None after the last one (once the end checks out).
+    pub async fn next(&mut self) -> Result<Option<SnapshotRecord>, LogError> {
+        let name = self.stream.name().to_string();
+        let item = self.stream.next().await?;
+        if self.check.seen == self.check.header.record_count {
+            return match item {
+                StreamItem::End { .. } => Ok(None),
+                StreamItem::Frame { offset, .. } | StreamItem::Invalid { offset, .. } => {
+                    Err(corrupt(&name, offset, "data after the last record"))
+                }
+            };
+        }
+        match item {
+            StreamItem::Frame { data, frame, payload, offset } => {
+                let record = decode_record(&data, payload).map_err(|e| corrupt(&name, offset, e.to_string()))?;
+                self.check.check(&name, offset, &record)?;
+                Ok(Some(SnapshotRecord { data, frame, record }))
+            }
+            StreamItem::End { offset } => Err(corrupt(&name, offset, "fewer records than the header says")),
+            StreamItem::Invalid { offset, reason } => Err(corrupt(&name, offset, reason)),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,8 @@ fn options() -> LogOptions {
         batch_bytes_max: 64 * 1024,
         record_bytes_max: 8 * 1024,
         tail_entries_max: 1_000_000,
+        // Small, so that merges run in several key ranges.
+        snapshot_merge_bytes_max: 1024,
     }
 }
 
