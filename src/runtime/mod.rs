@@ -921,8 +921,14 @@ async fn shard_main(
         let _ = bound_tx.send(Err(reason.clone()));
         return Err(reason);
     };
+    let started = Instant::now();
     load_initial(&local, &shared, &initial);
     drop(initial);
+    eprintln!(
+        "shardline: shard {shard} loaded {} objects in {} ms",
+        local.store.borrow().stats().live_objects,
+        started.elapsed().as_millis()
+    );
 
     glommio::spawn_local(apply_loop(local.clone(), shared.clone(), inbox.apply_rx)).detach();
     glommio::spawn_local(invoke_loop(local.clone(), inbox.invoke_rx)).detach();
@@ -1019,11 +1025,17 @@ async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) ->
     let directory = log_dir::GlommioLogDirectory::new(config.data_dir.join("log"))
         .await
         .map_err(|e| format!("opening the log directory: {e}"))?;
+    let started = Instant::now();
     let (log, recovered) = EmbeddedLog::open(directory, LogOptions::from_config(config))
         .await
         .map_err(|e| format!("opening the log in {}: {e}", config.data_dir.display()))?;
     let log = Rc::new(log);
-    eprintln!("shardline: log recovered at revision {} with {} objects", recovered.revision, recovered.live.len());
+    eprintln!(
+        "shardline: log recovered at revision {} with {} objects in {} ms",
+        recovered.revision,
+        recovered.live.len(),
+        started.elapsed().as_millis()
+    );
     shared.committed.store(recovered.revision.0, Ordering::Release);
     let initial = Arc::new(InitialState { revision: recovered.revision, live: recovered.live });
     for tx in &shared.init_tx {

@@ -693,6 +693,12 @@ impl<D: LogDirectory> EmbeddedLog<D> {
     /// streamed from disk (`merge.rs`): no value is held beyond the merge's
     /// budget, and appends go on meanwhile.
     pub async fn snapshot_if_due(&self) -> Result<bool, LogError> {
+        self.snapshot(self.options.snapshot_every_records).await
+    }
+
+    /// Writes a snapshot if at least `every_records` (and at least one)
+    /// records were committed since the last one.
+    async fn snapshot(&self, every_records: u64) -> Result<bool, LogError> {
         let plan = {
             let mut state = self.state.borrow_mut();
             match state.status {
@@ -703,7 +709,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             let since = revision.0 - state.last_snapshot_revision.0.min(revision.0);
             if state.snapshot_running
                 || revision <= state.last_snapshot_revision
-                || since < self.options.snapshot_every_records
+                || since < every_records
             {
                 return Ok(false);
             }
@@ -749,8 +755,10 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         Ok(true)
     }
 
-    /// Writes every admitted append, syncs, closes the segment, and refuses
-    /// later appends with `Unavailable`. Waiters of `wait_committed` get `Closed`.
+    /// Writes every admitted append, syncs, writes a snapshot of everything
+    /// committed (if anything is newer than the last one), closes the
+    /// segment, and refuses later appends with `Unavailable`. Waiters of
+    /// `wait_committed` get `Closed`.
     pub async fn close(&self) -> Result<(), LogError> {
         {
             let mut state = self.state.borrow_mut();
@@ -775,6 +783,14 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 !state.writer_busy && !state.snapshot_running
             })
             .await;
+        // A snapshot of everything, so that the next start reads it alone
+        // (compressed) instead of replaying the segments. The segments stay
+        // if it fails: nothing is lost, the next start replays them.
+        let snapshot = if matches!(self.state.borrow().status, Status::Failed(_)) {
+            Ok(false)
+        } else {
+            self.snapshot(1).await
+        };
         let writer = self.writer.borrow_mut().take();
         let failed = matches!(self.state.borrow().status, Status::Failed(_));
         let result = match writer {
@@ -788,7 +804,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         self.state.borrow_mut().status = Status::Closed;
         self.committed_changed.notify_all();
         self.capacity_changed.notify_all();
-        result
+        snapshot.and(result)
     }
 
     /// Runs batches until `done()` (or the log fails / runs out of work), then

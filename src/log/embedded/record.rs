@@ -157,14 +157,14 @@ pub struct SnapshotHeaderFields {
     pub format_version: u32,
 }
 
-/// The snapshot format this code writes: 2, whose records start at
-/// [`SNAPSHOT_RECORDS_OFFSET`] (the header's block is written last, once the
-/// record count is known). Format 1 (records right after the header) is still
-/// read.
+/// The snapshot format this code writes: 2, whose records come in LZ4
+/// blocks from [`SNAPSHOT_RECORDS_OFFSET`] on (the header's block is written
+/// last, once the record count is known). Format 1 (plain record frames right
+/// after the header) is still read.
 pub const SNAPSHOT_FORMAT_VERSION: u32 = 2;
 /// The first snapshot format, still read.
 pub const SNAPSHOT_FORMAT_VERSION_1: u32 = 1;
-/// Where a format-2 snapshot's records start: the header has this first block
+/// Where a format-2 snapshot's blocks start: the header has this first block
 /// to itself, zero padded.
 pub const SNAPSHOT_RECORDS_OFFSET: usize = 4096;
 

@@ -2,12 +2,15 @@
 //!
 //! Layout (format 2): the first 4 KiB block holds one frame with a
 //! `SnapshotHeader` (revision, record count, format version), zero padded;
-//! from [`SNAPSHOT_RECORDS_OFFSET`] on, one `Record` frame per live key in key
-//! order (kind Put, `revision` = the key's mod revision). Every frame carries
-//! its CRC. The header block is written last, when the count is known, so a
-//! snapshot can be written as a stream ([`SnapshotWriter`], fed by the merge in
-//! `merge.rs`) without the live state in memory. Format 1 (records right after
-//! the header frame) is still read.
+//! from [`SNAPSHOT_RECORDS_OFFSET`] on, block frames, each payload a `u32` LE
+//! raw length and an LZ4 block of whole `Record` frames: one per live key, in
+//! key order (kind Put, `revision` = the key's mod revision). Every frame, block
+//! and record, carries its CRC. Objects of one kind share most of their bytes,
+//! so the blocks are several times smaller than the records and a restart
+//! reads that much less. The header block is written last, when the count is
+//! known, so a snapshot can be written as a stream ([`SnapshotWriter`], fed by
+//! the merge in `merge.rs`) without the live state in memory. Format 1 (plain
+//! record frames right after the header frame) is still read.
 //!
 //! Invariants:
 //! - a snapshot is only ever visible under its final name complete and durable:
@@ -16,10 +19,11 @@
 //!   strictly increasing keys and revisions <= the header's, and nothing but
 //!   zero padding after them all check out; anything else is `LogError::Corrupt`.
 
+#[cfg(test)]
+use super::record::encode_record;
 use super::record::{
-    decode_record, decode_snapshot_header, encode_record, encode_snapshot_header, push_frame, read_frame,
-    DecodedRecord, FrameRead, SnapshotHeaderFields, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_FORMAT_VERSION_1,
-    SNAPSHOT_RECORDS_OFFSET,
+    decode_record, decode_snapshot_header, encode_snapshot_header, push_frame, read_frame, DecodedRecord, FrameRead,
+    SnapshotHeaderFields, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_FORMAT_VERSION_1, SNAPSHOT_RECORDS_OFFSET,
 };
 use super::segment::BlockWriter;
 use super::stream::{FrameStream, StreamItem, READ_CHUNK_BYTES};
@@ -33,6 +37,11 @@ const SNAPSHOT_SUFFIX: &str = ".snap";
 const TEMPORARY_SUFFIX: &str = ".tmp";
 /// Snapshot bytes buffered before a (non-syncing) write.
 const SNAPSHOT_CHUNK_BYTES: usize = 1024 * 1024;
+/// Record bytes per LZ4 block (a block holds whole records, so one larger
+/// record makes a larger block).
+const SNAPSHOT_BLOCK_RAW_BYTES: usize = 1024 * 1024;
+/// The largest raw block a reader accepts (a larger length is corruption).
+const SNAPSHOT_BLOCK_RAW_BYTES_MAX: usize = 64 * 1024 * 1024;
 
 pub fn snapshot_name(revision: Revision) -> String {
     format!("{SNAPSHOT_PREFIX}{:020}{SNAPSHOT_SUFFIX}", revision.0)
@@ -64,6 +73,9 @@ pub struct SnapshotWriter<'d, D: LogDirectory> {
     temporary: String,
     writer: BlockWriter<D::File>,
     records: u64,
+    /// Record frames of the block being filled.
+    raw: Vec<u8>,
+    frame: Vec<u8>,
 }
 
 impl<'d, D: LogDirectory> SnapshotWriter<'d, D> {
@@ -84,14 +96,33 @@ impl<'d, D: LogDirectory> SnapshotWriter<'d, D> {
         }
         // The header's block, written for real by `finish`.
         writer.stage(&[0u8; SNAPSHOT_RECORDS_OFFSET]);
-        Ok(SnapshotWriter { dir, revision, temporary, writer, records: 0 })
+        Ok(SnapshotWriter { dir, revision, temporary, writer, records: 0, raw: Vec::new(), frame: Vec::new() })
     }
 
     /// Appends one record frame (header included), already CRC-framed; the
     /// caller keeps keys in strictly increasing order.
     pub async fn push_frame(&mut self, frame: &[u8]) -> Result<(), LogError> {
-        self.writer.stage(frame);
+        self.raw.extend_from_slice(frame);
         self.records += 1;
+        if self.raw.len() >= SNAPSHOT_BLOCK_RAW_BYTES {
+            self.emit_block().await?;
+        }
+        Ok(())
+    }
+
+    /// Compresses the records gathered so far into one block frame.
+    async fn emit_block(&mut self) -> Result<(), LogError> {
+        if self.raw.is_empty() {
+            return Ok(());
+        }
+        let raw_len = u32::try_from(self.raw.len()).unwrap_or(u32::MAX);
+        let mut payload = Vec::with_capacity(4 + lz4_flex::block::get_maximum_output_size(self.raw.len()));
+        payload.extend_from_slice(&raw_len.to_le_bytes());
+        payload.extend_from_slice(&lz4_flex::block::compress(&self.raw));
+        self.raw.clear();
+        self.frame.clear();
+        push_frame(&mut self.frame, &payload);
+        self.writer.stage(&self.frame);
         if self.writer.buffered_bytes() >= SNAPSHOT_CHUNK_BYTES {
             self.writer.flush(false).await?;
         }
@@ -105,6 +136,7 @@ impl<'d, D: LogDirectory> SnapshotWriter<'d, D> {
     /// Writes the header, syncs, and publishes the snapshot under its final
     /// name; returns the name once that is durable.
     pub async fn finish(mut self) -> Result<String, LogError> {
+        self.emit_block().await?;
         self.writer.flush(false).await?;
         let mut builder = FlatBufferBuilder::new();
         let mut block = Vec::new();
@@ -213,19 +245,89 @@ impl RecordCheck {
     }
 }
 
+/// The records of one format-2 block frame whose payload is `payload`
+/// (at file offset `offset`): the decompressed record frames.
+fn open_block(name: &str, offset: u64, payload: &[u8]) -> Result<Bytes, LogError> {
+    let Some((len, compressed)) = payload.split_first_chunk::<4>() else {
+        return Err(corrupt(name, offset, "block shorter than its length word"));
+    };
+    let raw_len = u32::from_le_bytes(*len) as usize;
+    if raw_len == 0 || raw_len > SNAPSHOT_BLOCK_RAW_BYTES_MAX {
+        return Err(corrupt(name, offset, format!("block of {raw_len} bytes")));
+    }
+    let raw = lz4_flex::block::decompress(compressed, raw_len).map_err(|e| corrupt(name, offset, e.to_string()))?;
+    if raw.len() != raw_len {
+        return Err(corrupt(name, offset, "block decompresses to another length"));
+    }
+    Ok(Bytes::from(raw))
+}
+
+/// Where records come from in a snapshot: plain frames (format 1) or the
+/// frames inside each block (format 2).
+struct Records {
+    blocks: bool,
+    /// The current block's records and the position of the next one.
+    block: Bytes,
+    block_pos: usize,
+    block_offset: u64,
+}
+
+impl Records {
+    fn new(format_version: u32) -> Records {
+        Records { blocks: format_version != SNAPSHOT_FORMAT_VERSION_1, block: Bytes::new(), block_pos: 0, block_offset: 0 }
+    }
+
+    fn load(&mut self, block: Bytes, offset: u64) {
+        self.block = block;
+        self.block_pos = 0;
+        self.block_offset = offset;
+    }
+
+    /// The next record frame of the current block (whole frame and payload
+    /// ranges), if it has one left.
+    fn next_in_block(&mut self, name: &str) -> Result<Option<(Bytes, Range<usize>, Range<usize>)>, LogError> {
+        if self.block_pos >= self.block.len() {
+            return Ok(None);
+        }
+        match read_frame(&self.block, self.block_pos) {
+            FrameRead::Frame { payload, next_offset } => {
+                let frame = self.block_pos..next_offset;
+                self.block_pos = next_offset;
+                Ok(Some((self.block.clone(), frame, payload)))
+            }
+            FrameRead::End => Err(corrupt(name, self.block_offset, "zero padding inside a block")),
+            FrameRead::Invalid(reason) => Err(corrupt(name, self.block_offset, format!("in a block: {reason}"))),
+        }
+    }
+}
+
 /// Reads the snapshot `name` whose whole contents are `data`.
 pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue>), LogError> {
     let (header, mut offset) = parse_header(name, data)?;
     let mut check = RecordCheck { header, seen: 0, last_key: None };
+    let mut records = Records::new(header.format_version);
     let mut live: Vec<KeyValue> = Vec::new();
-    for _ in 0..header.record_count {
-        let (payload, next_offset) = match read_frame(data, offset) {
-            FrameRead::Frame { payload, next_offset } => (payload, next_offset),
-            FrameRead::End => return Err(corrupt(name, offset as u64, "fewer records than the header says")),
-            FrameRead::Invalid(reason) => return Err(corrupt(name, offset as u64, reason)),
+    while check.seen < header.record_count {
+        let in_block = if records.blocks { records.next_in_block(name)? } else { None };
+        let (buffer, payload, at) = match in_block {
+            Some((block, _, payload)) => (block, payload, records.block_offset),
+            None => {
+                let (payload, next_offset) = match read_frame(data, offset) {
+                    FrameRead::Frame { payload, next_offset } => (payload, next_offset),
+                    FrameRead::End => return Err(corrupt(name, offset as u64, "fewer records than the header says")),
+                    FrameRead::Invalid(reason) => return Err(corrupt(name, offset as u64, reason)),
+                };
+                let at = offset as u64;
+                offset = next_offset;
+                if records.blocks {
+                    records.load(open_block(name, at, &data[payload])?, at);
+                    continue;
+                }
+                (data.clone(), payload, at)
+            }
         };
-        let record = decode_record(data, payload).map_err(|e| corrupt(name, offset as u64, e.to_string()))?;
-        check.check(name, offset as u64, &record)?;
+        let record = decode_record(&buffer, payload).map_err(|e| corrupt(name, at, e.to_string()))?;
+        check.check(name, at, &record)?;
         let Operation::Put(value) = record.operation else { unreachable!("checked above") };
         live.push(KeyValue {
             key: record.key,
@@ -233,9 +335,8 @@ pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue
             create_revision: record.create_revision,
             mod_revision: record.revision,
         });
-        offset = next_offset;
     }
-    if read_frame(data, offset) != FrameRead::End {
+    if records.block_pos < records.block.len() || read_frame(data, offset) != FrameRead::End {
         return Err(corrupt(name, offset as u64, "data after the last record"));
     }
     Ok((header.revision, live))
@@ -256,6 +357,7 @@ pub struct SnapshotRecord {
 pub struct SnapshotReader<'d, D: LogDirectory> {
     stream: FrameStream<'d, D>,
     check: RecordCheck,
+    records: Records,
 }
 
 impl<'d, D: LogDirectory> SnapshotReader<'d, D> {
@@ -273,7 +375,8 @@ impl<'d, D: LogDirectory> SnapshotReader<'d, D> {
         let (header, records_offset) = parse_header(name, &Bytes::from(first))?;
         let mut stream = FrameStream::open(dir, name, chunk_bytes).await?;
         stream.seek(records_offset as u64);
-        Ok(SnapshotReader { stream, check: RecordCheck { header, seen: 0, last_key: None } })
+        let records = Records::new(header.format_version);
+        Ok(SnapshotReader { stream, check: RecordCheck { header, seen: 0, last_key: None }, records })
     }
 
     pub fn revision(&self) -> Revision {
@@ -287,23 +390,40 @@ impl<'d, D: LogDirectory> SnapshotReader<'d, D> {
     /// The next record, or None after the last one (once the end checks out).
     pub async fn next(&mut self) -> Result<Option<SnapshotRecord>, LogError> {
         let name = self.stream.name().to_string();
-        let item = self.stream.next().await?;
         if self.check.seen == self.check.header.record_count {
-            return match item {
+            if self.records.block_pos < self.records.block.len() {
+                return Err(corrupt(&name, self.records.block_offset, "data after the last record"));
+            }
+            return match self.stream.next().await? {
                 StreamItem::End { .. } => Ok(None),
                 StreamItem::Frame { offset, .. } | StreamItem::Invalid { offset, .. } => {
                     Err(corrupt(&name, offset, "data after the last record"))
                 }
             };
         }
-        match item {
-            StreamItem::Frame { data, frame, payload, offset } => {
-                let record = decode_record(&data, payload).map_err(|e| corrupt(&name, offset, e.to_string()))?;
-                self.check.check(&name, offset, &record)?;
-                Ok(Some(SnapshotRecord { data, frame, record }))
-            }
-            StreamItem::End { offset } => Err(corrupt(&name, offset, "fewer records than the header says")),
-            StreamItem::Invalid { offset, reason } => Err(corrupt(&name, offset, reason)),
+        loop {
+            let in_block = if self.records.blocks { self.records.next_in_block(&name)? } else { None };
+            let (data, frame, payload, offset) = match in_block {
+                Some((block, frame, payload)) => (block, frame, payload, self.records.block_offset),
+                None => {
+                    let (data, frame, payload, offset) = match self.stream.next().await? {
+                        StreamItem::Frame { data, frame, payload, offset } => (data, frame, payload, offset),
+                        StreamItem::End { offset } => {
+                            return Err(corrupt(&name, offset, "fewer records than the header says"))
+                        }
+                        StreamItem::Invalid { offset, reason } => return Err(corrupt(&name, offset, reason)),
+                    };
+                    if self.records.blocks {
+                        let block = open_block(&name, offset, &data[payload])?;
+                        self.records.load(block, offset);
+                        continue;
+                    }
+                    (data, frame, payload, offset)
+                }
+            };
+            let record = decode_record(&data, payload).map_err(|e| corrupt(&name, offset, e.to_string()))?;
+            self.check.check(&name, offset, &record)?;
+            return Ok(Some(SnapshotRecord { data, frame, record }));
         }
     }
 }
