@@ -73,7 +73,7 @@ def wait_ready(server, port, limit_s=120):
 
 def stop(server):
     server.send_signal(signal.SIGTERM)
-    try: server.wait(timeout=60)
+    try: server.wait(timeout=600)  # a clean stop writes a snapshot first
     except subprocess.TimeoutExpired: server.kill(); server.wait()
 
 def load(port, pods, threads, first=0):
