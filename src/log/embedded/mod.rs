@@ -801,10 +801,27 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             Some(writer) => writer.close().await,
             None => Ok(()),
         };
+        // A snapshot of everything covers the last segment too: the next
+        // start then reads the snapshot alone (it starts a new segment).
+        let covered = {
+            let mut state = self.state.borrow_mut();
+            if result.is_ok() && matches!(snapshot, Ok(_)) && state.last_snapshot_revision == self.committed.get() {
+                state.segments.drain(..).map(|(_, name)| name).collect()
+            } else {
+                Vec::new()
+            }
+        };
+        let mut removed = Ok(());
+        for name in &covered {
+            removed = removed.and(self.dir.remove(name).await);
+        }
+        if !covered.is_empty() {
+            removed = removed.and(self.dir.sync_directory().await);
+        }
         self.state.borrow_mut().status = Status::Closed;
         self.committed_changed.notify_all();
         self.capacity_changed.notify_all();
-        snapshot.and(result)
+        snapshot.and(result).and(removed)
     }
 
     /// Runs batches until `done()` (or the log fails / runs out of work), then

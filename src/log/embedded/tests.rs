@@ -468,6 +468,23 @@ fn a_format_1_snapshot_is_still_read_and_merged() {
 }
 
 #[test]
+fn a_clean_close_leaves_one_snapshot_that_the_next_start_reads_alone() {
+    let dir = MemoryDirectory::new();
+    let (log, _) = open(&dir);
+    let mut model = BTreeMap::new();
+    churn(&log, &mut model, 30);
+    block_on(log.close()).unwrap();
+    let names = block_on(dir.list()).unwrap();
+    assert_eq!(names, vec![snapshot::snapshot_name(Revision(30))], "the snapshot covers every segment");
+    let (log, recovered) = open(&dir);
+    assert_eq!((recovered.revision, recovered.live), (Revision(30), live_of_model(&model)));
+    churn(&log, &mut model, 5);
+    drop(log);
+    let (_, recovered) = open(&dir);
+    assert_eq!((recovered.revision, recovered.live), (Revision(35), live_of_model(&model)));
+}
+
+#[test]
 fn tail_reads_release_and_backpressure() {
     let dir = MemoryDirectory::new();
     let (log, _) = block_on(EmbeddedLog::open(dir.clone(), LogOptions { tail_entries_max: 3, ..options() })).unwrap();
