@@ -139,8 +139,7 @@ impl LogDirectory for GlommioLogDirectory {
             out.reserve(want);
             let mut done = 0usize;
             while done < want {
-                let read =
-                    file.read_at(offset + done as u64, want - done).await.map_err(|e| io_error(&path, e))?;
+                let read = file.read_at(offset + done as u64, want - done).await.map_err(|e| io_error(&path, e))?;
                 if read.is_empty() {
                     break; // the file shrank under us
                 }

@@ -24,10 +24,10 @@ use crate::api::{self, Backend, BackendError, HealthCheck};
 use crate::config::Config;
 use crate::log::embedded::{EmbeddedLog, LogOptions};
 use crate::log::{AppendError, Entry, KeyValue, KnownValue, Operation, Precondition, Proposal, Revision};
-use bytes::Bytes;
 use crate::store::{FieldIndex, ShardStore};
 use crate::types::key::{ObjectKey, ShardId};
 use crate::types::registry::Registry;
+use bytes::Bytes;
 use futures_channel::oneshot;
 use glommio::net::TcpListener;
 use glommio::{LocalExecutorBuilder, Placement};
@@ -540,8 +540,9 @@ impl Backend for ShardBackend {
                         None => {
                             let committed = Revision(self.shared.committed.load(Ordering::Acquire));
                             let known = self.read_latest(&proposal.key, committed).await;
-                            let precondition =
-                                known.as_ref().map_or(Precondition::Absent, |k| Precondition::ModRevision(k.mod_revision));
+                            let precondition = known
+                                .as_ref()
+                                .map_or(Precondition::Absent, |k| Precondition::ModRevision(k.mod_revision));
                             (precondition, known)
                         }
                         Some(Some(revision)) => {

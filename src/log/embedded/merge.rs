@@ -120,7 +120,11 @@ async fn scan_changes<D: LogDirectory>(
     }
     if last != plan.revision {
         let name = plan.segments.last().map_or("", String::as_str);
-        return Err(corrupt(name, 0, format!("segments end at {last}, before the snapshot revision {}", plan.revision)));
+        return Err(corrupt(
+            name,
+            0,
+            format!("segments end at {last}, before the snapshot revision {}", plan.revision),
+        ));
     }
     Ok(())
 }
@@ -243,7 +247,9 @@ fn out_name(plan: &MergePlan) -> &str {
     plan.segments.last().map_or("", String::as_str)
 }
 
-async fn next_record<D: LogDirectory>(base: &mut Option<SnapshotReader<'_, D>>) -> Result<Option<SnapshotRecord>, LogError> {
+async fn next_record<D: LogDirectory>(
+    base: &mut Option<SnapshotReader<'_, D>>,
+) -> Result<Option<SnapshotRecord>, LogError> {
     match base.as_mut() {
         Some(reader) => reader.next().await,
         None => Ok(None),

@@ -43,17 +43,17 @@ pub mod testing;
 #[cfg(test)]
 mod tests;
 
-use self::notify::Notify;
-use self::record::{encode_record, push_frame, FRAME_HEADER_BYTES};
 use self::merge::{write_merged_snapshot, MergePlan};
+use self::notify::Notify;
 use self::record::decode_record;
+use self::record::{encode_record, push_frame, FRAME_HEADER_BYTES};
 use self::segment::{parse_segment_name, segment_name, BlockWriter};
 use self::snapshot::{is_temporary_snapshot, parse_snapshot_name, SnapshotReader};
 use self::stream::{FrameStream, StreamItem, READ_CHUNK_BYTES};
 use crate::config::Config;
 use crate::log::{
-    AppendError, Entry, KeyValue, KnownValue, LogDirectory, LogError, LogFile, Operation, Precondition,
-    PreviousValue, Proposal, Revision,
+    AppendError, Entry, KeyValue, KnownValue, LogDirectory, LogError, LogFile, Operation, Precondition, PreviousValue,
+    Proposal, Revision,
 };
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
@@ -707,10 +707,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             }
             let revision = self.committed.get();
             let since = revision.0 - state.last_snapshot_revision.0.min(revision.0);
-            if state.snapshot_running
-                || revision <= state.last_snapshot_revision
-                || since < every_records
-            {
+            if state.snapshot_running || revision <= state.last_snapshot_revision || since < every_records {
                 return Ok(false);
             }
             state.snapshot_running = true;
@@ -786,11 +783,8 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         // A snapshot of everything, so that the next start reads it alone
         // (compressed) instead of replaying the segments. The segments stay
         // if it fails: nothing is lost, the next start replays them.
-        let snapshot = if matches!(self.state.borrow().status, Status::Failed(_)) {
-            Ok(false)
-        } else {
-            self.snapshot(1).await
-        };
+        let snapshot =
+            if matches!(self.state.borrow().status, Status::Failed(_)) { Ok(false) } else { self.snapshot(1).await };
         let writer = self.writer.borrow_mut().take();
         let failed = matches!(self.state.borrow().status, Status::Failed(_));
         let result = match writer {

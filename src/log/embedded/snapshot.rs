@@ -274,7 +274,12 @@ struct Records {
 
 impl Records {
     fn new(format_version: u32) -> Records {
-        Records { blocks: format_version != SNAPSHOT_FORMAT_VERSION_1, block: Bytes::new(), block_pos: 0, block_offset: 0 }
+        Records {
+            blocks: format_version != SNAPSHOT_FORMAT_VERSION_1,
+            block: Bytes::new(),
+            block_pos: 0,
+            block_offset: 0,
+        }
     }
 
     fn load(&mut self, block: Bytes, offset: u64) {

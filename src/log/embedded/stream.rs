@@ -175,7 +175,8 @@ mod tests {
         let mut out = Vec::new();
         for (i, len) in values.iter().enumerate() {
             let value = Bytes::from(vec![b'v'; *len]);
-            let payload = encode_record(&mut builder, Revision(i as u64 + 1), b"k", &Operation::Put(value), Revision(1));
+            let payload =
+                encode_record(&mut builder, Revision(i as u64 + 1), b"k", &Operation::Put(value), Revision(1));
             push_frame(&mut out, payload);
         }
         let mut padded = out.clone();

@@ -333,7 +333,11 @@ fn churn(log: &EmbeddedLog<MemoryDirectory>, model: &mut BTreeMap<Bytes, (Bytes,
                 }
             }
             let value = Bytes::from(vec![b'a' + (i % 26) as u8; (i * 131) % 2500]);
-            let proposal = Proposal { key: key.clone(), precondition: Precondition::None, operation: Operation::Put(value.clone()) };
+            let proposal = Proposal {
+                key: key.clone(),
+                precondition: Precondition::None,
+                operation: Operation::Put(value.clone()),
+            };
             let entry = log.append(proposal).await.unwrap();
             let created = current.map_or(entry.revision, |(_, created, _)| created);
             model.insert(key, (value, created, entry.revision));
@@ -446,8 +450,13 @@ fn a_format_1_snapshot_is_still_read_and_merged() {
     };
     record::push_frame(&mut data, record::encode_snapshot_header(&mut builder, header));
     for kv in &live {
-        let payload =
-            record::encode_record(&mut builder, kv.mod_revision, &kv.key, &Operation::Put(kv.value.clone()), kv.create_revision);
+        let payload = record::encode_record(
+            &mut builder,
+            kv.mod_revision,
+            &kv.key,
+            &Operation::Put(kv.value.clone()),
+            kv.create_revision,
+        );
         record::push_frame(&mut data, payload);
     }
     let name = snapshot::snapshot_name(Revision(3));
@@ -650,7 +659,11 @@ fn simulate(
         previous: current.map(|c| PreviousValue {
             mod_revision: c.mod_revision,
             create_revision: c.create_revision,
-            value: known.as_ref().filter(|k| k.mod_revision == c.mod_revision).map(|k| k.value.clone()).unwrap_or_default(),
+            value: known
+                .as_ref()
+                .filter(|k| k.mod_revision == c.mod_revision)
+                .map(|k| k.value.clone())
+                .unwrap_or_default(),
         }),
     })
 }
@@ -742,7 +755,8 @@ fn run_model(rounds: Vec<Round>, alignment: u64) -> Result<(), TestCaseError> {
                 };
                 // What the writer read before the round (stale once an
                 // earlier append of the round changed the key).
-                let known = state.get(&key).map(|k| KnownValue { mod_revision: k.mod_revision, value: k.value.clone() });
+                let known =
+                    state.get(&key).map(|k| KnownValue { mod_revision: k.mod_revision, value: k.value.clone() });
                 (Proposal { key, precondition, operation }, known)
             })
             .collect();
