@@ -91,30 +91,21 @@ async fn scan_changes<D: LogDirectory>(
             break;
         }
         let mut stream = FrameStream::open(dir, name, plan.read_chunk_bytes).await?;
-        loop {
-            match stream.next().await? {
-                StreamItem::Frame { data, frame, payload, offset } => {
-                    let record = decode_record(&data, payload).map_err(|e| corrupt(name, offset, e.to_string()))?;
-                    if record.revision <= base {
-                        continue;
-                    }
-                    if record.revision != last.next() {
-                        return Err(corrupt(
-                            name,
-                            offset,
-                            format!("revision gap: {} follows {}", record.revision, last),
-                        ));
-                    }
-                    last = record.revision;
-                    let is_put = matches!(record.operation, Operation::Put(_));
-                    visit(&record.key, record.revision, is_put, &data[frame]);
-                    if last == plan.revision {
-                        break;
-                    }
-                }
-                // Past `revision` the last segment may be mid-write: only
-                // the records up to it count, and they were checked above.
-                StreamItem::End { .. } | StreamItem::Invalid { .. } => break,
+        // Past `revision` the last segment may be mid-write: only the records
+        // up to it count (End or Invalid after them ends the scan).
+        while let StreamItem::Frame { data, frame, payload, offset } = stream.next().await? {
+            let record = decode_record(&data, payload).map_err(|e| corrupt(name, offset, e.to_string()))?;
+            if record.revision <= base {
+                continue;
+            }
+            if record.revision != last.next() {
+                return Err(corrupt(name, offset, format!("revision gap: {} follows {}", record.revision, last)));
+            }
+            last = record.revision;
+            let is_put = matches!(record.operation, Operation::Put(_));
+            visit(&record.key, record.revision, is_put, &data[frame]);
+            if last == plan.revision {
+                break;
             }
         }
     }

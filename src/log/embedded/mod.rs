@@ -799,7 +799,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         // start then reads the snapshot alone (it starts a new segment).
         let covered = {
             let mut state = self.state.borrow_mut();
-            if result.is_ok() && matches!(snapshot, Ok(_)) && state.last_snapshot_revision == self.committed.get() {
+            if result.is_ok() && snapshot.is_ok() && state.last_snapshot_revision == self.committed.get() {
                 state.segments.drain(..).map(|(_, name)| name).collect()
             } else {
                 Vec::new()

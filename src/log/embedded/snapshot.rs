@@ -85,7 +85,7 @@ impl<'d, D: LogDirectory> SnapshotWriter<'d, D> {
         let file = dir.open(&temporary).await?;
         file.truncate(0).await?;
         let mut writer = BlockWriter::new(file, temporary.clone(), &[], 0)?;
-        if SNAPSHOT_RECORDS_OFFSET % writer.alignment() != 0 {
+        if !SNAPSHOT_RECORDS_OFFSET.is_multiple_of(writer.alignment()) {
             return Err(LogError::Io {
                 path: temporary,
                 source: std::io::Error::other(format!(
@@ -262,6 +262,9 @@ fn open_block(name: &str, offset: u64, payload: &[u8]) -> Result<Bytes, LogError
     Ok(Bytes::from(raw))
 }
 
+/// A record frame inside a block: the block, the whole frame, the payload.
+type BlockFrame = (Bytes, Range<usize>, Range<usize>);
+
 /// Where records come from in a snapshot: plain frames (format 1) or the
 /// frames inside each block (format 2).
 struct Records {
@@ -290,7 +293,7 @@ impl Records {
 
     /// The next record frame of the current block (whole frame and payload
     /// ranges), if it has one left.
-    fn next_in_block(&mut self, name: &str) -> Result<Option<(Bytes, Range<usize>, Range<usize>)>, LogError> {
+    fn next_in_block(&mut self, name: &str) -> Result<Option<BlockFrame>, LogError> {
         if self.block_pos >= self.block.len() {
             return Ok(None);
         }
