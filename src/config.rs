@@ -76,6 +76,11 @@ pub struct Config {
     /// them; appends wait (backpressure) while this many are unreleased or
     /// pending. Costs one entry (key, value and previous-value handles) each.
     pub log_tail_entries_max: usize,
+    /// Bytes of changed records a snapshot merge holds at once (the log keeps
+    /// no values in memory; a snapshot merges the previous one with the
+    /// segments since it, from disk). Past it the merge reads the segments
+    /// again per key range: more sequential reads, never more memory.
+    pub log_snapshot_merge_bytes_max: usize,
 
     /// Concurrent connections accepted per shard; more wait in the kernel backlog.
     pub connections_per_shard_max: usize,
@@ -295,6 +300,7 @@ impl Config {
             log_snapshot_every_records: 100_000,
             log_record_bytes_max: 4 * 1024 * 1024,
             log_tail_entries_max: 16_384,
+            log_snapshot_merge_bytes_max: 64 * 1024 * 1024,
             connections_per_shard_max: 10_000,
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),

@@ -265,3 +265,122 @@ fn relative_data_dir_works_and_survives_restart() {
     s.restart();
     assert_eq!(s.get_ok("/api/v1/namespaces/default/configmaps/relative"), created);
 }
+
+/// Revisions of the snapshots in the data dir's log.
+fn snapshot_revisions(s: &Server) -> Vec<u64> {
+    let mut revisions: Vec<u64> = fs::read_dir(s.data_dir().join("log"))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter_map(|n| n.strip_prefix("snapshot-")?.strip_suffix(".snap")?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    revisions.sort();
+    revisions
+}
+
+/// Waits (bounded) until the log has written a snapshot after `revision`.
+fn wait_for_snapshot_after(s: &Server, revision: u64) -> u64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        if let Some(newest) = snapshot_revisions(s).last().filter(|r| **r > revision) {
+            return *newest;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("no snapshot after {revision}: {:?}; stderr:\n{}", snapshot_revisions(s), s.stderr());
+}
+
+/// Every configmap (all namespaces) and the list's revision.
+fn all_configmaps(s: &Server) -> (String, Vec<Value>) {
+    let list = s.get_ok("/api/v1/configmaps");
+    let revision = list["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let mut items = list["items"].as_array().unwrap().clone();
+    items.sort_by_key(|i| format!("{}/{}", i["metadata"]["namespace"], i["metadata"]["name"]));
+    (revision, items)
+}
+
+#[test]
+fn every_object_and_revision_comes_back_after_several_snapshots() {
+    // Snapshots every 20 records: each merges the previous one with the
+    // segments since it (the log keeps no values in memory).
+    let mut s = Server::start_with(Launch {
+        extra_args: vec!["--log-snapshot-every-records".into(), "20".into()],
+        ..Launch::default()
+    });
+    let mut snapshot = 0;
+    for phase in 0..4 {
+        for i in 0..30 {
+            let name = format!("cm-{phase}-{i:02}");
+            let r = s.post_json(CM, &configmap(&name, &[("i", &"x".repeat(i * 37))]));
+            assert_eq!(r.status, 201, "{}", r.text());
+        }
+        // Replace and delete some of every earlier phase, so that merges see
+        // keys changed, deleted and untouched since the previous snapshot.
+        for earlier in 0..=phase {
+            for i in (phase % 3..30).step_by(4) {
+                let path = format!("{CM}/cm-{earlier}-{i:02}");
+                let r = s.get(&path);
+                if r.status != 200 {
+                    continue;
+                }
+                let mut object = r.json();
+                if (i + phase) % 3 == 0 {
+                    let r = s.delete(&path);
+                    assert_eq!(r.status, 200, "{}", r.text());
+                } else {
+                    object["data"]["phase"] = phase.to_string().into();
+                    let r = s.put_json(&path, &object);
+                    assert_eq!(r.status, 200, "{}", r.text());
+                }
+            }
+        }
+        // Each phase writes more than 20 records: a snapshot falls due.
+        snapshot = wait_for_snapshot_after(&s, snapshot);
+    }
+    assert!(snapshot_revisions(&s).len() <= 2, "older snapshots are removed: {:?}", snapshot_revisions(&s));
+    let before = all_configmaps(&s);
+    assert!(before.1.len() > 60, "{} configmaps", before.1.len());
+
+    // A clean stop: the newest snapshot plus the segments after it.
+    assert_eq!(s.terminate().code(), Some(0), "{}", s.stderr());
+    s.restart();
+    assert_eq!(all_configmaps(&s), before, "objects or revisions changed across a restart from a snapshot");
+
+    // Writes after the snapshot, then SIGKILL: the snapshot plus segments.
+    let r = s.post_json(CM, &configmap("after-snapshot", &[("k", "v")]));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = s.delete(&format!("{CM}/cm-3-01"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let before = all_configmaps(&s);
+    s.kill();
+    s.restart();
+    assert_eq!(all_configmaps(&s), before, "objects or revisions changed across SIGKILL + restart");
+
+    // Watch events after the restart carry the states they replace: a
+    // delete's event holds the object's last state.
+    let (revision, _) = all_configmaps(&s);
+    let mut watch =
+        common::watch::Watch::open(&s, &format!("{CM}?watch=true&resourceVersion={revision}&labelSelector=!gone"));
+    let path = format!("{CM}/cm-0-02");
+    let mut object = s.get_ok(&path);
+    object["metadata"]["labels"] = serde_json::json!({"gone": "yes"});
+    let r = s.put_json(&path, &object);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let updated = r.json();
+    // Leaving the selector is a DELETED event with the new state.
+    let event = watch.next();
+    assert_eq!(event["type"], "DELETED", "{event}");
+    assert_eq!(event["object"], updated);
+    let path = format!("{CM}/cm-0-03");
+    let last = s.get_ok(&path);
+    let r = s.delete(&path);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let event = watch.next();
+    assert_eq!(event["type"], "DELETED", "{event}");
+    let mut expected = last.clone();
+    expected["metadata"]["resourceVersion"] = event["object"]["metadata"]["resourceVersion"].clone();
+    assert_eq!(event["object"], expected, "a deleted object's event holds its last state");
+    assert!(rv_number(&event["object"]) > rv_number(&last));
+}

@@ -89,6 +89,17 @@ pub struct Entry {
     pub previous: Option<PreviousValue>,
 }
 
+/// A key's value as a writer read it at `mod_revision`, handed to the log with
+/// an append: the embedded log keeps no values in memory, so the entry's
+/// `previous` value (etcd's `prev_kv`, which watchers need) comes from the
+/// writer. It may be the stored form or the served JSON of that version (with
+/// its resourceVersion): consumers set the resourceVersion themselves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnownValue {
+    pub mod_revision: Revision,
+    pub value: Bytes,
+}
+
 /// One live key in a consistent state read (recovery, etcd range reads).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyValue {
@@ -145,6 +156,21 @@ pub trait LogDirectory {
     async fn open(&self, name: &str) -> Result<Self::File, LogError>;
     /// Reads a whole file.
     async fn read_all(&self, name: &str) -> Result<Vec<u8>, LogError>;
+    /// The size of a file in bytes.
+    async fn file_size(&self, name: &str) -> Result<u64, LogError> {
+        Ok(self.read_all(name).await?.len() as u64)
+    }
+    /// Appends to `out` up to `len` bytes of a file from `offset` (fewer at its
+    /// end, none past it). Recovery and snapshots read files in large pieces
+    /// through it, so that no file has to fit in memory at once. The default
+    /// reads the whole file; implementations read only the range.
+    async fn read_at(&self, name: &str, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<(), LogError> {
+        let data = self.read_all(name).await?;
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
+        let end = start.saturating_add(len).min(data.len());
+        out.extend_from_slice(&data[start..end]);
+        Ok(())
+    }
     /// Removes a file.
     async fn remove(&self, name: &str) -> Result<(), LogError>;
     /// Atomically renames a file (used to publish a finished snapshot).

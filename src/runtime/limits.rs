@@ -1,5 +1,6 @@
 //! The process limits the server runs under (locked memory, open files),
-//! read at start-up, printed, and kept for reporting.
+//! read at start-up, printed, and kept for reporting; and the return of the
+//! allocator's free memory to the kernel once start-up has loaded the state.
 
 use std::fmt;
 
@@ -55,5 +56,17 @@ impl fmt::Display for ProcessLimits {
             show(self.open_files.soft),
             show(self.open_files.hard)
         )
+    }
+}
+
+/// Returns the allocator's free pages to the kernel (glibc's `malloc_trim`,
+/// which also releases free memory between live allocations, in every arena).
+/// Called once per shard after start-up, when the log's read buffers are gone.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only inspects and releases the allocator's own free
+    // memory; it takes no pointers from us and is thread-safe (arena locks).
+    unsafe {
+        libc::malloc_trim(0);
     }
 }

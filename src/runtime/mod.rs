@@ -24,10 +24,11 @@ pub mod tls;
 use crate::api::{self, Backend, BackendError, HealthCheck};
 use crate::config::Config;
 use crate::log::embedded::{EmbeddedLog, LogOptions};
-use crate::log::{AppendError, Entry, KeyValue, Operation, Precondition, Proposal, Revision};
+use crate::log::{AppendError, Entry, KeyValue, KnownValue, Operation, Precondition, Proposal, Revision};
 use crate::store::{FieldIndex, ShardStore};
 use crate::types::key::{ObjectKey, ShardId};
 use crate::types::registry::Registry;
+use bytes::Bytes;
 use futures_channel::oneshot;
 use glommio::net::TcpListener;
 use glommio::{LocalExecutorBuilder, Placement};
@@ -96,6 +97,9 @@ fn user_watch_owner(user: &str, shards: usize) -> ShardId {
 
 struct LogRequest {
     proposal: Proposal,
+    /// The key's value at its mod revision, read from its owner (the embedded
+    /// log keeps no values; the etcd log ignores it: etcd returns `prev_kv`).
+    known: Option<KnownValue>,
     reply: oneshot::Sender<Result<Entry, AppendError>>,
 }
 
@@ -106,6 +110,10 @@ struct LogRequest {
 struct FreshRequest {
     reply: oneshot::Sender<Result<Revision, BackendError>>,
 }
+
+/// Tries of an append without precondition that keeps losing races to other
+/// writes of its key (each try pins the state it read as its precondition).
+const APPEND_UNCONDITIONAL_ATTEMPTS_MAX: usize = 64;
 
 /// What the log hands every shard after start-up, in order.
 enum Applied {
@@ -333,6 +341,47 @@ pub struct ShardBackend {
     local: Rc<Local>,
 }
 
+impl ShardBackend {
+    async fn send_append(&self, proposal: Proposal, known: Option<KnownValue>) -> Result<Entry, AppendError> {
+        let (reply, result) = oneshot::channel();
+        self.shared
+            .log_tx
+            .send_async(LogRequest { proposal, known, reply })
+            .await
+            .map_err(|_| AppendError::Unavailable("the log is closed".into()))?;
+        result.await.map_err(|_| AppendError::Unavailable("the log dropped the request".into()))?
+    }
+
+    /// The key's value at mod revision `revision`, from its owner once it has
+    /// applied that revision (None if the owner has another version, or
+    /// none: the key changed since, or its value did not decode).
+    async fn read_known(&self, key: &Bytes, revision: Revision) -> Option<KnownValue> {
+        let owner = crate::types::key::shard_for_key(key, self.shared.config.shards);
+        let key = key.clone();
+        self.on_shard(owner, revision, move |store| {
+            store
+                .get(&key)
+                .filter(|object| object.mod_revision == revision)
+                .map(|object| KnownValue { mod_revision: revision, value: object.json.clone() })
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// The key's newest value on its owner once it has applied `revision`.
+    async fn read_latest(&self, key: &Bytes, revision: Revision) -> Option<KnownValue> {
+        let owner = crate::types::key::shard_for_key(key, self.shared.config.shards);
+        let key = key.clone();
+        self.on_shard(owner, revision, move |store| {
+            store.get(&key).map(|object| KnownValue { mod_revision: object.mod_revision, value: object.json.clone() })
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
+
 impl Backend for ShardBackend {
     fn config(&self) -> &Config {
         &self.shared.config
@@ -478,13 +527,54 @@ impl Backend for ShardBackend {
     }
 
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError> {
-        let (reply, result) = oneshot::channel();
-        self.shared
-            .log_tx
-            .send_async(LogRequest { proposal, reply })
-            .await
-            .map_err(|_| AppendError::Unavailable("the log is closed".into()))?;
-        result.await.map_err(|_| AppendError::Unavailable("the log dropped the request".into()))?
+        if !matches!(self.shared.config.log, crate::config::LogKind::Embedded) {
+            return self.send_append(proposal, None).await;
+        }
+        match proposal.precondition {
+            Precondition::Absent => self.send_append(proposal, None).await,
+            Precondition::ModRevision(revision) => {
+                let known = self.read_known(&proposal.key, revision).await;
+                self.send_append(proposal, known).await
+            }
+            // The entry's previous value must be the one it replaces: pin the
+            // state read from the owner as the precondition, and try again
+            // from the log's state when another write came first (the caller
+            // asked for no condition).
+            Precondition::None => {
+                // None: not known yet; Some(state): the log's state as the
+                // last conflict reported it.
+                let mut pin: Option<Option<Revision>> = None;
+                let mut attempts = 0;
+                loop {
+                    let (precondition, known) = match pin {
+                        None => {
+                            let committed = Revision(self.shared.committed.load(Ordering::Acquire));
+                            let known = self.read_latest(&proposal.key, committed).await;
+                            let precondition = known
+                                .as_ref()
+                                .map_or(Precondition::Absent, |k| Precondition::ModRevision(k.mod_revision));
+                            (precondition, known)
+                        }
+                        Some(Some(revision)) => {
+                            (Precondition::ModRevision(revision), self.read_known(&proposal.key, revision).await)
+                        }
+                        Some(None) => (Precondition::Absent, None),
+                    };
+                    let pinned = Proposal { precondition, ..proposal.clone() };
+                    attempts += 1;
+                    match self.send_append(pinned, known).await {
+                        Err(AppendError::Conflict { current }) if attempts < APPEND_UNCONDITIONAL_ATTEMPTS_MAX => {
+                            // Deleting an absent key stays a conflict.
+                            if current.is_none() && matches!(proposal.operation, Operation::Delete) {
+                                return Err(AppendError::Conflict { current });
+                            }
+                            pin = Some(current);
+                        }
+                        other => return other,
+                    }
+                }
+            }
+        }
     }
 
     fn spawn(&self, task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) {
@@ -874,8 +964,18 @@ async fn shard_main(
         let _ = bound_tx.send(Err(reason.clone()));
         return Err(reason);
     };
+    let started = Instant::now();
     load_initial(&local, &shared, &initial);
     drop(initial);
+    // The recovered state's read buffers are freed once every shard has
+    // loaded; give their pages back (glibc keeps freed memory between live
+    // allocations resident otherwise: hundreds of MiB after a large restart).
+    limits::release_free_memory();
+    eprintln!(
+        "shardline: shard {shard} loaded {} objects in {} ms",
+        local.store.borrow().stats().live_objects,
+        started.elapsed().as_millis()
+    );
 
     glommio::spawn_local(apply_loop(local.clone(), shared.clone(), inbox.apply_rx)).detach();
     glommio::spawn_local(invoke_loop(local.clone(), inbox.invoke_rx)).detach();
@@ -972,11 +1072,17 @@ async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) ->
     let directory = log_dir::GlommioLogDirectory::new(config.data_dir.join("log"))
         .await
         .map_err(|e| format!("opening the log directory: {e}"))?;
+    let started = Instant::now();
     let (log, recovered) = EmbeddedLog::open(directory, LogOptions::from_config(config))
         .await
         .map_err(|e| format!("opening the log in {}: {e}", config.data_dir.display()))?;
     let log = Rc::new(log);
-    eprintln!("shardline: log recovered at revision {} with {} objects", recovered.revision, recovered.live.len());
+    eprintln!(
+        "shardline: log recovered at revision {} with {} objects in {} ms",
+        recovered.revision,
+        recovered.live.len(),
+        started.elapsed().as_millis()
+    );
     shared.committed.store(recovered.revision.0, Ordering::Release);
     let initial = Arc::new(InitialState { revision: recovered.revision, live: recovered.live });
     for tx in &shared.init_tx {
@@ -998,7 +1104,7 @@ async fn start_log(shared: &Arc<Shared>, log_rx: flume::Receiver<LogRequest>) ->
             let shared = append_shared.clone();
             let batch_end = batch_end.clone();
             glommio::spawn_local(async move {
-                let result = log.append(request.proposal).await;
+                let result = log.append_known(request.proposal, request.known).await;
                 match &result {
                     Ok(entry) => {
                         shared.committed.fetch_max(entry.revision.0, Ordering::AcqRel);
@@ -1152,7 +1258,18 @@ fn load_initial(local: &Local, shared: &Shared, initial: &InitialState) {
         *local.registry.borrow_mut() = Rc::new(registry);
     }
     let registry = local.registry.borrow().clone();
-    local.store.borrow_mut().load(initial.revision, &initial.live, &*registry);
+    {
+        // Only this shard's keys, each copied: the recovered keys are slices
+        // of the log's read buffers, which must not stay alive for them.
+        let mut store = local.store.borrow_mut();
+        let owned: Vec<KeyValue> = initial
+            .live
+            .iter()
+            .filter(|kv| store.owns(&kv.key))
+            .map(|kv| KeyValue { key: Bytes::copy_from_slice(&kv.key), ..kv.clone() })
+            .collect();
+        store.load(initial.revision, &owned, &*registry);
+    }
     {
         let mut index = crate::auth::rbac::RbacIndex::default();
         for kv in initial.live.iter().filter(|kv| crate::auth::rbac::is_rbac_key(&kv.key)) {

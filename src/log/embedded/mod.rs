@@ -2,10 +2,15 @@
 //! segment files, periodic snapshots, and the in-memory state they imply.
 //!
 //! [`EmbeddedLog`] owns, for one directory: the key index (key -> mod revision,
-//! create revision, value) used for preconditions, `previous` and snapshots;
-//! the group commit of appends; segment rotation; snapshots and the deletion of
-//! the segments they cover; recovery; and the in-memory tail of committed
-//! entries that subscribers read and release. All of it runs on one thread
+//! create revision; no values) used for preconditions; the group commit of
+//! appends; segment rotation; snapshots (merged from the files, `merge.rs`)
+//! and the deletion of the segments they cover; recovery; and the in-memory
+//! tail of committed entries that subscribers read and release.
+//!
+//! No value is kept in memory: a snapshot is the previous snapshot merged with
+//! the segments since it, streamed from disk, and an entry's `previous` value
+//! (which watchers need) is the one the writer read at the key's mod revision
+//! and handed in with the append ([`EmbeddedLog::append_known`]). All of it runs on one thread
 //! (`Rc`/`RefCell`, futures are not `Send`); file I/O goes through
 //! [`LogDirectory`] so this module never sees glommio.
 //!
@@ -18,7 +23,7 @@
 //! rewrites the same bytes (writes are idempotent) before committing.
 //!
 //! Invariants:
-//! - `index` is exactly the state at `committed_revision()`; the batch being
+//! - `index` is exactly the key revisions at `committed_revision()`; the batch being
 //!   written lives in `InFlight::overlay` until it is durable;
 //! - an entry is reported committed (Ok, tail, `wait_committed`) only after the
 //!   write and sync of its batch succeeded; a failed write or sync fails the log
@@ -28,22 +33,27 @@
 //!   any gap, and any invalid frame that is not the torn tail of the last segment.
 
 mod generated;
+pub(crate) mod merge;
 pub(crate) mod notify;
 pub mod record;
 pub mod segment;
 pub(crate) mod snapshot;
+pub mod stream;
 pub mod testing;
 #[cfg(test)]
 mod tests;
 
+use self::merge::{write_merged_snapshot, MergePlan};
 use self::notify::Notify;
+use self::record::decode_record;
 use self::record::{encode_record, push_frame, FRAME_HEADER_BYTES};
-use self::segment::{parse_segment_name, scan_segment, segment_name, BlockWriter};
-use self::snapshot::{is_temporary_snapshot, parse_snapshot_name, read_snapshot, write_snapshot};
+use self::segment::{parse_segment_name, segment_name, BlockWriter};
+use self::snapshot::{is_temporary_snapshot, parse_snapshot_name, SnapshotReader};
+use self::stream::{FrameStream, StreamItem, READ_CHUNK_BYTES};
 use crate::config::Config;
 use crate::log::{
-    AppendError, Entry, KeyValue, LogDirectory, LogError, LogFile, Operation, Precondition, PreviousValue, Proposal,
-    Revision,
+    AppendError, Entry, KeyValue, KnownValue, LogDirectory, LogError, LogFile, Operation, Precondition, PreviousValue,
+    Proposal, Revision,
 };
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
@@ -69,6 +79,8 @@ pub struct LogOptions {
     pub record_bytes_max: usize,
     /// Appends wait while this many entries are committed-but-unreleased or pending.
     pub tail_entries_max: usize,
+    /// Most bytes of changed records a snapshot merge holds at once.
+    pub snapshot_merge_bytes_max: usize,
 }
 
 impl LogOptions {
@@ -80,6 +92,7 @@ impl LogOptions {
             batch_bytes_max: config.log_batch_bytes_max,
             record_bytes_max: config.log_record_bytes_max,
             tail_entries_max: config.log_tail_entries_max,
+            snapshot_merge_bytes_max: config.log_snapshot_merge_bytes_max,
         }
     }
 }
@@ -89,15 +102,17 @@ impl LogOptions {
 pub struct Recovered {
     /// The last committed revision (0 for an empty log).
     pub revision: Revision,
-    /// Every live key at `revision`, sorted by key.
+    /// Every live key at `revision`, sorted by key. Keys and values are slices
+    /// of the pieces the files were read in (no copy): they keep those pieces
+    /// alive, so a holder copies what it keeps for long and drops the rest.
     pub live: Vec<KeyValue>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What the index keeps per key: what preconditions and entries need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct KeyState {
     mod_revision: Revision,
     create_revision: Revision,
-    value: Bytes,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,6 +161,8 @@ impl Slot {
 struct Queued {
     id: u64,
     proposal: Proposal,
+    /// The value the writer read at the key's mod revision, if it knows it.
+    known: Option<KnownValue>,
     slot: SlotRef,
 }
 
@@ -160,7 +177,8 @@ struct InFlight {
 }
 
 struct State {
-    index: BTreeMap<Bytes, KeyState>,
+    /// Every live key's revisions (keys copied: never slices of a read buffer).
+    index: HashMap<Box<[u8]>, KeyState>,
     last_assigned: Revision,
     queue: VecDeque<Queued>,
     in_flight: Option<InFlight>,
@@ -182,10 +200,10 @@ impl State {
     fn current(&self, key: &Bytes) -> Option<KeyState> {
         if let Some(in_flight) = &self.in_flight {
             if let Some(state) = in_flight.overlay.get(key) {
-                return state.clone();
+                return *state;
             }
         }
-        self.index.get(key).cloned()
+        self.index.get(&key[..]).copied()
     }
 
     fn pending_entries(&self) -> usize {
@@ -320,6 +338,47 @@ fn corrupt(path: &str, offset: u64, reason: impl Into<String>) -> LogError {
     LogError::Corrupt { path: path.to_string(), offset, reason: reason.into() }
 }
 
+/// Every record of the snapshot `name`, read in large pieces and checked.
+async fn read_whole_snapshot<D: LogDirectory>(dir: &D, name: &str) -> Result<(Revision, Vec<KeyValue>), LogError> {
+    let mut reader = SnapshotReader::open(dir, name).await?;
+    let mut live = Vec::with_capacity(usize::try_from(reader.record_count()).unwrap_or(0).min(1 << 24));
+    while let Some(record) = reader.next().await? {
+        let record = record.record;
+        let Operation::Put(value) = record.operation else { continue };
+        live.push(KeyValue {
+            key: record.key,
+            value,
+            create_revision: record.create_revision,
+            mod_revision: record.revision,
+        });
+    }
+    Ok((reader.revision(), live))
+}
+
+/// `base` (sorted by key) with `changed` applied: a key's newest state
+/// replaces (Some) or removes (None) it. Sorted by key.
+fn merge_sorted(base: Vec<KeyValue>, changed: BTreeMap<Bytes, Option<KeyValue>>) -> Vec<KeyValue> {
+    if changed.is_empty() {
+        return base;
+    }
+    let mut out = Vec::with_capacity(base.len() + changed.len());
+    let mut changes = changed.into_iter().peekable();
+    for kv in base {
+        // Keys created after the snapshot that sort before this one.
+        while let Some((_, state)) = changes.next_if(|(key, _)| key[..] < kv.key[..]) {
+            out.extend(state);
+        }
+        // A change of this key replaces (put) or removes (delete) it.
+        if let Some((_, state)) = changes.next_if(|(key, _)| key[..] == kv.key[..]) {
+            out.extend(state);
+            continue;
+        }
+        out.push(kv);
+    }
+    out.extend(changes.filter_map(|(_, state)| state));
+    out
+}
+
 impl<D: LogDirectory> EmbeddedLog<D> {
     /// Recovers the log in `dir` (creating it if empty): the newest valid
     /// snapshot, then every later segment; a torn tail of the last segment is
@@ -341,26 +400,14 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         segments.sort();
         snapshots.sort();
 
-        // The newest snapshot that reads back whole.
+        // The newest snapshot that reads back whole, read in large pieces;
+        // its records come sorted by key.
         let mut base = Revision::ZERO;
-        let mut index: BTreeMap<Bytes, KeyState> = BTreeMap::new();
+        let mut live: Vec<KeyValue> = Vec::new();
         for (_, name) in snapshots.iter().rev() {
-            let data = Bytes::from(dir.read_all(name).await?);
-            if let Ok((revision, live)) = read_snapshot(name, &data) {
+            if let Ok((revision, records)) = read_whole_snapshot(&dir, name).await {
                 base = revision;
-                index = live
-                    .into_iter()
-                    .map(|kv| {
-                        (
-                            kv.key,
-                            KeyState {
-                                mod_revision: kv.mod_revision,
-                                create_revision: kv.create_revision,
-                                value: kv.value,
-                            },
-                        )
-                    })
-                    .collect();
+                live = records;
                 break;
             }
         }
@@ -375,74 +422,78 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         let replay: Vec<(Revision, String)> = segments.split_off(first_needed);
         garbage.extend(segments.into_iter().map(|(_, name)| name));
 
+        // Every key the segments change after the snapshot: its newest state.
+        let mut changed: BTreeMap<Bytes, Option<KeyValue>> = BTreeMap::new();
         let mut previous: Option<Revision> = None;
-        let mut last_segment: Option<(String, Bytes, u64)> = None;
+        let mut last_segment: Option<(String, u64)> = None;
         for (position, (first, name)) in replay.iter().enumerate() {
             let is_last = position + 1 == replay.len();
-            let data = Bytes::from(dir.read_all(name).await?);
-            let scan = scan_segment(name, &data, is_last)?;
-            match scan.records.first() {
-                Some(record) if record.revision != *first => {
+            let mut stream = FrameStream::open(&dir, name, READ_CHUNK_BYTES).await?;
+            let mut records_in_segment = 0u64;
+            let valid_len = loop {
+                let (data, payload, offset) = match stream.next().await? {
+                    StreamItem::Frame { data, payload, offset, .. } => (data, payload, offset),
+                    StreamItem::End { offset } => break offset,
+                    // A torn tail is expected only at the end of the last segment.
+                    StreamItem::Invalid { offset, .. } if is_last => break offset,
+                    StreamItem::Invalid { offset, reason } => return Err(corrupt(name, offset, reason)),
+                };
+                let record = decode_record(&data, payload).map_err(|e| corrupt(name, offset, e.to_string()))?;
+                if records_in_segment == 0 && record.revision != *first {
                     return Err(corrupt(
                         name,
                         0,
                         format!("first record has revision {}, the name says {}", record.revision, first),
                     ));
                 }
-                Some(_) => {}
-                None if !is_last => return Err(corrupt(name, 0, "empty segment before the last")),
-                None => {
-                    let expected = previous.unwrap_or(base).next();
-                    if *first != expected {
-                        return Err(corrupt(
-                            name,
-                            0,
-                            format!("empty last segment starts at {first}, expected {expected}"),
-                        ));
-                    }
-                }
-            }
-            let mut offset_hint = 0u64;
-            for record in scan.records {
+                records_in_segment += 1;
                 match previous {
                     Some(p) if record.revision != p.next() => {
-                        return Err(corrupt(
-                            name,
-                            offset_hint,
-                            format!("revision gap: {} follows {}", record.revision, p),
-                        ));
+                        return Err(corrupt(name, offset, format!("revision gap: {} follows {}", record.revision, p)));
                     }
                     None if record.revision > base.next() => {
                         return Err(corrupt(
                             name,
-                            offset_hint,
+                            offset,
                             format!("revision gap: log resumes at {} after {}", record.revision, base),
                         ));
                     }
                     _ => {}
                 }
                 previous = Some(record.revision);
-                offset_hint += 1;
                 if record.revision <= base {
                     continue;
                 }
                 match record.operation {
                     Operation::Put(value) => {
                         if record.create_revision == Revision::ZERO || record.create_revision > record.revision {
-                            return Err(corrupt(name, offset_hint, "create revision out of range"));
+                            return Err(corrupt(name, offset, "create revision out of range"));
                         }
-                        index.insert(
-                            record.key,
-                            KeyState { mod_revision: record.revision, create_revision: record.create_revision, value },
-                        );
+                        let key = record.key.clone();
+                        let kv = KeyValue {
+                            key: record.key,
+                            value,
+                            create_revision: record.create_revision,
+                            mod_revision: record.revision,
+                        };
+                        changed.insert(key, Some(kv));
                     }
                     Operation::Delete => {
-                        index.remove(&record.key);
+                        changed.insert(record.key, None);
                     }
+                }
+            };
+            if records_in_segment == 0 {
+                if !is_last {
+                    return Err(corrupt(name, 0, "empty segment before the last"));
+                }
+                let expected = previous.unwrap_or(base).next();
+                if *first != expected {
+                    return Err(corrupt(name, 0, format!("empty last segment starts at {first}, expected {expected}")));
                 }
             }
             if is_last {
-                last_segment = Some((name.clone(), data, scan.valid_len));
+                last_segment = Some((name.clone(), valid_len));
             }
         }
         if previous.is_some_and(|p| p < base) {
@@ -453,6 +504,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             ));
         }
         let revision = previous.map_or(base, |p| p.max(base));
+        let live = merge_sorted(live, changed);
 
         for name in &garbage {
             dir.remove(name).await?;
@@ -460,15 +512,21 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         let mut directory_dirty = !garbage.is_empty();
         let mut segment_list = replay;
         let writer = match last_segment {
-            Some((name, data, valid_len)) => {
+            Some((name, valid_len)) => {
                 let file = dir.open(&name).await?;
-                if data.len() as u64 != valid_len {
+                let size = dir.file_size(&name).await?;
+                if size != valid_len {
                     // Cut the torn tail (and old padding) so it can never be
                     // mistaken for data after later appends.
                     file.truncate(valid_len).await?;
                     file.sync().await?;
                 }
-                BlockWriter::new(file, name, &data, valid_len)?
+                // The writer needs the partial last block only.
+                let alignment = file.alignment().max(1);
+                let block_start = valid_len - valid_len % alignment;
+                let mut block = vec![0u8; block_start as usize];
+                dir.read_at(&name, block_start, (valid_len - block_start) as usize, &mut block).await?;
+                BlockWriter::new(file, name, &block, valid_len)?
             }
             None => {
                 let first = revision.next();
@@ -483,13 +541,11 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             dir.sync_directory().await?;
         }
 
-        let live: Vec<KeyValue> = index
+        let index: HashMap<Box<[u8]>, KeyState> = live
             .iter()
-            .map(|(key, state)| KeyValue {
-                key: key.clone(),
-                value: state.value.clone(),
-                create_revision: state.create_revision,
-                mod_revision: state.mod_revision,
+            .map(|kv| {
+                let state = KeyState { mod_revision: kv.mod_revision, create_revision: kv.create_revision };
+                (Box::<[u8]>::from(&kv.key[..]), state)
             })
             .collect();
         let log = EmbeddedLog {
@@ -523,7 +579,19 @@ impl<D: LogDirectory> EmbeddedLog<D> {
     /// Orders and persists `proposal`. Durable when Ok. The precondition is
     /// checked against the key's state including every earlier ordered entry;
     /// deleting an absent key is a `Conflict { current: None }`.
+    ///
+    /// The log keeps no values: the entry's `previous` value is empty. Writers
+    /// that replace or delete a key use [`EmbeddedLog::append_known`].
     pub async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError> {
+        self.append_known(proposal, None).await
+    }
+
+    /// [`EmbeddedLog::append`], with the value the writer read at the key's
+    /// mod revision: when the key still has that mod revision as the entry is
+    /// ordered, the entry's `previous` carries it (otherwise its value is
+    /// empty; with a `ModRevision` precondition that cannot happen unless the
+    /// writer had no value for that revision).
+    pub async fn append_known(&self, proposal: Proposal, known: Option<KnownValue>) -> Result<Entry, AppendError> {
         if let Some(error) = self.state.borrow().unavailable() {
             return Err(error);
         }
@@ -560,7 +628,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 waker: None,
             }));
             state.writer_busy = true;
-            state.queue.push_back(Queued { id, proposal, slot: slot.clone() });
+            state.queue.push_back(Queued { id, proposal, known, slot: slot.clone() });
             (id, slot)
         };
         let _guard = AppendGuard { log: self, id, slot: slot.clone() };
@@ -620,8 +688,18 @@ impl<D: LogDirectory> EmbeddedLog<D> {
     /// Writes a snapshot if `snapshot_every_records` records were committed
     /// since the last one, then deletes the segments and snapshots it covers.
     /// Returns whether a snapshot was written.
+    ///
+    /// The snapshot is the previous one merged with the segments since it,
+    /// streamed from disk (`merge.rs`): no value is held beyond the merge's
+    /// budget, and appends go on meanwhile.
     pub async fn snapshot_if_due(&self) -> Result<bool, LogError> {
-        let (revision, live) = {
+        self.snapshot(self.options.snapshot_every_records).await
+    }
+
+    /// Writes a snapshot if at least `every_records` (and at least one)
+    /// records were committed since the last one.
+    async fn snapshot(&self, every_records: u64) -> Result<bool, LogError> {
+        let plan = {
             let mut state = self.state.borrow_mut();
             match state.status {
                 Status::Closed | Status::Failed(_) => return Err(LogError::Closed),
@@ -629,28 +707,29 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             }
             let revision = self.committed.get();
             let since = revision.0 - state.last_snapshot_revision.0.min(revision.0);
-            if state.snapshot_running
-                || revision <= state.last_snapshot_revision
-                || since < self.options.snapshot_every_records
-            {
+            if state.snapshot_running || revision <= state.last_snapshot_revision || since < every_records {
                 return Ok(false);
             }
             state.snapshot_running = true;
-            let live: Vec<KeyValue> = state
-                .index
+            let base = state.snapshots.last().cloned();
+            let after = base.as_ref().map_or(Revision::ZERO, |(r, _)| *r);
+            // The segments holding (after, revision]: from the last one that
+            // starts at or before after + 1, through the last that starts at
+            // or before revision.
+            let first = state.segments.iter().rposition(|(first, _)| *first <= after.next()).unwrap_or(0);
+            let segments: Vec<String> = state.segments[first..]
                 .iter()
-                .map(|(key, s)| KeyValue {
-                    key: key.clone(),
-                    value: s.value.clone(),
-                    create_revision: s.create_revision,
-                    mod_revision: s.mod_revision,
-                })
+                .filter(|(first, _)| *first <= revision)
+                .map(|(_, name)| name.clone())
                 .collect();
-            (revision, live)
+            let mut plan = MergePlan::new(revision, base, segments, state.index.len() as u64);
+            plan.merge_bytes_max = self.options.snapshot_merge_bytes_max;
+            plan
         };
         let _guard = SnapshotGuard { log: self };
-        let name = write_snapshot(&self.dir, revision, &live).await?;
-        drop(live);
+        let revision = plan.revision;
+        let name = write_merged_snapshot(&self.dir, &plan).await?;
+        drop(plan);
         let doomed: Vec<String> = {
             let mut state = self.state.borrow_mut();
             state.last_snapshot_revision = revision;
@@ -673,8 +752,10 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         Ok(true)
     }
 
-    /// Writes every admitted append, syncs, closes the segment, and refuses
-    /// later appends with `Unavailable`. Waiters of `wait_committed` get `Closed`.
+    /// Writes every admitted append, syncs, writes a snapshot of everything
+    /// committed (if anything is newer than the last one), closes the
+    /// segment, and refuses later appends with `Unavailable`. Waiters of
+    /// `wait_committed` get `Closed`.
     pub async fn close(&self) -> Result<(), LogError> {
         {
             let mut state = self.state.borrow_mut();
@@ -699,6 +780,11 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 !state.writer_busy && !state.snapshot_running
             })
             .await;
+        // A snapshot of everything, so that the next start reads it alone
+        // (compressed) instead of replaying the segments. The segments stay
+        // if it fails: nothing is lost, the next start replays them.
+        let snapshot =
+            if matches!(self.state.borrow().status, Status::Failed(_)) { Ok(false) } else { self.snapshot(1).await };
         let writer = self.writer.borrow_mut().take();
         let failed = matches!(self.state.borrow().status, Status::Failed(_));
         let result = match writer {
@@ -709,10 +795,27 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             Some(writer) => writer.close().await,
             None => Ok(()),
         };
+        // A snapshot of everything covers the last segment too: the next
+        // start then reads the snapshot alone (it starts a new segment).
+        let covered = {
+            let mut state = self.state.borrow_mut();
+            if result.is_ok() && snapshot.is_ok() && state.last_snapshot_revision == self.committed.get() {
+                state.segments.drain(..).map(|(_, name)| name).collect()
+            } else {
+                Vec::new()
+            }
+        };
+        let mut removed = Ok(());
+        for name in &covered {
+            removed = removed.and(self.dir.remove(name).await);
+        }
+        if !covered.is_empty() {
+            removed = removed.and(self.dir.sync_directory().await);
+        }
         self.state.borrow_mut().status = Status::Closed;
         self.committed_changed.notify_all();
         self.capacity_changed.notify_all();
-        result
+        snapshot.and(result).and(removed)
     }
 
     /// Runs batches until `done()` (or the log fails / runs out of work), then
@@ -761,7 +864,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             };
             let key = front.proposal.key.clone();
             let current = match batch.overlay.get(&key) {
-                Some(overlaid) => overlaid.clone(),
+                Some(overlaid) => *overlaid,
                 None => state.current(&key),
             };
             let current_revision = current.as_ref().map(|c| c.mod_revision);
@@ -804,20 +907,21 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             };
             state.last_assigned = revision;
             let operation = queued.proposal.operation;
+            let known = queued.known;
+            let next_state = match operation {
+                Operation::Put(_) => Some(KeyState { mod_revision: revision, create_revision }),
+                Operation::Delete => None,
+            };
             let entry = Entry {
                 revision,
                 key: key.clone(),
-                operation: operation.clone(),
+                operation,
                 create_revision,
                 previous: current.map(|c| PreviousValue {
                     mod_revision: c.mod_revision,
                     create_revision: c.create_revision,
-                    value: c.value,
+                    value: known.filter(|k| k.mod_revision == c.mod_revision).map(|k| k.value).unwrap_or_default(),
                 }),
-            };
-            let next_state = match operation {
-                Operation::Put(value) => Some(KeyState { mod_revision: revision, create_revision, value }),
-                Operation::Delete => None,
             };
             batch.overlay.insert(key, next_state);
             queued.slot.borrow_mut().phase = Phase::InBatch;
@@ -890,19 +994,16 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         };
         let mut last = self.committed.get();
         for (slot, entry) in batch.entries {
+            let key_state = KeyState { mod_revision: entry.revision, create_revision: entry.create_revision };
             match &entry.operation {
-                Operation::Put(value) => {
-                    state.index.insert(
-                        entry.key.clone(),
-                        KeyState {
-                            mod_revision: entry.revision,
-                            create_revision: entry.create_revision,
-                            value: value.clone(),
-                        },
-                    );
-                }
+                Operation::Put(_) => match state.index.get_mut(&entry.key[..]) {
+                    Some(existing) => *existing = key_state,
+                    None => {
+                        state.index.insert(Box::from(&entry.key[..]), key_state);
+                    }
+                },
                 Operation::Delete => {
-                    state.index.remove(&entry.key);
+                    state.index.remove(&entry.key[..]);
                 }
             }
             last = entry.revision;

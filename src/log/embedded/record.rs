@@ -157,8 +157,16 @@ pub struct SnapshotHeaderFields {
     pub format_version: u32,
 }
 
-/// The snapshot format this code writes and reads.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 1;
+/// The snapshot format this code writes: 2, whose records come in LZ4
+/// blocks from [`SNAPSHOT_RECORDS_OFFSET`] on (the header's block is written
+/// last, once the record count is known). Format 1 (plain record frames right
+/// after the header) is still read.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 2;
+/// The first snapshot format, still read.
+pub const SNAPSHOT_FORMAT_VERSION_1: u32 = 1;
+/// Where a format-2 snapshot's blocks start: the header has this first block
+/// to itself, zero padded.
+pub const SNAPSHOT_RECORDS_OFFSET: usize = 4096;
 
 /// Encodes a `SnapshotHeader` payload into `builder` (reset first).
 pub fn encode_snapshot_header<'b>(

@@ -119,6 +119,17 @@ impl<F: LogFile> BlockWriter<F> {
         self.file.sync().await
     }
 
+    /// The file's block size.
+    pub fn alignment(&self) -> usize {
+        self.alignment
+    }
+
+    /// Writes `data` (whole blocks) at `offset` directly, bypassing the
+    /// staged bytes: for a header written once the rest of the file is known.
+    pub async fn write_direct(&self, offset: u64, data: &[u8]) -> Result<(), LogError> {
+        self.file.write_at(offset, data).await
+    }
+
     pub async fn truncate(&self, len: u64) -> Result<(), LogError> {
         self.file.truncate(len).await
     }

@@ -294,6 +294,24 @@ impl LogDirectory for MemoryDirectory {
         Ok(disk.files.get(id).map(|f| f.current.clone()).unwrap_or_default())
     }
 
+    async fn file_size(&self, name: &str) -> Result<u64, LogError> {
+        let disk = self.disk.borrow();
+        let id = disk.names.get(name).ok_or_else(|| io_error(name, "no such file"))?;
+        Ok(disk.files.get(id).map_or(0, |f| f.current.len() as u64))
+    }
+
+    async fn read_at(&self, name: &str, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<(), LogError> {
+        // Reads yield too, so a snapshot merge interleaves with appends.
+        self.io_yield().await;
+        let disk = self.disk.borrow();
+        let id = disk.names.get(name).ok_or_else(|| io_error(name, "no such file"))?;
+        let data = disk.files.get(id).map(|f| f.current.as_slice()).unwrap_or_default();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
+        let end = start.saturating_add(len).min(data.len());
+        out.extend_from_slice(&data[start..end]);
+        Ok(())
+    }
+
     async fn remove(&self, name: &str) -> Result<(), LogError> {
         self.io_yield().await;
         let mut disk = self.disk.borrow_mut();

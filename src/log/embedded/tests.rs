@@ -4,6 +4,7 @@
 //! against a `BTreeMap` model.
 
 use super::record::{read_frame, FrameRead};
+use super::segment::scan_segment;
 use super::testing::MemoryDirectory;
 use super::*;
 use futures_lite::future::{block_on, poll_once};
@@ -17,6 +18,8 @@ fn options() -> LogOptions {
         batch_bytes_max: 64 * 1024,
         record_bytes_max: 8 * 1024,
         tail_entries_max: 1_000_000,
+        // Small, so that merges run in several key ranges.
+        snapshot_merge_bytes_max: 1024,
     }
 }
 
@@ -46,14 +49,22 @@ fn appends_survive_reopen() {
         assert_eq!((a.revision, a.create_revision, a.previous), (Revision(1), Revision(1), None));
         let b2 = log.append(put("b", "2", Precondition::None)).await.unwrap();
         assert_eq!(b2.revision, Revision(2));
-        let a2 = log.append(put("a", "3", Precondition::ModRevision(Revision(1)))).await.unwrap();
+        // The log keeps no values: the writer hands in the one it read.
+        let known = KnownValue { mod_revision: Revision(1), value: b("1") };
+        let a2 = log.append_known(put("a", "3", Precondition::ModRevision(Revision(1))), Some(known)).await.unwrap();
         assert_eq!(a2.create_revision, Revision(1));
         assert_eq!(
             a2.previous,
             Some(PreviousValue { mod_revision: Revision(1), create_revision: Revision(1), value: b("1") })
         );
-        let d = log.append(delete("b", Precondition::None)).await.unwrap();
+        // Without it (or with a value of another revision) the previous value is empty.
+        let stale = KnownValue { mod_revision: Revision(1), value: b("2") };
+        let d = log.append_known(delete("b", Precondition::None), Some(stale)).await.unwrap();
         assert_eq!((d.revision, d.create_revision), (Revision(4), Revision(2)));
+        assert_eq!(
+            d.previous,
+            Some(PreviousValue { mod_revision: Revision(2), create_revision: Revision(2), value: Bytes::new() })
+        );
         log.close().await.unwrap();
     });
     let (_log, recovered) = open(&dir);
@@ -306,6 +317,182 @@ fn snapshots_cover_and_delete_old_segments() {
     assert_eq!(recovered.revision, Revision(33));
 }
 
+/// Keys and values of many sizes, created, replaced and deleted, with the
+/// model of the state after each append.
+fn churn(log: &EmbeddedLog<MemoryDirectory>, model: &mut BTreeMap<Bytes, (Bytes, Revision, Revision)>, rounds: usize) {
+    block_on(async {
+        for i in 0..rounds {
+            let key = b(&format!("/key/{:03}", (i * 7) % 23));
+            let current = model.get(&key).cloned();
+            if i % 5 == 4 {
+                if let Some((_, _, modified)) = current {
+                    let entry = log.append(delete(&String::from_utf8_lossy(&key), Precondition::ModRevision(modified)));
+                    entry.await.unwrap();
+                    model.remove(&key);
+                    continue;
+                }
+            }
+            let value = Bytes::from(vec![b'a' + (i % 26) as u8; (i * 131) % 2500]);
+            let proposal = Proposal {
+                key: key.clone(),
+                precondition: Precondition::None,
+                operation: Operation::Put(value.clone()),
+            };
+            let entry = log.append(proposal).await.unwrap();
+            let created = current.map_or(entry.revision, |(_, created, _)| created);
+            model.insert(key, (value, created, entry.revision));
+        }
+    });
+}
+
+fn live_of_model(model: &BTreeMap<Bytes, (Bytes, Revision, Revision)>) -> Vec<KeyValue> {
+    model
+        .iter()
+        .map(|(key, (value, created, modified))| KeyValue {
+            key: key.clone(),
+            value: value.clone(),
+            create_revision: *created,
+            mod_revision: *modified,
+        })
+        .collect()
+}
+
+#[test]
+fn merged_snapshots_hold_exactly_the_live_state_in_any_number_of_ranges() {
+    for merge_bytes_max in [1, 700, 5000, 1 << 20] {
+        let dir = MemoryDirectory::new();
+        let options = LogOptions { snapshot_merge_bytes_max: merge_bytes_max, ..options() };
+        let (log, _) = block_on(EmbeddedLog::open(dir.clone(), options.clone())).unwrap();
+        let mut model = BTreeMap::new();
+        // Several snapshots, each merging the previous one with its segments.
+        for _ in 0..4 {
+            churn(&log, &mut model, 40);
+            assert!(block_on(log.snapshot_if_due()).unwrap());
+            let snapshot = snapshot::snapshot_name(log.committed_revision());
+            let data = Bytes::from(dir.contents(&snapshot).unwrap());
+            let (revision, live) = snapshot::read_snapshot(&snapshot, &data).unwrap();
+            assert_eq!(revision, log.committed_revision());
+            assert_eq!(live, live_of_model(&model), "budget {merge_bytes_max}");
+        }
+        churn(&log, &mut model, 7);
+        drop(log);
+        let (_, recovered) = block_on(EmbeddedLog::open(dir.clone(), options)).unwrap();
+        assert_eq!(recovered.live, live_of_model(&model), "budget {merge_bytes_max}");
+    }
+}
+
+#[test]
+fn a_crash_at_any_point_of_a_snapshot_merge_loses_nothing() {
+    // Find how many polls a merge takes, then crash after each prefix of them.
+    let polls_needed = {
+        let dir = MemoryDirectory::new();
+        dir.set_io_yields(true);
+        let (log, _) = open(&dir);
+        let mut model = BTreeMap::new();
+        churn(&log, &mut model, 60);
+        let mut snapshot = Box::pin(log.snapshot_if_due());
+        let mut polls = 0;
+        loop {
+            polls += 1;
+            if let Some(result) = block_on(poll_once(&mut snapshot)) {
+                assert!(result.unwrap());
+                break polls;
+            }
+        }
+    };
+    assert!(polls_needed > 10, "the merge yields on its reads and writes ({polls_needed} polls)");
+    for crash_after in 0..=polls_needed {
+        for seed in [1u64, 2, 3] {
+            let dir = MemoryDirectory::new();
+            dir.set_io_yields(true);
+            let (log, _) = open(&dir);
+            let mut model = BTreeMap::new();
+            churn(&log, &mut model, 60);
+            // A first snapshot, so that the one interrupted is a merge with a base.
+            assert!(block_on(log.snapshot_if_due()).unwrap());
+            churn(&log, &mut model, 30);
+            let mut snapshot = Box::pin(log.snapshot_if_due());
+            for _ in 0..crash_after {
+                if block_on(poll_once(&mut snapshot)).is_some() {
+                    break;
+                }
+            }
+            drop(snapshot);
+            drop(log);
+            dir.crash(seed);
+            let (log, recovered) = open(&dir);
+            assert_eq!(recovered.revision, Revision(90), "after {crash_after} polls, seed {seed}");
+            assert_eq!(recovered.live, live_of_model(&model), "after {crash_after} polls, seed {seed}");
+            // Recovery after it: appends and the next merge work.
+            churn(&log, &mut model, 10);
+            assert!(block_on(log.snapshot_if_due()).unwrap());
+            drop(log);
+            let (_, recovered) = open(&dir);
+            assert_eq!(recovered.live, live_of_model(&model), "after {crash_after} polls, seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn a_format_1_snapshot_is_still_read_and_merged() {
+    // Format 1: records right after the header frame.
+    let dir = MemoryDirectory::new();
+    let live = vec![
+        KeyValue { key: b("/a"), value: b("1"), create_revision: Revision(1), mod_revision: Revision(1) },
+        KeyValue { key: b("/b"), value: b("2"), create_revision: Revision(2), mod_revision: Revision(3) },
+    ];
+    let mut builder = flatbuffers::FlatBufferBuilder::new();
+    let mut data = Vec::new();
+    let header = record::SnapshotHeaderFields {
+        revision: Revision(3),
+        record_count: 2,
+        format_version: record::SNAPSHOT_FORMAT_VERSION_1,
+    };
+    record::push_frame(&mut data, record::encode_snapshot_header(&mut builder, header));
+    for kv in &live {
+        let payload = record::encode_record(
+            &mut builder,
+            kv.mod_revision,
+            &kv.key,
+            &Operation::Put(kv.value.clone()),
+            kv.create_revision,
+        );
+        record::push_frame(&mut data, payload);
+    }
+    let name = snapshot::snapshot_name(Revision(3));
+    block_on(async {
+        dir.open(&name).await.unwrap();
+        dir.sync_directory().await.unwrap();
+    });
+    dir.overwrite(&name, data);
+    let (log, recovered) = open(&dir);
+    assert_eq!((recovered.revision, &recovered.live), (Revision(3), &live));
+    let mut model: BTreeMap<Bytes, (Bytes, Revision, Revision)> =
+        live.iter().map(|kv| (kv.key.clone(), (kv.value.clone(), kv.create_revision, kv.mod_revision))).collect();
+    churn(&log, &mut model, 12);
+    assert!(block_on(log.snapshot_if_due()).unwrap());
+    drop(log);
+    let (_, recovered) = open(&dir);
+    assert_eq!(recovered.live, live_of_model(&model));
+}
+
+#[test]
+fn a_clean_close_leaves_one_snapshot_that_the_next_start_reads_alone() {
+    let dir = MemoryDirectory::new();
+    let (log, _) = open(&dir);
+    let mut model = BTreeMap::new();
+    churn(&log, &mut model, 30);
+    block_on(log.close()).unwrap();
+    let names = block_on(dir.list()).unwrap();
+    assert_eq!(names, vec![snapshot::snapshot_name(Revision(30))], "the snapshot covers every segment");
+    let (log, recovered) = open(&dir);
+    assert_eq!((recovered.revision, recovered.live), (Revision(30), live_of_model(&model)));
+    churn(&log, &mut model, 5);
+    drop(log);
+    let (_, recovered) = open(&dir);
+    assert_eq!((recovered.revision, recovered.live), (Revision(35), live_of_model(&model)));
+}
+
 #[test]
 fn tail_reads_release_and_backpressure() {
     let dir = MemoryDirectory::new();
@@ -428,7 +615,12 @@ struct ModelKey {
 type ModelState = BTreeMap<Bytes, ModelKey>;
 
 /// What the log must answer to one append, given the state before it.
-fn simulate(state: &mut ModelState, last: &mut Revision, proposal: &Proposal) -> Result<Entry, AppendError> {
+fn simulate(
+    state: &mut ModelState,
+    last: &mut Revision,
+    proposal: &Proposal,
+    known: &Option<KnownValue>,
+) -> Result<Entry, AppendError> {
     if let Operation::Put(value) = &proposal.operation {
         if value.len() > 8000 {
             return Err(AppendError::TooLarge { size_bytes: 0, limit_bytes: 0 });
@@ -463,10 +655,15 @@ fn simulate(state: &mut ModelState, last: &mut Revision, proposal: &Proposal) ->
         key: proposal.key.clone(),
         operation: proposal.operation.clone(),
         create_revision,
+        // The writer's value, when it is of the revision replaced.
         previous: current.map(|c| PreviousValue {
             mod_revision: c.mod_revision,
             create_revision: c.create_revision,
-            value: c.value,
+            value: known
+                .as_ref()
+                .filter(|k| k.mod_revision == c.mod_revision)
+                .map(|k| k.value.clone())
+                .unwrap_or_default(),
         }),
     })
 }
@@ -537,7 +734,7 @@ fn run_model(rounds: Vec<Round>, alignment: u64) -> Result<(), TestCaseError> {
     for (round_number, round) in rounds.into_iter().enumerate() {
         let last_committed = Revision(states.len() as u64 - 1);
         let mut state = states[last_committed.0 as usize].clone();
-        let proposals: Vec<Proposal> = round
+        let proposals: Vec<(Proposal, Option<KnownValue>)> = round
             .ops
             .iter()
             .enumerate()
@@ -556,14 +753,18 @@ fn run_model(rounds: Vec<Round>, alignment: u64) -> Result<(), TestCaseError> {
                     let fill = b'a' + ((round_number + i) % 26) as u8;
                     Operation::Put(Bytes::from(vec![fill; op.value_bytes]))
                 };
-                Proposal { key, precondition, operation }
+                // What the writer read before the round (stale once an
+                // earlier append of the round changed the key).
+                let known =
+                    state.get(&key).map(|k| KnownValue { mod_revision: k.mod_revision, value: k.value.clone() });
+                (Proposal { key, precondition, operation }, known)
             })
             .collect();
         // The expected outcome of each, in order.
         let mut last = last_committed;
         let mut expected = Vec::new();
-        for proposal in &proposals {
-            expected.push(simulate(&mut state, &mut last, proposal));
+        for (proposal, known) in &proposals {
+            expected.push(simulate(&mut state, &mut last, proposal, known));
         }
         // Rebuild states for each newly assigned revision.
         let mut replay = states[last_committed.0 as usize].clone();
@@ -593,7 +794,9 @@ fn run_model(rounds: Vec<Round>, alignment: u64) -> Result<(), TestCaseError> {
         let mut futures: Vec<Option<BoxedOutcome<'_>>> = proposals
             .iter()
             .cloned()
-            .map(|p| Some(Box::pin(async move { Outcome::Append(log_ref.append(p).await) }) as BoxedOutcome<'_>))
+            .map(|(p, known)| {
+                Some(Box::pin(async move { Outcome::Append(log_ref.append_known(p, known).await) }) as BoxedOutcome<'_>)
+            })
             .collect();
         if round.snapshot {
             futures.push(Some(Box::pin(async move { Outcome::Snapshot(log_ref.snapshot_if_due().await) })));
