@@ -8,6 +8,7 @@
 //! ReplicaSets before the Deployment, as watch events show), orphan,
 //! background collection of dependents whose owners are gone (a dependent
 //! with a remaining owner keeps it, one whose owner never existed goes);
+//! a foreground deletion interrupted by a restart finishes after it;
 //! with `--controllers=-*` kube-apiserver's behaviour alone (a foreground
 //! delete leaves the owner with its finalizer, dependents stay, a deleted
 //! namespace stays Terminating with its `kubernetes` finalizer, creates
@@ -221,6 +222,26 @@ fn background_deletion_collects_dependents_whose_owners_are_gone() {
     create(&s, CMS, later);
     s.kubectl_ok(&["wait", "--for=delete", "configmap/later-stray", "--timeout=60s"]);
     assert_eq!(s.get(&format!("{CMS}/unknown-owner")).status, 200);
+}
+
+#[test]
+fn a_foreground_deletion_left_by_a_restart_finishes() {
+    let mut s = Server::start();
+    let web = deployment(&s, "web");
+    let set = replicaset(&s, "web-a", &web, "web-a");
+    // The ReplicaSet is held by a finalizer: the deletion waits for it.
+    s.kubectl_ok(&["patch", "replicaset", "web-a", "--type=merge", "-p", r#"{"metadata":{"finalizers":["example.com/hold"]}}"#]);
+    let deleting = s.delete(&format!("{DEPLOYMENTS}/web?propagationPolicy=Foreground"));
+    assert_eq!(deleting.status, 200, "{}", deleting.text());
+    s.kubectl_ok(&["wait", "--for=jsonpath={.metadata.deletionTimestamp}", "replicaset/web-a", "--timeout=60s"]);
+    s.kill();
+    s.restart();
+    let web = s.get_ok(&format!("{DEPLOYMENTS}/web"));
+    assert_eq!(web["metadata"]["finalizers"], json!(["foregroundDeletion"]), "{web}");
+    // Its dependent gone, the owner follows: the collection resumed.
+    s.kubectl_ok(&["patch", "replicaset", "web-a", "--type=merge", "-p", r#"{"metadata":{"finalizers":null}}"#]);
+    s.kubectl_ok(&["wait", "--for=delete", "deployment/web", "--timeout=60s"]);
+    assert_eq!(set["metadata"]["ownerReferences"][0]["uid"], web["metadata"]["uid"]);
 }
 
 #[test]
