@@ -481,9 +481,15 @@ mod controllers_tests {
         // The first entry naming a controller decides.
         assert_eq!(Controllers::parse("-namespace-controller,*,namespace-controller").map(|c| c.namespace), Ok(false));
         // Old aliases and kube's names Shardline does not run are accepted.
-        assert_eq!(Controllers::parse("*,-garbagecollector,bootstrap-signer-controller").map(|c| c.garbage_collector), Ok(false));
+        assert_eq!(
+            Controllers::parse("*,-garbagecollector,bootstrap-signer-controller").map(|c| c.garbage_collector),
+            Ok(false)
+        );
         let err = Controllers::parse("*,-gc").unwrap_err();
         assert!(err.starts_with("\"-gc\" is not in the list of known controllers"), "{err}");
-        assert_eq!(Controllers::parse("*").unwrap().running(), ["garbage-collector-controller", "namespace-controller"]);
+        assert_eq!(
+            Controllers::parse("*").unwrap().running(),
+            ["garbage-collector-controller", "namespace-controller"]
+        );
     }
 }

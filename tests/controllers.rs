@@ -230,7 +230,14 @@ fn a_foreground_deletion_left_by_a_restart_finishes() {
     let web = deployment(&s, "web");
     let set = replicaset(&s, "web-a", &web, "web-a");
     // The ReplicaSet is held by a finalizer: the deletion waits for it.
-    s.kubectl_ok(&["patch", "replicaset", "web-a", "--type=merge", "-p", r#"{"metadata":{"finalizers":["example.com/hold"]}}"#]);
+    s.kubectl_ok(&[
+        "patch",
+        "replicaset",
+        "web-a",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+    ]);
     let deleting = s.delete(&format!("{DEPLOYMENTS}/web?propagationPolicy=Foreground"));
     assert_eq!(deleting.status, 200, "{}", deleting.text());
     s.kubectl_ok(&["wait", "--for=jsonpath={.metadata.deletionTimestamp}", "replicaset/web-a", "--timeout=60s"]);

@@ -194,7 +194,9 @@ impl ApiError {
             }
             ApiError::NamespaceTerminating { target, namespace } => ApiError::Forbidden {
                 target: target.clone(),
-                message: format!("unable to create new content in namespace {namespace} because it is being terminated"),
+                message: format!(
+                    "unable to create new content in namespace {namespace} because it is being terminated"
+                ),
             }
             .message(),
             ApiError::AlreadyExists(t) => {

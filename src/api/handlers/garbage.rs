@@ -164,7 +164,9 @@ impl Graph {
     pub fn has_dependents(&self, owner_key: &[u8], uid: &str) -> bool {
         self.dependents.get(owner_key).is_some_and(|deps| {
             deps.iter().any(|d| {
-                self.references.get(d).is_some_and(|(_, refs)| refs.iter().any(|r| r.owner == owner_key && r.uid == uid))
+                self.references
+                    .get(d)
+                    .is_some_and(|(_, refs)| refs.iter().any(|r| r.owner == owner_key && r.uid == uid))
             })
         })
     }
@@ -469,9 +471,8 @@ async fn pass(backend: &impl Backend, graph: &SharedGraph, owner: &Resolved, uid
         }
         // Foreground: every dependent is deleted; those whose reference
         // blocks the owner's deletion must be gone before it goes.
-        let blocks = references(&decoded)
-            .iter()
-            .any(|r| r["uid"] == uid && r["blockOwnerDeletion"].as_bool() == Some(true));
+        let blocks =
+            references(&decoded).iter().any(|r| r["uid"] == uid && r["blockOwnerDeletion"].as_bool() == Some(true));
         let outcome = attempt(backend, graph, &resolved, &object, decoded).await?;
         if blocks && outcome != Attempted::Gone {
             blocking += 1;
@@ -499,8 +500,7 @@ async fn pass(backend: &impl Backend, graph: &SharedGraph, owner: &Resolved, uid
         }
         Operation::Put(storage_value(&order_fields(updated))?)
     };
-    let proposal =
-        Proposal { key: encoded, precondition: Precondition::ModRevision(current.mod_revision), operation };
+    let proposal = Proposal { key: encoded, precondition: Precondition::ModRevision(current.mod_revision), operation };
     match backend.append(proposal).await {
         Ok(_) => Ok(true),
         Err(AppendError::Conflict { .. }) => Ok(false),
