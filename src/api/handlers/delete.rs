@@ -9,8 +9,10 @@
 //! pod given a grace period) gets `deletionTimestamp` and
 //! `deletionGracePeriodSeconds` and stays (watchers see MODIFIED); it is
 //! removed when an update leaves it without finalizers (`update.rs`). A
-//! namespace goes Terminating and its contents are deleted by a background
-//! task (`namespace.rs`). What to write is decided by [`plan`], a pure
+//! namespace goes Terminating and, when the namespace controller runs
+//! (`--controllers`), its contents are deleted by a background task
+//! (`namespace.rs`); the garbage collector (`garbage.rs`) follows the
+//! committed entries, not this path. What to write is decided by [`plan`], a pure
 //! function; every write is appended conditionally on the mod revision read.
 
 use super::update::parse_resource_version;

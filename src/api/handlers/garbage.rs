@@ -105,10 +105,16 @@ struct Head {
 }
 
 /// The key of the object an ownerReference names, seen from a dependent in
-/// `namespace`; `None` when the kind is not served.
+/// `namespace`; `None` when the kind is not served, or is namespaced and the
+/// dependent is not.
 fn owner_key(registry: &Registry, api_version: &str, kind: &str, name: &str, namespace: &str) -> Option<Bytes> {
     let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
     let info = registry.iter().find(|r| r.group == group && r.kind == kind)?;
+    if info.namespaced && namespace.is_empty() {
+        // A cluster-scoped dependent cannot have a namespaced owner: kube
+        // treats the reference as unresolvable, and never collects it.
+        return None;
+    }
     let namespace = if info.namespaced { namespace } else { "" };
     Some(ObjectKey::new(&info.group, &info.resource, namespace, name).encode())
 }
