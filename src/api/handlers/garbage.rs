@@ -569,6 +569,23 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_scoped_dependent_of_a_namespaced_kind_is_left_alone() {
+        let registry = registry();
+        let mut graph = Graph::default();
+        let node = key("", "nodes", "", "n1");
+        let value = br#"{"metadata":{"uid":"n1","ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d","uid":"d1"}]}}"#;
+        graph.apply(&node, Some(value), &registry);
+        assert!(graph.take_pending().is_empty());
+        assert!(graph.dependents_of(&key("apps", "deployments", "", "d")).is_empty());
+        // A cluster-scoped owner of a namespaced dependent is resolved.
+        let pod = key("", "pods", "ns", "p");
+        let value = br#"{"metadata":{"namespace":"ns","uid":"p1","ownerReferences":[{"apiVersion":"v1","kind":"Node","name":"n1","uid":"n1"}]}}"#;
+        graph.apply(&pod, Some(value), &registry);
+        assert_eq!(graph.take_pending(), [Action::Attempt(pod.clone())]);
+        assert_eq!(graph.dependents_of(&node), [pod]);
+    }
+
+    #[test]
     fn loading_looks_only_at_dependents_of_absent_owners() {
         let registry = registry();
         let kv = |key: Bytes, value: Vec<u8>| KeyValue {
