@@ -209,6 +209,12 @@ pub struct Config {
     /// lists the namespace's objects once per resource on every shard. The
     /// garbage collector's passes (`orphan` / `foregroundDeletion`) use it too.
     pub namespace_finalize_retry_max: Duration,
+    /// `--controllers`: which of Shardline's built-in controllers run
+    /// (kube-controller-manager's names and syntax). All by default, so a
+    /// Shardline alone behaves like a cluster with a controller manager for
+    /// garbage collection and namespace cleanup; `-*` when a real
+    /// kube-controller-manager runs beside it.
+    pub controllers: Controllers,
     /// The `AllowUnsafeMalformedObjectDeletion` feature gate: DELETE honours
     /// `ignoreStoreReadErrorWithClusterBreakingPotential` for objects whose
     /// stored value does not decode (off by default, as in kube-apiserver).
@@ -332,6 +338,7 @@ impl Config {
             overload_retry_after_seconds: 1,
             patch_conflict_attempts_max: 64,
             namespace_finalize_retry_max: Duration::from_secs(5),
+            controllers: Controllers::default(),
             allow_unsafe_malformed_object_deletion: false,
             etcd_request_timeout: Duration::from_secs(5),
             etcd_value_bytes_max: 1536 * 1024 - 16 * 1024,
@@ -344,5 +351,160 @@ impl Config {
             allocation_claim_grace: Duration::from_secs(60),
             metrics_commit_times_max: 4096,
         }
+    }
+}
+
+/// Which built-in controllers run (`--controllers`), as kube-controller-manager's
+/// `--controllers` selects them: a list of names, `*` (every controller on by
+/// default), `-name` (not this one); the first entry naming a controller
+/// decides, and without `*` only the controllers named run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Controllers {
+    /// `garbage-collector-controller`: `orphan` and `foregroundDeletion`
+    /// finalizers, and dependents whose owners are gone.
+    pub garbage_collector: bool,
+    /// `namespace-controller`: a Terminating namespace's contents, then its
+    /// `kubernetes` finalizer.
+    pub namespace: bool,
+}
+
+impl Default for Controllers {
+    fn default() -> Controllers {
+        Controllers { garbage_collector: true, namespace: true }
+    }
+}
+
+/// The controllers Shardline runs, by kube-controller-manager's name.
+pub const CONTROLLERS_RUN: [&str; 2] = ["garbage-collector-controller", "namespace-controller"];
+
+/// kube-controller-manager v1.36's controller names (and the old names it
+/// still accepts as aliases); `--controllers` accepts every one of them, so
+/// the flag kube-controller-manager is given can be given here.
+const CONTROLLERS_KNOWN: &[&str] = &[
+    "serviceaccount-token-controller",
+    "endpoints-controller",
+    "endpointslice-controller",
+    "endpointslice-mirroring-controller",
+    "replicationcontroller-controller",
+    "pod-garbage-collector-controller",
+    "resourcequota-controller",
+    "namespace-controller",
+    "serviceaccount-controller",
+    "garbage-collector-controller",
+    "daemonset-controller",
+    "job-controller",
+    "deployment-controller",
+    "replicaset-controller",
+    "horizontal-pod-autoscaler-controller",
+    "disruption-controller",
+    "statefulset-controller",
+    "cronjob-controller",
+    "certificatesigningrequest-signing-controller",
+    "certificatesigningrequest-approving-controller",
+    "certificatesigningrequest-cleaner-controller",
+    "ttl-controller",
+    "bootstrap-signer-controller",
+    "token-cleaner-controller",
+    "node-ipam-controller",
+    "node-lifecycle-controller",
+    "taint-eviction-controller",
+    "persistentvolume-binder-controller",
+    "persistentvolume-attach-detach-controller",
+    "persistentvolume-expander-controller",
+    "clusterrole-aggregation-controller",
+    "persistentvolumeclaim-protection-controller",
+    "persistentvolume-protection-controller",
+    "ttl-after-finished-controller",
+    "root-ca-certificate-publisher-controller",
+    "ephemeral-volume-controller",
+    "storageversion-garbage-collector-controller",
+    "resourceclaim-controller",
+    "legacy-serviceaccount-token-cleaner-controller",
+    "validatingadmissionpolicy-status-controller",
+    "service-cidr-controller",
+    "storage-version-migrator-controller",
+    "volumeattributesclass-protection-controller",
+    "kube-apiserver-serving-clustertrustbundle-publisher-controller",
+    "podcertificaterequest-cleaner-controller",
+    "device-taint-eviction-controller",
+    "selinux-warning-controller",
+    "cloud-node-lifecycle-controller",
+    "service-lb-controller",
+    "node-route-controller",
+    // Aliases (the names before kube 1.28) of the two Shardline runs.
+    "garbagecollector",
+    "namespace",
+];
+
+impl Controllers {
+    /// Parses `--controllers` (comma-separated). Unknown names are refused
+    /// with kube-controller-manager's message.
+    pub fn parse(flag: &str) -> Result<Controllers, String> {
+        let names: Vec<&str> = flag.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+        for name in &names {
+            let bare = name.strip_prefix('-').unwrap_or(name);
+            if bare != "*" && !CONTROLLERS_KNOWN.contains(&bare) {
+                return Err(format!(
+                    "{name:?} is not in the list of known controllers (Shardline runs {})",
+                    CONTROLLERS_RUN.join(", ")
+                ));
+            }
+        }
+        let enabled = |canonical: &str, alias: &str| {
+            for name in &names {
+                if *name == canonical || *name == alias {
+                    return true;
+                }
+                if name.strip_prefix('-').is_some_and(|n| n == canonical || n == alias) {
+                    return false;
+                }
+            }
+            names.contains(&"*")
+        };
+        Ok(Controllers {
+            garbage_collector: enabled("garbage-collector-controller", "garbagecollector"),
+            namespace: enabled("namespace-controller", "namespace"),
+        })
+    }
+
+    /// The names of the controllers that run, for the start-up report.
+    pub fn running(&self) -> Vec<&'static str> {
+        let on = [self.garbage_collector, self.namespace];
+        CONTROLLERS_RUN.iter().zip(on).filter(|(_, on)| *on).map(|(name, _)| *name).collect()
+    }
+}
+
+#[cfg(test)]
+mod controllers_tests {
+    use super::Controllers;
+
+    #[test]
+    fn controllers_follow_kube_controller_managers_syntax() {
+        let all = Controllers { garbage_collector: true, namespace: true };
+        let none = Controllers { garbage_collector: false, namespace: false };
+        assert_eq!(Controllers::parse("*"), Ok(all));
+        assert_eq!(Controllers::parse("-*"), Ok(none));
+        assert_eq!(Controllers::parse(""), Ok(none), "without * only the named ones run");
+        assert_eq!(
+            Controllers::parse("*,-garbage-collector-controller"),
+            Ok(Controllers { garbage_collector: false, namespace: true })
+        );
+        assert_eq!(
+            Controllers::parse("namespace-controller"),
+            Ok(Controllers { garbage_collector: false, namespace: true })
+        );
+        // The first entry naming a controller decides.
+        assert_eq!(Controllers::parse("-namespace-controller,*,namespace-controller").map(|c| c.namespace), Ok(false));
+        // Old aliases and kube's names Shardline does not run are accepted.
+        assert_eq!(
+            Controllers::parse("*,-garbagecollector,bootstrap-signer-controller").map(|c| c.garbage_collector),
+            Ok(false)
+        );
+        let err = Controllers::parse("*,-gc").unwrap_err();
+        assert!(err.starts_with("\"-gc\" is not in the list of known controllers"), "{err}");
+        assert_eq!(
+            Controllers::parse("*").unwrap().running(),
+            ["garbage-collector-controller", "namespace-controller"]
+        );
     }
 }

@@ -110,6 +110,11 @@ struct ServeArgs {
     /// Longest wait between passes of a Terminating namespace's cleanup (e.g. 5s).
     #[arg(long, value_parser = parse_duration)]
     namespace_finalize_retry_max: Option<Duration>,
+    /// Built-in controllers to run, kube-controller-manager's syntax and names
+    /// (`*`, `-name`, `name`): garbage-collector-controller and
+    /// namespace-controller. `-*` beside a real kube-controller-manager.
+    #[arg(long, default_value = "*")]
+    controllers: String,
     /// Feature gates, kube-apiserver's syntax (`AllowUnsafeMalformedObjectDeletion=true`).
     #[arg(long)]
     feature_gates: Option<String>,
@@ -276,7 +281,15 @@ fn main() -> ExitCode {
                 &args.enable_admission_plugins,
                 &args.disable_admission_plugins,
             );
+            let controllers = shardline::config::Controllers::parse(&args.controllers);
             let mut config = config_from(args);
+            match controllers {
+                Ok(controllers) => config.controllers = controllers,
+                Err(e) => {
+                    eprintln!("shardline: --controllers: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
             match admission {
                 Ok(plugins) => config.admission_plugins = plugins,
                 Err(e) => {

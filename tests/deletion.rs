@@ -5,7 +5,7 @@
 //! removal by `kubectl patch --type=json` and `--type=merge` in any order
 //! (a watch sees MODIFIED then DELETED); no new finalizers while deleting;
 //! `kubectl delete ns` with objects in it, a Terminating namespace refusing
-//! creates (403); `kubectl delete pods -l` and deletecollection over HTTP
+//! creates (403 with kube's NamespaceTerminating cause); `kubectl delete pods -l` and deletecollection over HTTP
 //! with label and field selectors; preconditions (409); propagationPolicy,
 //! `--cascade` and `orphanDependents` finalizers; graceful pod deletion;
 //! dry-run deletes; and a group disabled by `--runtime-config`.
@@ -307,6 +307,13 @@ fn deleting_a_namespace_deletes_its_contents_then_the_namespace() {
     assert_eq!(
         refused["message"],
         "configmaps \"new\" is forbidden: unable to create new content in namespace slow because it is being terminated"
+    );
+    // kube's namespace lifecycle admission names the cause, which clients
+    // (the root-CA publisher, the CronJob controller) look for.
+    assert_eq!(
+        refused["details"],
+        json!({"name": "new", "kind": "configmaps", "causes": [{"reason": "NamespaceTerminating",
+               "message": "namespace slow is being terminated", "field": "metadata.namespace"}]})
     );
     let created = s.kubectl(&["create", "configmap", "new2", "-n", "slow"]);
     assert!(created.stderr.contains("because it is being terminated"), "{}", created.stderr);

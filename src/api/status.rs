@@ -58,6 +58,10 @@ pub enum ApiError {
     Conflict { target: Target, message: String },
     #[error("forbidden: {message}")]
     Forbidden { target: Target, message: String },
+    /// 403 for a create in a Terminating namespace, with kube's
+    /// `NamespaceTerminating` cause (namespace lifecycle admission).
+    #[error("namespace {namespace} is being terminated")]
+    NamespaceTerminating { target: Target, namespace: String },
     #[error("method not allowed")]
     MethodNotAllowed { method: String, target: Target },
     #[error("unsupported media type {0}")]
@@ -119,7 +123,7 @@ impl ApiError {
             ApiError::BadRequest(_) => 400,
             ApiError::NotFound(_) | ApiError::PathNotFound => 404,
             ApiError::AlreadyExists(_) | ApiError::Conflict { .. } => 409,
-            ApiError::Forbidden { .. } => 403,
+            ApiError::Forbidden { .. } | ApiError::NamespaceTerminating { .. } => 403,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::UnsupportedMediaType(_) => 415,
             ApiError::NotAcceptable(_) | ApiError::NotAcceptableConversion(_) => 406,
@@ -144,7 +148,7 @@ impl ApiError {
             ApiError::NotFound(_) | ApiError::PathNotFound => "NotFound",
             ApiError::AlreadyExists(_) => "AlreadyExists",
             ApiError::Conflict { .. } => "Conflict",
-            ApiError::Forbidden { .. } => "Forbidden",
+            ApiError::Forbidden { .. } | ApiError::NamespaceTerminating { .. } => "Forbidden",
             ApiError::MethodNotAllowed { .. } => "MethodNotAllowed",
             ApiError::UnsupportedMediaType(_) => "UnsupportedMediaType",
             ApiError::NotAcceptable(_) | ApiError::NotAcceptableConversion(_) => "NotAcceptable",
@@ -188,6 +192,13 @@ impl ApiError {
             ApiError::Forbidden { target, message } => {
                 format!("{} \"{}\" is forbidden: {}", target.group_resource(), target.name, message)
             }
+            ApiError::NamespaceTerminating { target, namespace } => ApiError::Forbidden {
+                target: target.clone(),
+                message: format!(
+                    "unable to create new content in namespace {namespace} because it is being terminated"
+                ),
+            }
+            .message(),
             ApiError::AlreadyExists(t) => {
                 format!("{} \"{}\" already exists", t.group_resource(), t.name)
             }
@@ -254,6 +265,16 @@ impl ApiError {
             ApiError::NotFound(t) | ApiError::AlreadyExists(t) => Some(Value::Object(target_details(t))),
             ApiError::Conflict { target, .. } | ApiError::Forbidden { target, .. } => {
                 Some(Value::Object(target_details(target)))
+            }
+            ApiError::NamespaceTerminating { target, namespace } => {
+                let mut d = target_details(target);
+                let cause = json!({
+                    "reason": "NamespaceTerminating",
+                    "message": format!("namespace {namespace} is being terminated"),
+                    "field": "metadata.namespace",
+                });
+                d.insert("causes".into(), json!([cause]));
+                Some(Value::Object(d))
             }
             ApiError::Invalid { kind, target, causes } => {
                 let mut d = target_details(target);

@@ -250,6 +250,9 @@ struct Local {
     delivery: Rc<RefCell<crate::watch::queue::DeliveryRounds>>,
     /// This shard's request, list and watch-delivery metrics.
     metrics: Rc<crate::metrics::ShardMetrics>,
+    /// The garbage collector's owner index (`garbage.rs`), kept on the log's
+    /// shard when `--controllers` runs the garbage-collector-controller.
+    garbage: Option<api::handlers::garbage::SharedGraph>,
 }
 
 impl Local {
@@ -760,6 +763,11 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
     let mut config = config;
     config.data_dir = std::fs::canonicalize(&config.data_dir)
         .map_err(|e| RuntimeError::Log(format!("resolving {}: {e}", config.data_dir.display())))?;
+    let running = config.controllers.running();
+    eprintln!(
+        "shardline: controllers: {} (--controllers)",
+        if running.is_empty() { "none".to_string() } else { running.join(", ") }
+    );
     eprintln!(
         "shardline: {} shards, io_uring registered memory {} bytes per shard, data dir {}",
         config.shards,
@@ -946,6 +954,7 @@ async fn shard_main(
         user_watches: RefCell::default(),
         delivery: Rc::default(),
         metrics: Rc::new(crate::metrics::ShardMetrics::new(config.metrics_commit_times_max)),
+        garbage: (inbox.log_rx.is_some() && config.controllers.garbage_collector).then(Rc::default),
     });
 
     let log = match inbox.log_rx {
@@ -995,12 +1004,17 @@ async fn shard_main(
 
     if log.is_some() {
         let backend = ShardBackend { shared: shared.clone(), local: local.clone() };
+        let namespace_controller = config.controllers.namespace;
         glommio::spawn_local(async move {
             bootstrap_namespaces(&backend).await;
             // Namespaces a restart left Terminating finish their cleanup.
-            api::handlers::namespace::resume_terminating(Rc::new(backend)).await;
+            if namespace_controller {
+                api::handlers::namespace::resume_terminating(Rc::new(backend)).await;
+            }
         })
         .detach();
+        // Collections a restart interrupted, and dependents of absent owners.
+        start_garbage_actions(&local, &shared);
     }
 
     accept_loop(&local, &shared, listener, tls).await;
@@ -1277,6 +1291,9 @@ fn load_initial(local: &Local, shared: &Shared, initial: &InitialState) {
         }
         *local.rbac.borrow_mut() = Rc::new(index);
     }
+    if let Some(graph) = &local.garbage {
+        graph.borrow_mut().load(&initial.live, &registry);
+    }
     // Watches start at or after the loaded state: history before it is unknown.
     *local.hub.borrow_mut() = crate::watch::WatchHub::new(
         initial.revision,
@@ -1303,6 +1320,7 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
                 load_initial(&local, &shared, &initial);
                 shared.publish_watch_stats(local.id, &local.hub.borrow());
                 local.run_ready_jobs();
+                start_garbage_actions(&local, &shared);
                 continue;
             }
         };
@@ -1321,6 +1339,17 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
         let registry = local.registry.borrow().clone();
         local.store.borrow_mut().apply(&batch, now_ms, &*registry);
         apply_rbac(&local, &batch);
+        if let Some(graph) = &local.garbage {
+            let mut graph = graph.borrow_mut();
+            for entry in batch.iter() {
+                let value = match &entry.operation {
+                    Operation::Put(value) => Some(value.as_ref()),
+                    Operation::Delete => None,
+                };
+                graph.apply(&entry.key, value, &registry);
+            }
+        }
+        start_garbage_actions(&local, &shared);
         {
             let mut hub = local.hub.borrow_mut();
             hub.dispatch(&batch, now_ms, &*registry);
@@ -1328,6 +1357,17 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
         }
         local.run_ready_jobs();
     }
+}
+
+/// Starts the garbage collector's queued actions (on this shard).
+fn start_garbage_actions(local: &Rc<Local>, shared: &Arc<Shared>) {
+    let Some(graph) = &local.garbage else { return };
+    let actions = graph.borrow_mut().take_pending();
+    if actions.is_empty() {
+        return;
+    }
+    let backend = Rc::new(ShardBackend { shared: shared.clone(), local: local.clone() });
+    glommio::spawn_local(api::handlers::garbage::run(backend, graph.clone(), actions)).detach();
 }
 
 /// Applies a batch's RBAC changes to this shard's index (copy-on-write:

@@ -215,11 +215,9 @@ pub async fn create_object_tracked(
             .is_ok_and(|v| v["metadata"].get("deletionTimestamp").is_some_and(|t| !t.is_null()));
         let lifecycle = crate::strategy::admission::Plugin::NamespaceLifecycle;
         if terminating && backend.config().admission_plugins.enabled(lifecycle) {
-            return Err(ApiError::Forbidden {
+            return Err(ApiError::NamespaceTerminating {
                 target: Target::new(&info.group, &info.resource, &name),
-                message: format!(
-                    "unable to create new content in namespace {namespace} because it is being terminated"
-                ),
+                namespace: namespace.clone(),
             });
         }
     }

@@ -9,8 +9,10 @@
 //! pod given a grace period) gets `deletionTimestamp` and
 //! `deletionGracePeriodSeconds` and stays (watchers see MODIFIED); it is
 //! removed when an update leaves it without finalizers (`update.rs`). A
-//! namespace goes Terminating and its contents are deleted by a background
-//! task (`namespace.rs`). What to write is decided by [`plan`], a pure
+//! namespace goes Terminating and, when the namespace controller runs
+//! (`--controllers`), its contents are deleted by a background task
+//! (`namespace.rs`); the garbage collector (`garbage.rs`) follows the
+//! committed entries, not this path. What to write is decided by [`plan`], a pure
 //! function; every write is appended conditionally on the mod revision read.
 
 use super::update::parse_resource_version;
@@ -578,30 +580,17 @@ pub async fn serve<B: Backend + 'static>(
             Ok(respond(StatusCode::OK, "application/json", body))
         }
         Outcome::Kept(bytes) => {
-            if namespace && !options.dry_run_all {
+            // The namespace controller, when it runs (`--controllers`); the
+            // garbage collector follows the committed entries (garbage.rs).
+            if namespace && !options.dry_run_all && backend.config().controllers.namespace {
                 let backend = shared.clone();
                 shared.spawn(Box::pin(async move { super::namespace::finalize(backend, name).await }));
             }
-            start_collection(shared, resolved, &options, &bytes);
             // kube answers 202 when a cascading delete was asked for the old way.
             let code = if options.orphan_dependents == Some(false) { StatusCode::ACCEPTED } else { StatusCode::OK };
             Ok(respond(code, "application/json", bytes))
         }
     }
-}
-
-/// Starts the garbage collector for an object a delete left with the
-/// `orphan` or `foregroundDeletion` finalizer (`bytes`: its version now).
-fn start_collection<B: Backend + 'static>(shared: &Rc<B>, resolved: &Resolved, options: &DeleteOptions, bytes: &[u8]) {
-    if options.dry_run_all || !super::garbage::needs_collection(bytes) {
-        return;
-    }
-    let uid = serde_json::from_slice::<Value>(bytes)
-        .ok()
-        .and_then(|v| v["metadata"]["uid"].as_str().map(str::to_string))
-        .unwrap_or_default();
-    let (backend, owner) = (shared.clone(), resolved.clone());
-    shared.spawn(Box::pin(async move { super::garbage::collect(backend, owner, uid).await }));
 }
 
 /// The current objects of a collection (a namespace's, or every
@@ -663,12 +652,11 @@ pub async fn serve_collection<B: Backend + 'static>(
             continue;
         }
         match delete_object(backend, &target, &options).await {
-            Ok(Outcome::Kept(bytes)) => {
-                if is_namespace(&resolved.info) && !options.dry_run_all {
+            Ok(Outcome::Kept(_)) => {
+                if is_namespace(&resolved.info) && !options.dry_run_all && backend.config().controllers.namespace {
                     let (backend, name) = (shared.clone(), object.meta.name.clone());
                     shared.spawn(Box::pin(async move { super::namespace::finalize(backend, name).await }));
                 }
-                start_collection(shared, &target, &options, &bytes)
             }
             Ok(Outcome::Removed(_)) | Err(ApiError::NotFound(_)) => {}
             Err(e) => return Err(e),

@@ -1,14 +1,19 @@
-//! The namespace lifecycle kube's namespace controller runs: a Terminating
-//! namespace's objects are deleted (each as a DELETE with Background
-//! propagation would), passes repeat with a growing wait while some remain
-//! (held by finalizers or graceful deletion), then the `kubernetes`
-//! finalizer leaves `spec.finalizers` and, with no other finalizers, the
-//! namespace is removed. Creating in a Terminating namespace is refused
-//! (`create.rs`).
+//! The namespace lifecycle kube's namespace controller
+//! (`namespace-controller`) runs: a Terminating namespace's objects are
+//! deleted (each as a DELETE with Background propagation would), passes
+//! repeat with a growing wait while some remain (held by finalizers or
+//! graceful deletion), then the `kubernetes` finalizer leaves
+//! `spec.finalizers` (what the controller's `PUT namespaces/NAME/finalize`
+//! writes) and, with `spec.finalizers` and `metadata.finalizers` both empty,
+//! the namespace is removed. Creating in a Terminating namespace is refused
+//! with kube's 403 NamespaceTerminating (`create.rs`), whether this
+//! controller runs or not.
 //!
-//! Runs as a background task the runtime starts through [`Backend::spawn`]
-//! (after a namespace DELETE, and at start-up for namespaces left
-//! Terminating); all reads and writes go through the [`Backend`].
+//! Runs only when `--controllers` enables it, as a background task started
+//! through [`Backend::spawn`] (after a namespace DELETE, and at start-up for
+//! namespaces left Terminating); all reads and writes go through the
+//! [`Backend`]. Without it a deleted namespace stays Terminating until a
+//! real namespace controller finalizes it, as with kube-apiserver alone.
 
 use super::delete::{
     delete_object, list_current, resolved_for, spec_finalizers, DeleteOptions, Outcome, FINALIZER_KUBERNETES,
