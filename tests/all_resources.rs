@@ -31,27 +31,12 @@ use std::collections::{BTreeMap, BTreeSet};
 /// of issue 15 adds (they need behaviour, not storage). Discovery may lack
 /// these, and only these.
 const NOT_YET_SERVED: &[&str] = &[
-    "v1 bindings",
-    "v1 namespaces/finalize",
-    "v1 nodes/proxy",
-    "v1 pods/attach",
-    "v1 pods/binding",
-    "v1 pods/ephemeralcontainers",
-    "v1 pods/eviction",
-    "v1 pods/exec",
-    "v1 pods/log",
-    "v1 pods/portforward",
-    "v1 pods/proxy",
-    "v1 pods/resize",
-    "v1 serviceaccounts/token",
-    "v1 services/proxy",
     "authentication.k8s.io/v1 selfsubjectreviews",
     "authentication.k8s.io/v1 tokenreviews",
     "authorization.k8s.io/v1 localsubjectaccessreviews",
     "authorization.k8s.io/v1 selfsubjectaccessreviews",
     "authorization.k8s.io/v1 selfsubjectrulesreviews",
     "authorization.k8s.io/v1 subjectaccessreviews",
-    "certificates.k8s.io/v1 certificatesigningrequests/approval",
 ];
 
 /// One line of `kube_resources.tsv`.

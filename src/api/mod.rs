@@ -142,7 +142,8 @@ where
         backend,
         header_text(header::AUTHORIZATION).as_deref(),
         parts.extensions.get::<pipeline::ClientCertificateUser>(),
-    )?;
+    )
+    .await?;
     let params = Params::parse(parts.uri.query())?;
     let route = route::parse(parts.uri.path());
     let attributes = pipeline::attributes(&parts.method, parts.uri.path(), &route, &params);

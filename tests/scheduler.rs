@@ -1,0 +1,181 @@
+//! A scheduler-shaped client against the real binary: it watches the
+//! unscheduled pods (`fieldSelector=spec.nodeName=`), binds them through
+//! `pods/NAME/binding` and the legacy `bindings` collection, and sees the
+//! bound pods arrive in a node's watch (`spec.nodeName=node-1`) while the
+//! unscheduled watch gets them DELETED; a second bind is 409 with kube's
+//! message. Then `kubectl drain`'s call: an eviction that a
+//! PodDisruptionBudget forbids (429, kube's message and cause, the pod
+//! kept) and one it allows (201, the budget decremented and the pod
+//! recorded in `disruptedPods`).
+
+mod common;
+
+use common::watch::Watch;
+use common::{assert_status, Server};
+use serde_json::{json, Value};
+
+const NS: &str = "sched";
+
+fn pod(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]}})
+}
+
+fn created(s: &Server, path: &str, body: &Value) -> Value {
+    let r = s.post_json(path, body);
+    assert_eq!(r.status, 201, "POST {path}: {}", r.text());
+    r.json()
+}
+
+fn merge_patch(s: &Server, path: &str, body: &Value) -> Value {
+    let bytes = serde_json::to_vec(body).unwrap();
+    let r = s.request(
+        "PATCH",
+        path,
+        &[("Content-Type", "application/merge-patch+json"), ("Accept", "application/json")],
+        Some(&bytes),
+    );
+    assert_eq!(r.status, 200, "PATCH {path}: {}", r.text());
+    r.json()
+}
+
+fn binding(pod: &str, node: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod, "annotations": {"scheduled-by": "test"}},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+}
+
+fn eviction(pod: &str) -> Value {
+    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": NS}})
+}
+
+/// The next event of a watch as (type, name, spec.nodeName).
+fn next(w: &mut Watch) -> (String, String, String) {
+    let e = w.next();
+    (
+        e["type"].as_str().unwrap().to_string(),
+        e["object"]["metadata"]["name"].as_str().unwrap().to_string(),
+        e["object"]["spec"]["nodeName"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+#[test]
+fn a_scheduler_binds_pods_and_evictions_respect_disruption_budgets() {
+    let s = Server::start();
+    created(&s, "/api/v1/namespaces", &json!({"metadata": {"name": NS}}));
+    created(&s, "/api/v1/nodes", &json!({"metadata": {"name": "node-1"}}));
+
+    // Discovery lists the scheduler's subresources with kube's verbs and kinds.
+    let core = s.get_ok("/api/v1");
+    let entry = |name: &str| {
+        core["resources"].as_array().unwrap().iter().find(|r| r["name"] == name).cloned().unwrap_or(Value::Null)
+    };
+    assert_eq!(entry("pods/binding")["verbs"], json!(["create"]));
+    assert_eq!(entry("pods/binding")["kind"], "Binding");
+    assert_eq!((entry("pods/eviction")["group"].clone(), entry("pods/eviction")["kind"].clone()), (json!("policy"), json!("Eviction")));
+    assert_eq!(entry("bindings")["verbs"], json!(["create"]));
+
+    let mut unscheduled = Watch::open(&s, &format!("/api/v1/namespaces/{NS}/pods?watch=1&fieldSelector=spec.nodeName%3D"));
+    let mut on_node = Watch::open(&s, "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-1");
+    for name in ["p0", "p1", "p2"] {
+        created(&s, &format!("/api/v1/namespaces/{NS}/pods"), &pod(name));
+        assert_eq!(next(&mut unscheduled), ("ADDED".into(), name.into(), String::new()));
+    }
+
+    // Bind two through pods/NAME/binding, one through the bindings collection.
+    for name in ["p0", "p1"] {
+        let status = created(&s, &format!("/api/v1/namespaces/{NS}/pods/{name}/binding"), &binding(name, "node-1"));
+        assert_eq!((status["kind"].as_str(), status["status"].as_str()), (Some("Status"), Some("Success")));
+    }
+    created(&s, &format!("/api/v1/namespaces/{NS}/bindings"), &binding("p2", "node-1"));
+    for name in ["p0", "p1", "p2"] {
+        // Leaving the unscheduled selection is a DELETED there, an ADDED on the node.
+        let (kind, got, _) = next(&mut unscheduled);
+        assert_eq!((kind.as_str(), got.as_str()), ("DELETED", name));
+        assert_eq!(next(&mut on_node), ("ADDED".into(), name.into(), "node-1".into()));
+    }
+    let p0 = s.get_ok(&format!("/api/v1/namespaces/{NS}/pods/p0"));
+    assert_eq!(p0["spec"]["nodeName"], "node-1");
+    assert_eq!(p0["metadata"]["annotations"]["scheduled-by"], "test", "the Binding's annotations are copied");
+    let scheduled = p0["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap();
+    assert_eq!(scheduled["status"], "True");
+    assert!(scheduled["lastTransitionTime"].is_string());
+
+    // A second bind, a mismatched name, a missing pod, no target.
+    let again = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/p0/binding"), &binding("p0", "node-2"));
+    let status = assert_status(&again, 409, "Conflict");
+    assert_eq!(
+        status["message"],
+        "Operation cannot be fulfilled on pods/binding \"p0\": pod p0 is already assigned to node \"node-1\""
+    );
+    assert_eq!(status["details"], json!({"name": "p0", "kind": "pods/binding"}));
+    let mismatch = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/p1/binding"), &binding("p0", "node-1"));
+    assert_eq!(assert_status(&mismatch, 400, "BadRequest")["message"], "name in URL does not match name in Binding object");
+    let missing = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/ghost/binding"), &binding("ghost", "node-1"));
+    assert_eq!(assert_status(&missing, 404, "NotFound")["message"], "pods \"ghost\" not found");
+    created(&s, &format!("/api/v1/namespaces/{NS}/pods"), &pod("p3"));
+    let no_target = s.post_json(
+        &format!("/api/v1/namespaces/{NS}/pods/p3/binding"),
+        &json!({"metadata": {"name": "p3"}, "target": {}}),
+    );
+    assert_status(&no_target, 422, "Invalid");
+    let get_binding = s.get(&format!("/api/v1/namespaces/{NS}/pods/p0/binding"));
+    assert_status(&get_binding, 405, "MethodNotAllowed");
+
+    // The pods run and are ready; a budget covers them.
+    for name in ["p0", "p1", "p2"] {
+        merge_patch(
+            &s,
+            &format!("/api/v1/namespaces/{NS}/pods/{name}/status"),
+            &json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
+        );
+    }
+    let budget = created(
+        &s,
+        &format!("/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets"),
+        &json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+            "spec": {"minAvailable": 3, "selector": {"matchLabels": {"app": "web"}}}}),
+    );
+    let generation = budget["metadata"]["generation"].as_i64().unwrap_or(1);
+    let budget_status = |allowed: i64| {
+        json!({"status": {"observedGeneration": generation, "disruptionsAllowed": allowed,
+            "currentHealthy": 3, "desiredHealthy": 3 - allowed, "expectedPods": 3}})
+    };
+    let budget_path = format!("/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets/web");
+    merge_patch(&s, &format!("{budget_path}/status"), &budget_status(0));
+
+    // The budget forbids it: 429, kube's message and cause; the pod stays.
+    let refused = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/p0/eviction"), &eviction("p0"));
+    let status = assert_status(&refused, 429, "TooManyRequests");
+    assert_eq!(status["message"], "Cannot evict pod as it would violate the pod's disruption budget.");
+    assert_eq!(
+        status["details"]["causes"],
+        json!([{"reason": "DisruptionBudget", "message": "The disruption budget web needs 3 healthy pods and has 3 currently"}])
+    );
+    assert!(s.get_ok(&format!("/api/v1/namespaces/{NS}/pods/p0"))["metadata"]["deletionTimestamp"].is_null());
+
+    // The budget allows one: 201 Success, the budget spent, the pod deleted.
+    merge_patch(&s, &format!("{budget_path}/status"), &budget_status(1));
+    let allowed = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/p0/eviction"), &eviction("p0"));
+    assert_eq!(allowed.status, 201, "{}", allowed.text());
+    assert_eq!(allowed.json()["status"], "Success");
+    let after = s.get_ok(&budget_path);
+    assert_eq!(after["status"]["disruptionsAllowed"], 0);
+    assert!(after["status"]["disruptedPods"]["p0"].is_string(), "{after}");
+    let p0 = s.get(&format!("/api/v1/namespaces/{NS}/pods/p0"));
+    assert!(
+        p0.status == 404 || p0.json()["metadata"]["deletionTimestamp"].is_string(),
+        "the evicted pod is deleted or being deleted: {}",
+        p0.text()
+    );
+    // The budget is spent: the next eviction is refused again.
+    let next_refused = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/p1/eviction"), &eviction("p1"));
+    assert_status(&next_refused, 429, "TooManyRequests");
+    // A pending pod (p3, never bound) needs no budget.
+    let pending = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/p3/eviction"), &eviction("p3"));
+    assert_eq!(pending.status, 201, "{}", pending.text());
+    assert_eq!(s.get(&format!("/api/v1/namespaces/{NS}/pods/p3")).status, 404);
+    // An Eviction naming another pod is refused.
+    let wrong = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/p1/eviction"), &eviction("p2"));
+    assert_eq!(assert_status(&wrong, 400, "BadRequest")["message"], "name in URL does not match name in Eviction object");
+}
