@@ -143,6 +143,19 @@ fn resource(group: &str, version: &str, rest: &[&str]) -> Route {
             p.name = s(name);
             p.subresource = s(sub);
         }
+        // A proxy subresource's own path (`pods/NAME/proxy/healthz`): the
+        // proxy target, which the proxy handlers do not reach anyway.
+        ["namespaces", ns, resource, name, "proxy", _, ..] => {
+            p.namespace = s(ns);
+            p.resource = resource.to_string();
+            p.name = s(name);
+            p.subresource = Some("proxy".into());
+        }
+        [resource, name, "proxy", _, ..] => {
+            p.resource = resource.to_string();
+            p.name = s(name);
+            p.subresource = Some("proxy".into());
+        }
         _ => return Route::NotFound,
     }
     Route::Resource(p)
@@ -194,5 +207,8 @@ mod tests {
         let p = res("/api/v1/watch/namespaces/x/pods");
         assert!(p.legacy_watch);
         assert_eq!(parse("/api/v1/namespaces/a/b/c/d/e"), Route::NotFound);
+        let p = res("/api/v1/namespaces/a/pods/p/proxy/metrics/x");
+        assert_eq!((p.name.as_deref(), p.subresource.as_deref()), (Some("p"), Some("proxy")));
+        assert_eq!(res("/api/v1/nodes/n/proxy/stats").subresource.as_deref(), Some("proxy"));
     }
 }

@@ -13,7 +13,7 @@
 //! same order in every document (the registry's discovery order, resources by
 //! name), so the documents are deterministic and cacheable.
 
-use super::registry::{GroupVersion, Registry, ResourceInfo};
+use super::registry::{compare_groups, review_resources, GroupVersion, Registry, ResourceInfo};
 use serde_json::{json, Map, Value};
 
 /// The `Accept` media type (and the response `Content-Type`) of aggregated
@@ -41,10 +41,17 @@ pub fn api_versions(server_address: &str) -> Value {
 }
 
 /// The distinct non-core groups, in discovery order, each with its versions
-/// (most preferred first).
+/// (most preferred first): the registry's, and the review APIs'.
 fn groups(registry: &Registry) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for GroupVersion { group, version } in registry.group_versions() {
+    let mut all = registry.group_versions();
+    for review in review_resources() {
+        if !all.iter().any(|gv| gv.group == review.group && gv.version == review.version) {
+            all.push(GroupVersion { group: review.group.clone(), version: review.version.clone() });
+        }
+    }
+    all.sort_by(|a, b| compare_groups(&a.group, &b.group));
+    for GroupVersion { group, version } in all {
         if group.is_empty() {
             continue;
         }
@@ -87,8 +94,11 @@ pub fn api_group(registry: &Registry, group: &str) -> Option<Value> {
 }
 
 fn sorted_resources<'a>(registry: &'a Registry, group: &str, version: &str) -> Vec<&'a ResourceInfo> {
-    let mut resources: Vec<&ResourceInfo> =
-        registry.iter().filter(|r| r.group == group && r.version == version).collect();
+    let mut resources: Vec<&ResourceInfo> = registry
+        .iter()
+        .chain(review_resources().iter())
+        .filter(|r| r.group == group && r.version == version)
+        .collect();
     resources.sort_by(|a, b| a.resource.cmp(&b.resource));
     resources
 }

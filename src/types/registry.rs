@@ -165,6 +165,45 @@ pub fn control_plane_subresource(group: &str, resource: &str, subresource: &str)
         .find(|s| s.group == group && s.resource == resource && s.subresource == subresource)
 }
 
+/// The review APIs kube-apiserver v1.36 serves: create-only virtual
+/// resources, not stored (served by `api/handlers/review.rs`, not from the
+/// registry), listed in discovery: (group, version, resource, namespaced, kind).
+pub static REVIEW_RESOURCES: &[(&str, &str, &str, bool, &str)] = &[
+    ("authentication.k8s.io", "v1", "selfsubjectreviews", false, "SelfSubjectReview"),
+    ("authentication.k8s.io", "v1", "tokenreviews", false, "TokenReview"),
+    ("authorization.k8s.io", "v1", "localsubjectaccessreviews", true, "LocalSubjectAccessReview"),
+    ("authorization.k8s.io", "v1", "selfsubjectaccessreviews", false, "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "v1", "selfsubjectrulesreviews", false, "SelfSubjectRulesReview"),
+    ("authorization.k8s.io", "v1", "subjectaccessreviews", false, "SubjectAccessReview"),
+];
+
+/// [`REVIEW_RESOURCES`] as discovery lists them (verb `create` only).
+pub fn review_resources() -> &'static [ResourceInfo] {
+    static INFOS: std::sync::OnceLock<Vec<ResourceInfo>> = std::sync::OnceLock::new();
+    INFOS.get_or_init(|| {
+        REVIEW_RESOURCES
+            .iter()
+            .map(|(group, version, resource, namespaced, kind)| ResourceInfo {
+                group: group.to_string(),
+                version: version.to_string(),
+                resource: resource.to_string(),
+                singular: kind.to_lowercase(),
+                kind: kind.to_string(),
+                list_kind: String::new(),
+                namespaced: *namespaced,
+                short_names: Vec::new(),
+                categories: Vec::new(),
+                verbs: vec!["create".into()],
+                selectable_fields: Vec::new(),
+                allow_create_on_update: false,
+                has_generation: false,
+                subresources: Vec::new(),
+                custom: None,
+            })
+            .collect()
+    })
+}
+
 /// One row of the generated built-in table (`generated/builtin.rs`).
 #[derive(Clone, Copy, Debug)]
 pub struct BuiltinResource {

@@ -40,16 +40,6 @@ pub fn serves(path: &ResourcePath) -> bool {
     }
 }
 
-/// The review APIs for discovery: (group, version, resource, namespaced,
-/// kind), as kube-apiserver v1.36 lists them (verb `create` only).
-pub const REVIEWS: &[(&str, &str, &str, bool, &str)] = &[
-    (AUTHENTICATION_GROUP, "v1", "selfsubjectreviews", false, "SelfSubjectReview"),
-    (AUTHENTICATION_GROUP, "v1", "tokenreviews", false, "TokenReview"),
-    (AUTHORIZATION_GROUP, "v1", "localsubjectaccessreviews", true, "LocalSubjectAccessReview"),
-    (AUTHORIZATION_GROUP, "v1", "selfsubjectaccessreviews", false, "SelfSubjectAccessReview"),
-    (AUTHORIZATION_GROUP, "v1", "selfsubjectrulesreviews", false, "SelfSubjectRulesReview"),
-    (AUTHORIZATION_GROUP, "v1", "subjectaccessreviews", false, "SubjectAccessReview"),
-];
 
 pub async fn serve<B: Backend + 'static>(
     shared: &std::rc::Rc<B>,
