@@ -296,7 +296,9 @@ fn service_account_tokens(args: &ServeArgs) -> Result<shardline::auth::serviceac
     let issuer = args.service_account_issuer.clone();
     let mut keys = Vec::new();
     for path in &args.service_account_key_file {
-        keys.push(std::fs::read(path).map_err(|e| format!("--service-account-key-file: reading {}: {e}", path.display()))?);
+        keys.push(
+            std::fs::read(path).map_err(|e| format!("--service-account-key-file: reading {}: {e}", path.display()))?,
+        );
     }
     match &args.service_account_signing_key_file {
         Some(path) => {

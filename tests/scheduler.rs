@@ -72,10 +72,14 @@ fn a_scheduler_binds_pods_and_evictions_respect_disruption_budgets() {
     };
     assert_eq!(entry("pods/binding")["verbs"], json!(["create"]));
     assert_eq!(entry("pods/binding")["kind"], "Binding");
-    assert_eq!((entry("pods/eviction")["group"].clone(), entry("pods/eviction")["kind"].clone()), (json!("policy"), json!("Eviction")));
+    assert_eq!(
+        (entry("pods/eviction")["group"].clone(), entry("pods/eviction")["kind"].clone()),
+        (json!("policy"), json!("Eviction"))
+    );
     assert_eq!(entry("bindings")["verbs"], json!(["create"]));
 
-    let mut unscheduled = Watch::open(&s, &format!("/api/v1/namespaces/{NS}/pods?watch=1&fieldSelector=spec.nodeName%3D"));
+    let mut unscheduled =
+        Watch::open(&s, &format!("/api/v1/namespaces/{NS}/pods?watch=1&fieldSelector=spec.nodeName%3D"));
     let mut on_node = Watch::open(&s, "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-1");
     for name in ["p0", "p1", "p2"] {
         created(&s, &format!("/api/v1/namespaces/{NS}/pods"), &pod(name));
@@ -97,7 +101,8 @@ fn a_scheduler_binds_pods_and_evictions_respect_disruption_budgets() {
     let p0 = s.get_ok(&format!("/api/v1/namespaces/{NS}/pods/p0"));
     assert_eq!(p0["spec"]["nodeName"], "node-1");
     assert_eq!(p0["metadata"]["annotations"]["scheduled-by"], "test", "the Binding's annotations are copied");
-    let scheduled = p0["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap();
+    let scheduled =
+        p0["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap();
     assert_eq!(scheduled["status"], "True");
     assert!(scheduled["lastTransitionTime"].is_string());
 
@@ -110,7 +115,10 @@ fn a_scheduler_binds_pods_and_evictions_respect_disruption_budgets() {
     );
     assert_eq!(status["details"], json!({"name": "p0", "kind": "pods/binding"}));
     let mismatch = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/p1/binding"), &binding("p0", "node-1"));
-    assert_eq!(assert_status(&mismatch, 400, "BadRequest")["message"], "name in URL does not match name in Binding object");
+    assert_eq!(
+        assert_status(&mismatch, 400, "BadRequest")["message"],
+        "name in URL does not match name in Binding object"
+    );
     let missing = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/ghost/binding"), &binding("ghost", "node-1"));
     assert_eq!(assert_status(&missing, 404, "NotFound")["message"], "pods \"ghost\" not found");
     created(&s, &format!("/api/v1/namespaces/{NS}/pods"), &pod("p3"));
@@ -177,5 +185,8 @@ fn a_scheduler_binds_pods_and_evictions_respect_disruption_budgets() {
     assert_eq!(s.get(&format!("/api/v1/namespaces/{NS}/pods/p3")).status, 404);
     // An Eviction naming another pod is refused.
     let wrong = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/p1/eviction"), &eviction("p2"));
-    assert_eq!(assert_status(&wrong, 400, "BadRequest")["message"], "name in URL does not match name in Eviction object");
+    assert_eq!(
+        assert_status(&wrong, 400, "BadRequest")["message"],
+        "name in URL does not match name in Eviction object"
+    );
 }

@@ -28,7 +28,8 @@ const JSON_PATCH: &str = "application/json-patch+json";
 #[test]
 fn ephemeral_containers_and_resize_change_only_their_part() {
     let s = Server::start();
-    let resources = |cpu: &str| json!({"requests": {"cpu": cpu, "memory": "64Mi"}, "limits": {"cpu": cpu, "memory": "64Mi"}});
+    let resources =
+        |cpu: &str| json!({"requests": {"cpu": cpu, "memory": "64Mi"}, "limits": {"cpu": cpu, "memory": "64Mi"}});
     created(
         &s,
         "/api/v1/namespaces/default/pods",
@@ -53,7 +54,8 @@ fn ephemeral_containers_and_resize_change_only_their_part() {
     assert_eq!(pod["spec"]["ephemeralContainers"][0]["name"], "debug");
     assert_eq!(pod["spec"]["containers"][0]["image"], "nginx");
     // An existing one may not be removed; one with ports may not be added.
-    let removed = patch(&s, &format!("{path}/ephemeralcontainers"), MERGE, &json!({"spec": {"ephemeralContainers": []}}));
+    let removed =
+        patch(&s, &format!("{path}/ephemeralcontainers"), MERGE, &json!({"spec": {"ephemeralContainers": []}}));
     assert!(assert_status(&removed, 422, "Invalid")["message"].as_str().unwrap().contains("may not be removed"));
     let ports = patch(
         &s,
@@ -132,7 +134,8 @@ fn finalize_and_csr_approval() {
     );
     let mut approved = csr.clone();
     approved["spec"]["signerName"] = json!("example.com/other");
-    approved["status"] = json!({"conditions": [{"type": "Approved", "status": "True", "reason": "Test", "message": "ok"}]});
+    approved["status"] =
+        json!({"conditions": [{"type": "Approved", "status": "True", "reason": "Test", "message": "ok"}]});
     let approval = "/apis/certificates.k8s.io/v1/certificatesigningrequests/node-csr/approval";
     let r = s.put_json(approval, &approved);
     assert_eq!(r.status, 200, "{}", r.text());
@@ -141,7 +144,8 @@ fn finalize_and_csr_approval() {
     assert_eq!(stored["status"]["conditions"][0]["type"], "Approved");
     assert!(stored["status"]["conditions"][0]["lastUpdateTime"].is_string());
     let mut both = stored.clone();
-    both["status"]["conditions"] = json!([{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]);
+    both["status"]["conditions"] =
+        json!([{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]);
     let r = s.put_json(approval, &both);
     assert!(assert_status(&r, 422, "Invalid")["message"].as_str().unwrap().contains("mutually exclusive"));
 
@@ -167,8 +171,12 @@ fn kubelet_and_proxy_subresources_answer_as_kube_does_without_a_kubelet() {
     let two = json!({"metadata": {"name": "two"},
         "spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "x"}]}});
     created(&s, "/api/v1/namespaces/default/pods", &two);
-    created(&s, "/api/v1/namespaces/default/pods", &json!({"metadata": {"name": "one"},
-        "spec": {"containers": [{"name": "app", "image": "x"}]}}));
+    created(
+        &s,
+        "/api/v1/namespaces/default/pods",
+        &json!({"metadata": {"name": "one"},
+        "spec": {"containers": [{"name": "app", "image": "x"}]}}),
+    );
     let base = "/api/v1/namespaces/default/pods";
 
     // Logs of an unscheduled pod: an empty stream; the container must be valid.
@@ -199,12 +207,19 @@ fn kubelet_and_proxy_subresources_answer_as_kube_does_without_a_kubelet() {
     // Proxies: no pod IP, no endpoints, no node address.
     let r = s.get(&format!("{base}/one/proxy"));
     assert_eq!(assert_status(&r, 400, "BadRequest")["message"], "address not allowed");
-    created(&s, "/api/v1/namespaces/default/services", &json!({"metadata": {"name": "svc"},
-        "spec": {"ports": [{"port": 80}], "selector": {"app": "none"}}}));
+    created(
+        &s,
+        "/api/v1/namespaces/default/services",
+        &json!({"metadata": {"name": "svc"},
+        "spec": {"ports": [{"port": 80}], "selector": {"app": "none"}}}),
+    );
     let r = s.get("/api/v1/namespaces/default/services/svc/proxy");
     assert_eq!(assert_status(&r, 503, "ServiceUnavailable")["message"], "no endpoints available for service \"svc\"");
     let r = s.get("/api/v1/nodes/node-1/proxy");
-    assert_eq!(assert_status(&r, 500, "InternalError")["message"], "Internal error occurred: no preferred addresses found; known addresses: []");
+    assert_eq!(
+        assert_status(&r, 500, "InternalError")["message"],
+        "Internal error occurred: no preferred addresses found; known addresses: []"
+    );
     // Verbs kube does not list for a subresource are 405.
     assert_status(&s.request("DELETE", &format!("{base}/one/log"), &[], None), 405, "MethodNotAllowed");
 }

@@ -1,7 +1,7 @@
 //! TokenRequest round trips against the real binary: a token requested for
 //! a service account and bound to a pod (`serviceaccounts/NAME/token`,
-//! signed RS256 with an `openssl genrsa` key given by
-//! `--service-account-signing-key-file`) is a bearer token for that service
+//! signed RS256 with an `openssl genrsa` key, `tests/fixtures/
+//! service-account-rsa.key`, given by `--service-account-signing-key-file`) is a bearer token for that service
 //! account under `--authorization-mode RBAC` (a RoleBinding grants it
 //! configmaps, not secrets), whose user `whoami` and TokenReview show with
 //! kube's groups and extra; once the pod is deleted the token is refused
@@ -59,14 +59,8 @@ fn token_review(s: &Server, token: &str) -> Value {
 #[test]
 fn a_pod_bound_token_works_until_its_pod_is_deleted() {
     let dir = tempfile::tempdir().unwrap();
-    let key = dir.path().join("sa.key");
-    let openssl = std::process::Command::new("openssl")
-        .args(["genrsa", "-out"])
-        .arg(&key)
-        .arg("2048")
-        .output()
-        .expect("openssl (Debian package openssl) must be installed to make the signing key");
-    assert!(openssl.status.success(), "openssl genrsa: {}", String::from_utf8_lossy(&openssl.stderr));
+    // A test-only 2048-bit RSA key made by `openssl genrsa` (PKCS#8 PEM).
+    let key = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/service-account-rsa.key");
     let tokens = dir.path().join("tokens.csv");
     std::fs::File::create(&tokens).unwrap().write_all(b"admin-token,admin,uid-admin,system:masters\n").unwrap();
     let s = Server::start_with(Launch {
@@ -94,7 +88,11 @@ fn a_pod_bound_token_works_until_its_pod_is_deleted() {
             "spec": {"serviceAccountName": "robot", "containers": [{"name": "app", "image": "busybox"}]}}),
     );
     let pod_uid = pod["metadata"]["uid"].as_str().unwrap().to_string();
-    admin_created(&s, "/api/v1/namespaces/team/configmaps", &json!({"metadata": {"name": "settings"}, "data": {"a": "1"}}));
+    admin_created(
+        &s,
+        "/api/v1/namespaces/team/configmaps",
+        &json!({"metadata": {"name": "settings"}, "data": {"a": "1"}}),
+    );
     admin_created(
         &s,
         "/apis/rbac.authorization.k8s.io/v1/namespaces/team/roles",
@@ -147,7 +145,10 @@ fn a_pod_bound_token_works_until_its_pod_is_deleted() {
     let info = &whoami.json()["status"]["userInfo"];
     assert_eq!(info["username"], "system:serviceaccount:team:robot");
     assert_eq!(info["uid"], account["metadata"]["uid"]);
-    assert_eq!(info["groups"], json!(["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"]));
+    assert_eq!(
+        info["groups"],
+        json!(["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"])
+    );
     assert_eq!(info["extra"]["authentication.kubernetes.io/pod-name"], json!(["runner"]));
     assert_eq!(info["extra"]["authentication.kubernetes.io/pod-uid"], json!([pod_uid]));
     let review = token_review(&s, &token);
@@ -206,7 +207,9 @@ fn a_pod_bound_token_works_until_its_pod_is_deleted() {
         &s,
         "POST",
         path,
-        Some(&json!({"spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": "runner", "uid": "nope"}}})),
+        Some(
+            &json!({"spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": "runner", "uid": "nope"}}}),
+        ),
     );
     assert_status(&stale_uid, 409, "Conflict");
     let config_map = as_admin(
@@ -238,7 +241,11 @@ fn a_pod_bound_token_works_until_its_pod_is_deleted() {
     assert_eq!(with_token(&s, &other_token, "GET", "/api/v1/namespaces/team/configmaps", None).status, 200);
     // The service account goes: every token of it is refused.
     assert_eq!(as_admin(&s, "DELETE", "/api/v1/namespaces/team/serviceaccounts/robot", None).status, 200);
-    assert_status(&with_token(&s, &other_token, "GET", "/api/v1/namespaces/team/configmaps", None), 401, "Unauthorized");
+    assert_status(
+        &with_token(&s, &other_token, "GET", "/api/v1/namespaces/team/configmaps", None),
+        401,
+        "Unauthorized",
+    );
 }
 
 #[test]

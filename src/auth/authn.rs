@@ -63,7 +63,10 @@ impl TokenFile {
                 Some(g) if !g.is_empty() => g.split(',').map(str::to_string).collect(),
                 _ => Vec::new(),
             };
-            tokens.insert(fields[0].clone(), UserInfo { name: fields[1].clone(), uid: fields[2].clone(), groups, extra: Default::default() });
+            tokens.insert(
+                fields[0].clone(),
+                UserInfo { name: fields[1].clone(), uid: fields[2].clone(), groups, extra: Default::default() },
+            );
         }
         Ok(TokenFile { tokens })
     }

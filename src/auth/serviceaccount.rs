@@ -175,7 +175,13 @@ pub struct ServiceAccountTokens {
 
 impl std::fmt::Debug for ServiceAccountTokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ServiceAccountTokens(issuer {:?}, kid {}, {} keys)", self.issuer, self.signing_kid, self.verifiers.len())
+        write!(
+            f,
+            "ServiceAccountTokens(issuer {:?}, kid {}, {} keys)",
+            self.issuer,
+            self.signing_kid,
+            self.verifiers.len()
+        )
     }
 }
 
@@ -241,7 +247,9 @@ impl PublicKey {
     fn verify(&self, message: &[u8], sig: &[u8], alg: &str) -> bool {
         match (self, alg) {
             (PublicKey::Rsa(k), "RS256") => {
-                signature::UnparsedPublicKey::new(&signature::RSA_PKCS1_2048_8192_SHA256, k).verify(message, sig).is_ok()
+                signature::UnparsedPublicKey::new(&signature::RSA_PKCS1_2048_8192_SHA256, k)
+                    .verify(message, sig)
+                    .is_ok()
             }
             (PublicKey::EcP256(k), "ES256") => {
                 signature::UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, k).verify(message, sig).is_ok()
@@ -337,8 +345,7 @@ impl ServiceAccountTokens {
         issuer: String,
         api_audiences: Vec<String>,
     ) -> Result<Self, KeyError> {
-        let signer =
-            pem_items(signing_key)?.iter().find_map(signer_of).ok_or(KeyError::NoPrivateKey)??;
+        let signer = pem_items(signing_key)?.iter().find_map(signer_of).ok_or(KeyError::NoPrivateKey)??;
         let mut keys = Vec::new();
         for pem in verification_keys {
             let before = keys.len();
@@ -372,8 +379,9 @@ impl ServiceAccountTokens {
         let rng = ring::rand::SystemRandom::new();
         let pkcs8 = signature::EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
             .map_err(|_| KeyError::Unsupported("generating a P-256 key failed".into()))?;
-        let key = signature::EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
-            .map_err(|_| KeyError::Unsupported("the generated key does not load".into()))?;
+        let key =
+            signature::EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+                .map_err(|_| KeyError::Unsupported("the generated key does not load".into()))?;
         Ok(Self::new(Signer::Ecdsa(key), Vec::new(), issuer, api_audiences))
     }
 
@@ -386,7 +394,8 @@ impl ServiceAccountTokens {
     pub fn sign(&self, claims: &Claims) -> Result<String, KeyError> {
         let header = serde_json::json!({"alg": self.signer.alg(), "kid": self.signing_kid});
         let claims = serde_json::to_vec(claims).map_err(|e| KeyError::Unsupported(e.to_string()))?;
-        let signing_input = format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims));
+        let signing_input =
+            format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims));
         let sig = self.signer.sign(signing_input.as_bytes())?;
         Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(sig)))
     }
@@ -496,10 +505,19 @@ mod tests {
         let public = tokens.signer.public_key();
         assert_eq!(PublicKey::from_spki(&public.spki()).unwrap(), public);
         assert_eq!(tokens.signing_kid, public.kid());
-        assert!(matches!(ServiceAccountTokens::from_pem(b"nothing", &[], "i".into(), vec![]), Err(KeyError::NoPrivateKey)));
+        assert!(matches!(
+            ServiceAccountTokens::from_pem(b"nothing", &[], "i".into(), vec![]),
+            Err(KeyError::NoPrivateKey)
+        ));
         let rcgen_key = rcgen::KeyPair::generate().unwrap();
         let pem = rcgen_key.serialize_pem();
-        let from_file = ServiceAccountTokens::from_pem(pem.as_bytes(), &[rcgen_key.public_key_pem().into_bytes()], "i".into(), vec!["api".into()]).unwrap();
+        let from_file = ServiceAccountTokens::from_pem(
+            pem.as_bytes(),
+            &[rcgen_key.public_key_pem().into_bytes()],
+            "i".into(),
+            vec!["api".into()],
+        )
+        .unwrap();
         assert_eq!(from_file.verifiers.len(), 1, "the same key given twice is one key");
         let token = from_file.sign(&Claims { iss: "i".into(), ..claims(0, &["api"]) }).unwrap();
         assert!(from_file.verify(&token, 10, &[]).is_ok());

@@ -167,10 +167,7 @@ const EPHEMERAL_FIELDS: &[&str] = &[
 ];
 
 fn is_mirror_pod(pod: &Object) -> bool {
-    pod.get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get("kubernetes.io/config.mirror"))
-        .is_some()
+    pod.get("metadata").and_then(|m| m.get("annotations")).and_then(|a| a.get("kubernetes.io/config.mirror")).is_some()
 }
 
 pub fn validate_update(kind: &str, subresource: &str, object: &Object, old: &Object) -> Vec<FieldError> {
@@ -227,7 +224,10 @@ fn ephemeral_containers(pod: &Object, old: &Object) -> Vec<FieldError> {
     for previous in list(old, "spec", "ephemeralContainers") {
         let name = previous["name"].as_str().unwrap_or("");
         match new.iter().find(|c| c["name"] == previous["name"]) {
-            None => errs.push(FieldError::forbidden(path, &format!("existing ephemeral containers {name:?} may not be removed\n"))),
+            None => errs.push(FieldError::forbidden(
+                path,
+                &format!("existing ephemeral containers {name:?} may not be removed\n"),
+            )),
             Some(now) if now != previous => errs.push(FieldError::forbidden(
                 &format!("{path}[{name}]"),
                 &format!("existing ephemeral containers {name:?} may not be changed\n"),
@@ -265,7 +265,12 @@ fn resize(pod: &Object, old: &Object) -> Vec<FieldError> {
                     c.get("resources")
                         .and_then(|r| r.get(part))
                         .and_then(Value::as_object)
-                        .map(|m| m.iter().filter(|(k, _)| *k != "cpu" && *k != "memory").map(|(k, v)| (k.clone(), v.clone())).collect())
+                        .map(|m| {
+                            m.iter()
+                                .filter(|(k, _)| *k != "cpu" && *k != "memory")
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect()
+                        })
                         .unwrap_or_default()
                 };
                 if names(new) != names(before) {
@@ -288,7 +293,9 @@ fn approval(csr: &Object, old: &Object) -> Vec<FieldError> {
         if kind.is_empty() {
             errs.push(FieldError::required(&format!("{path}[{i}].type"), ""));
         }
-        if conditions[..i].iter().any(|other| other["type"] == c["type"]) && matches!(kind, "Approved" | "Denied" | "Failed") {
+        if conditions[..i].iter().any(|other| other["type"] == c["type"])
+            && matches!(kind, "Approved" | "Denied" | "Failed")
+        {
             errs.push(FieldError::duplicate(&format!("{path}[{i}].type"), kind));
         }
         let status = c["status"].as_str().unwrap_or("");
@@ -327,12 +334,20 @@ mod tests {
     fn ephemeral_containers_change_nothing_else() {
         let old = object(json!({"metadata": {"name": "p", "labels": {"a": "1"}, "generation": 1},
             "spec": {"containers": [{"name": "app", "image": "x"}]}, "status": {"phase": "Running"}}));
-        let new = prepare("Pod", "ephemeralcontainers", json!({"metadata": {"name": "p", "labels": {"a": "2"}, "generation": 2},
+        let new = prepare(
+            "Pod",
+            "ephemeralcontainers",
+            json!({"metadata": {"name": "p", "labels": {"a": "2"}, "generation": 2},
             "spec": {"containers": [{"name": "app", "image": "changed"}],
-                "ephemeralContainers": [{"name": "debug", "image": "busybox"}]}, "status": {}}), &old);
+                "ephemeralContainers": [{"name": "debug", "image": "busybox"}]}, "status": {}}),
+            &old,
+        );
         assert_eq!(new["spec"]["containers"][0]["image"], "x");
         assert_eq!(new["spec"]["ephemeralContainers"][0]["name"], "debug");
-        assert_eq!((new["metadata"]["labels"]["a"].clone(), new["metadata"]["generation"].clone()), (json!("1"), json!(2)));
+        assert_eq!(
+            (new["metadata"]["labels"]["a"].clone(), new["metadata"]["generation"].clone()),
+            (json!("1"), json!(2))
+        );
         assert_eq!(new["status"]["phase"], "Running");
         let with_port = object(json!({"spec": {"containers": [{"name": "app", "image": "x"}],
             "ephemeralContainers": [{"name": "debug", "image": "busybox", "ports": [{"containerPort": 80}]}]}}));
@@ -344,20 +359,39 @@ mod tests {
 
     #[test]
     fn resize_changes_only_cpu_and_memory_within_the_qos_class() {
-        let resources = |cpu: &str| json!({"requests": {"cpu": cpu, "memory": "1Gi"}, "limits": {"cpu": cpu, "memory": "1Gi"}});
+        let resources =
+            |cpu: &str| json!({"requests": {"cpu": cpu, "memory": "1Gi"}, "limits": {"cpu": cpu, "memory": "1Gi"}});
         let old = object(json!({"metadata": {"name": "p"},
             "spec": {"containers": [{"name": "app", "image": "x", "resources": resources("1")}], "nodeName": "n"}}));
-        let new = prepare("Pod", "resize", json!({"metadata": {"name": "p"},
-            "spec": {"containers": [{"name": "app", "image": "other", "resources": resources("2")}], "nodeName": "m"}}), &old);
+        let new = prepare(
+            "Pod",
+            "resize",
+            json!({"metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "app", "image": "other", "resources": resources("2")}], "nodeName": "m"}}),
+            &old,
+        );
         assert_eq!(new["spec"]["containers"][0]["resources"]["limits"]["cpu"], "2");
-        assert_eq!((new["spec"]["containers"][0]["image"].as_str(), new["spec"]["nodeName"].as_str()), (Some("x"), Some("n")));
+        assert_eq!(
+            (new["spec"]["containers"][0]["image"].as_str(), new["spec"]["nodeName"].as_str()),
+            (Some("x"), Some("n"))
+        );
         assert!(resize(&new, &old).iter().all(|e| !e.body().contains("QOS")));
         // Guaranteed to Burstable is refused.
-        let burstable = prepare("Pod", "resize", json!({"spec": {"containers": [{"name": "app",
-            "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}}]}}), &old);
+        let burstable = prepare(
+            "Pod",
+            "resize",
+            json!({"spec": {"containers": [{"name": "app",
+            "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}}]}}),
+            &old,
+        );
         assert!(resize(&burstable, &old).iter().any(|e| e.body().contains("Pod QOS Class may not change")));
-        let storage = prepare("Pod", "resize", json!({"spec": {"containers": [{"name": "app",
-            "resources": {"requests": {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}}]}}), &old);
+        let storage = prepare(
+            "Pod",
+            "resize",
+            json!({"spec": {"containers": [{"name": "app",
+            "resources": {"requests": {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}}]}}),
+            &old,
+        );
         assert!(resize(&storage, &old).iter().any(|e| e.body().contains("only cpu and memory resources are mutable")));
     }
 
@@ -365,21 +399,37 @@ mod tests {
     fn approval_changes_only_conditions() {
         let old = object(json!({"metadata": {"name": "c"}, "spec": {"signerName": "x", "request": "cg=="},
             "status": {"certificate": "Y2VydA=="}}));
-        let new = prepare("CertificateSigningRequest", "approval", json!({"metadata": {"name": "c"},
-            "spec": {"signerName": "changed"}, "status": {"certificate": "", "conditions": [{"type": "Approved", "status": "True"}]}}), &old);
+        let new = prepare(
+            "CertificateSigningRequest",
+            "approval",
+            json!({"metadata": {"name": "c"},
+            "spec": {"signerName": "changed"}, "status": {"certificate": "", "conditions": [{"type": "Approved", "status": "True"}]}}),
+            &old,
+        );
         assert_eq!(new["spec"]["signerName"], "x");
         assert_eq!(new["status"]["certificate"], "Y2VydA==");
         assert_eq!(new["status"]["conditions"][0]["lastUpdateTime"], NOW);
         assert!(approval(&new, &old).is_empty());
-        let both = object(json!({"status": {"conditions": [{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]}}));
+        let both = object(
+            json!({"status": {"conditions": [{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]}}),
+        );
         assert!(approval(&both, &old).iter().any(|e| e.body().contains("mutually exclusive")));
-        assert!(approval(&old, &new).iter().any(|e| e.body().contains("may not remove a condition of type \"Approved\"")));
+        assert!(approval(&old, &new)
+            .iter()
+            .any(|e| e.body().contains("may not remove a condition of type \"Approved\"")));
     }
 
     #[test]
     fn finalize_keeps_the_status_and_checks_names() {
-        let old = object(json!({"metadata": {"name": "n"}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Terminating"}}));
-        let new = prepare("Namespace", "finalize", json!({"metadata": {"name": "n"}, "spec": {"finalizers": []}, "status": {"phase": "Active"}}), &old);
+        let old = object(
+            json!({"metadata": {"name": "n"}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Terminating"}}),
+        );
+        let new = prepare(
+            "Namespace",
+            "finalize",
+            json!({"metadata": {"name": "n"}, "spec": {"finalizers": []}, "status": {"phase": "Active"}}),
+            &old,
+        );
         assert_eq!(new["status"]["phase"], "Terminating");
         assert!(validate_update("Namespace", "finalize", &new, &old).is_empty());
         let bad = object(json!({"spec": {"finalizers": ["bogus"]}}));

@@ -94,11 +94,8 @@ pub fn api_group(registry: &Registry, group: &str) -> Option<Value> {
 }
 
 fn sorted_resources<'a>(registry: &'a Registry, group: &str, version: &str) -> Vec<&'a ResourceInfo> {
-    let mut resources: Vec<&ResourceInfo> = registry
-        .iter()
-        .chain(review_resources().iter())
-        .filter(|r| r.group == group && r.version == version)
-        .collect();
+    let mut resources: Vec<&ResourceInfo> =
+        registry.iter().chain(review_resources().iter()).filter(|r| r.group == group && r.version == version).collect();
     resources.sort_by(|a, b| a.resource.cmp(&b.resource));
     resources
 }
@@ -343,7 +340,10 @@ mod tests {
         let eviction = resources.iter().find(|r| r["name"] == "pods/eviction").expect("pods/eviction");
         assert_eq!((eviction["group"].as_str(), eviction["version"].as_str()), (Some("policy"), Some("v1")));
         let token = resources.iter().find(|r| r["name"] == "serviceaccounts/token").expect("token");
-        assert_eq!((token["group"].as_str(), token["kind"].as_str()), (Some("authentication.k8s.io"), Some("TokenRequest")));
+        assert_eq!(
+            (token["group"].as_str(), token["kind"].as_str()),
+            (Some("authentication.k8s.io"), Some("TokenRequest"))
+        );
         assert!(!names.contains(&"configmaps/status"));
         let pods = resources.iter().find(|r| r["name"] == "pods").expect("pods");
         assert_eq!(pods["singularName"], "pod");
@@ -399,7 +399,18 @@ mod tests {
         let names: Vec<&str> = subresources.iter().filter_map(|s| s["subresource"].as_str()).collect();
         assert_eq!(
             names,
-            ["attach", "binding", "ephemeralcontainers", "eviction", "exec", "log", "portforward", "proxy", "resize", "status"]
+            [
+                "attach",
+                "binding",
+                "ephemeralcontainers",
+                "eviction",
+                "exec",
+                "log",
+                "portforward",
+                "proxy",
+                "resize",
+                "status"
+            ]
         );
         let status = &subresources[9];
         assert_eq!(status["responseKind"]["kind"], "Pod");

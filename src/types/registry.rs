@@ -159,7 +159,11 @@ pub static CONTROL_PLANE_SUBRESOURCES: &[ControlPlaneSubresource] = &[
 ];
 
 /// The control-plane subresource `group`/`resource`/`subresource`, if it is one.
-pub fn control_plane_subresource(group: &str, resource: &str, subresource: &str) -> Option<&'static ControlPlaneSubresource> {
+pub fn control_plane_subresource(
+    group: &str,
+    resource: &str,
+    subresource: &str,
+) -> Option<&'static ControlPlaneSubresource> {
     CONTROL_PLANE_SUBRESOURCES
         .iter()
         .find(|s| s.group == group && s.resource == resource && s.subresource == subresource)

@@ -224,7 +224,13 @@ fn validate(binding: &Object) -> Result<String, Vec<Cause>> {
 
 /// The bind itself on the stored pod: kube's `setPodNodeAndMetadata`.
 /// `Err` carries the conflict's message.
-pub fn bind(pod: &mut Object, name: &str, node: &str, annotations: &[(String, String)], now: &str) -> Result<(), String> {
+pub fn bind(
+    pod: &mut Object,
+    name: &str,
+    node: &str,
+    annotations: &[(String, String)],
+    now: &str,
+) -> Result<(), String> {
     if metadata(pod).get("deletionTimestamp").is_some_and(|t| !t.is_null()) {
         return Err(format!("pod {name} is being deleted, cannot be assigned to a host"));
     }

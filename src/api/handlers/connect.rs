@@ -65,7 +65,9 @@ fn container(pod: &Object, name: &str, asked: Option<String>) -> Result<String, 
         Some(asked) if all.contains(&asked) => Ok(asked),
         Some(asked) => Err(ApiError::BadRequest(format!("container {asked} is not valid for pod {name}"))),
         None if containers.len() == 1 => Ok(containers[0].clone()),
-        None if containers.is_empty() => Err(ApiError::BadRequest(format!("a container name must be specified for pod {name}"))),
+        None if containers.is_empty() => {
+            Err(ApiError::BadRequest(format!("a container name must be specified for pod {name}")))
+        }
         None => Err(ApiError::BadRequest(format!(
             "a container name must be specified for pod {name}, choose one of: [{}]",
             containers.join(" ")
@@ -88,9 +90,10 @@ pub async fn serve(
             // `NAME` or `scheme:NAME:port` in the path.
             let service = name.split(':').nth(if name.contains(':') { 1 } else { 0 }).unwrap_or(&name).to_string();
             let endpoints = read(backend, "endpoints", &namespace, &service).await.ok();
-            let has_address = endpoints.as_ref().and_then(|e| e.get("subsets")).and_then(Value::as_array).is_some_and(
-                |subsets| subsets.iter().any(|s| s.get("addresses").and_then(Value::as_array).is_some_and(|a| !a.is_empty())),
-            );
+            let has_address =
+                endpoints.as_ref().and_then(|e| e.get("subsets")).and_then(Value::as_array).is_some_and(|subsets| {
+                    subsets.iter().any(|s| s.get("addresses").and_then(Value::as_array).is_some_and(|a| !a.is_empty()))
+                });
             if !has_address {
                 return Err(ApiError::ServiceUnavailable(format!("no endpoints available for service {service:?}")));
             }
@@ -153,10 +156,14 @@ mod tests {
     fn containers_are_chosen_as_kube_chooses_them() {
         let one: Object = serde_json::from_value(json!({"spec": {"containers": [{"name": "app"}]}})).unwrap();
         assert_eq!(container(&one, "p", None).unwrap(), "app");
-        assert_eq!(container(&one, "p", Some("nope".into())).unwrap_err().message(), "container nope is not valid for pod p");
-        let two: Object =
-            serde_json::from_value(json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}], "initContainers": [{"name": "i"}]}}))
-                .unwrap();
+        assert_eq!(
+            container(&one, "p", Some("nope".into())).unwrap_err().message(),
+            "container nope is not valid for pod p"
+        );
+        let two: Object = serde_json::from_value(
+            json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}], "initContainers": [{"name": "i"}]}}),
+        )
+        .unwrap();
         assert_eq!(
             container(&two, "p", None).unwrap_err().message(),
             "a container name must be specified for pod p, choose one of: [a b]"

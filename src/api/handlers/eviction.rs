@@ -179,7 +179,8 @@ pub fn selector_matches(selector: Option<&Value>, labels: &[(String, String)]) -
     }
     for e in expressions.into_iter().flatten() {
         let key = e["key"].as_str().unwrap_or("");
-        let values: Vec<&str> = e["values"].as_array().map(|v| v.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let values: Vec<&str> =
+            e["values"].as_array().map(|v| v.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
         let ok = match e["operator"].as_str().unwrap_or("") {
             "In" => label(key).is_some_and(|v| values.contains(&v)),
             "NotIn" => label(key).is_none_or(|v| !values.contains(&v)),
@@ -345,7 +346,9 @@ mod tests {
         );
         assert_eq!(refused.retry_after_seconds(), None);
         // A budget its controller has not observed yet: retry in 10 s.
-        let stale = object(json!({"metadata": {"name": "web", "generation": 3}, "status": {"observedGeneration": 2, "disruptionsAllowed": 5}}));
+        let stale = object(
+            json!({"metadata": {"name": "web", "generation": 3}, "status": {"observedGeneration": 2, "disruptionsAllowed": 5}}),
+        );
         let e = check_and_decrement(&stale, "p", "t").unwrap_err();
         assert_eq!((e.code(), e.retry_after_seconds()), (429, Some(10)));
         let negative = object(json!({"metadata": {"name": "n"}, "status": {"disruptionsAllowed": -1}}));

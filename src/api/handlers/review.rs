@@ -40,7 +40,6 @@ pub fn serves(path: &ResourcePath) -> bool {
     }
 }
 
-
 pub async fn serve<B: Backend + 'static>(
     shared: &std::rc::Rc<B>,
     head: &RequestHead,
@@ -221,7 +220,10 @@ fn subject_access(
         .map(|g| g.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default();
     if user.is_empty() && groups.is_empty() {
-        return Err(invalid("spec.user", "Invalid value: \"\": at least one of user or group must be specified".into()));
+        return Err(invalid(
+            "spec.user",
+            "Invalid value: \"\": at least one of user or group must be specified".into(),
+        ));
     }
     let mut attributes = access_attributes(spec).map_err(|e| match e {
         ApiError::Invalid { causes, .. } => ApiError::Invalid {
@@ -250,8 +252,7 @@ fn subject_access(
         .map(|e| {
             e.iter()
                 .map(|(k, v)| {
-                    let values =
-                        v.as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect());
+                    let values = v.as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect());
                     (k.clone(), values.unwrap_or_default())
                 })
                 .collect()

@@ -47,9 +47,10 @@ async fn serve_json(
 ) -> Result<Response<ResponseBody>, ApiError> {
     // `status`, and the subresources whose strategies take one part of the
     // body (strategy/subresources.rs; dispatched only where kube serves them).
-    let partial = resolved.subresource.as_deref().is_some_and(|sub| {
-        crate::strategy::subresources::serves(&resolved.info.group, &resolved.info.kind, sub)
-    });
+    let partial = resolved
+        .subresource
+        .as_deref()
+        .is_some_and(|sub| crate::strategy::subresources::serves(&resolved.info.group, &resolved.info.kind, sub));
     if resolved.subresource.is_some() && resolved.subresource.as_deref() != Some("status") && !partial {
         return Err(ApiError::MethodNotAllowed { method: "PUT".into(), target: resolved.target() });
     }

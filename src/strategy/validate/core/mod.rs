@@ -145,4 +145,3 @@ pub fn pod_template_spec(template: &Value, path: &str) -> Vec<FieldError> {
 pub fn pod_metadata_and_spec(pod: &Object) -> Vec<FieldError> {
     pods::metadata_and_spec_of(pod)
 }
-

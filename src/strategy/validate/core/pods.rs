@@ -303,4 +303,3 @@ pub fn pod_template(object: &Map<String, Value>) -> Errs {
 pub fn metadata_and_spec_of(pod: &Map<String, Value>) -> Errs {
     metadata_and_spec(pod, spec_of(pod))
 }
-
