@@ -563,4 +563,45 @@ mod tests {
         assert_eq!((a.path.as_str(), a.resource_request), ("/healthz", false));
         assert!(access_attributes(&Map::new()).is_err());
     }
+
+    /// A varint field (wire type 0).
+    fn varint_field(number: u64, value: u8) -> Vec<u8> {
+        vec![(number << 3) as u8, value]
+    }
+
+    fn envelope(object: &[u8]) -> Vec<u8> {
+        let mut body = b"k8s\0".to_vec();
+        body.extend(message(&[(2, object)]));
+        body
+    }
+
+    #[test]
+    fn protobuf_evictions_and_token_requests_read_their_fields() {
+        let meta = message(&[(1, b"web-0"), (3, b"team")]);
+        let preconditions = message(&[(2, b"42")]);
+        let mut options = varint_field(1, 30);
+        options.extend(message(&[(2, &preconditions), (4, b"Foreground"), (5, b"All")]));
+        let eviction = protobuf_eviction(&envelope(&message(&[(1, &meta), (2, &options)]))).unwrap();
+        assert_eq!(eviction["metadata"], json!({"name": "web-0", "namespace": "team"}));
+        assert_eq!(
+            eviction["deleteOptions"],
+            json!({"gracePeriodSeconds": 30, "preconditions": {"resourceVersion": "42"},
+                "propagationPolicy": "Foreground", "dryRun": ["All"]})
+        );
+        let reference = message(&[(1, b"Pod"), (2, b"v1"), (3, b"runner"), (4, b"u-1")]);
+        let mut spec = message(&[(1, b"api"), (1, b"vault"), (3, &reference)]);
+        spec.extend(varint_field(4, 0x7f));
+        let request = protobuf_token_request(&envelope(&message(&[(2, &spec)]))).unwrap();
+        assert_eq!(request["spec"]["audiences"], json!(["api", "vault"]));
+        assert_eq!(request["spec"]["expirationSeconds"], 127);
+        assert_eq!(
+            request["spec"]["boundObjectRef"],
+            json!({"kind": "Pod", "apiVersion": "v1", "name": "runner", "uid": "u-1"})
+        );
+        // Truncated bodies are 400, never a panic.
+        let mut truncated = envelope(&message(&[(2, &spec)]));
+        truncated.truncate(truncated.len() - 3);
+        assert!(protobuf_token_request(&truncated).is_err());
+        assert!(protobuf_eviction(b"k8s\0\x12\x05\x0a").is_err());
+    }
 }
