@@ -190,3 +190,46 @@ fn a_scheduler_binds_pods_and_evictions_respect_disruption_budgets() {
         "name in URL does not match name in Eviction object"
     );
 }
+
+/// `kubectl drain` (cordon, then an eviction per pod on the node, then a
+/// wait for the pods to go): a PodDisruptionBudget that allows nothing
+/// makes it fail with kube's message; once the budget allows it, it
+/// drains the node.
+#[test]
+fn kubectl_drain_evicts_through_the_disruption_budget() {
+    let s = Server::start();
+    created(&s, "/api/v1/namespaces", &json!({"metadata": {"name": NS}}));
+    created(&s, "/api/v1/nodes", &json!({"metadata": {"name": "node-1"}}));
+    created(&s, &format!("/api/v1/namespaces/{NS}/pods"), &pod("web-0"));
+    created(&s, &format!("/api/v1/namespaces/{NS}/pods/web-0/binding"), &binding("web-0", "node-1"));
+    merge_patch(
+        &s,
+        &format!("/api/v1/namespaces/{NS}/pods/web-0/status"),
+        &json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
+    );
+    created(
+        &s,
+        &format!("/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets"),
+        &json!({"metadata": {"name": "web"}, "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}),
+    );
+    let budget_status = |allowed: i64| {
+        json!({"status": {"observedGeneration": 1, "disruptionsAllowed": allowed,
+            "currentHealthy": 1, "desiredHealthy": 1 - allowed, "expectedPods": 1}})
+    };
+    let status_path = format!("/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets/web/status");
+    merge_patch(&s, &status_path, &budget_status(0));
+    let drain = ["drain", "node-1", "--force", "--grace-period=0", "--timeout=6s"];
+    let blocked = s.kubectl(&drain);
+    assert!(!blocked.status.success(), "drain must fail while the budget allows nothing: {}", blocked.stdout);
+    assert!(
+        blocked.stderr.contains("Cannot evict pod as it would violate the pod's disruption budget."),
+        "{}",
+        blocked.stderr
+    );
+    assert_eq!(s.get_ok("/api/v1/nodes/node-1")["spec"]["unschedulable"], true, "drain cordons first");
+    assert_eq!(s.get(&format!("/api/v1/namespaces/{NS}/pods/web-0")).status, 200);
+    merge_patch(&s, &status_path, &budget_status(1));
+    let out = s.kubectl_ok(&drain);
+    assert!(out.stdout.contains("evicted"), "{}", out.stdout);
+    assert_eq!(s.get(&format!("/api/v1/namespaces/{NS}/pods/web-0")).status, 404);
+}
