@@ -233,3 +233,49 @@ fn kubectl_drain_evicts_through_the_disruption_budget() {
     assert!(out.stdout.contains("evicted"), "{}", out.stdout);
     assert_eq!(s.get(&format!("/api/v1/namespaces/{NS}/pods/web-0")).status, 404);
 }
+
+/// kube-scheduler and client-go's typed clients send Protobuf: a Binding and
+/// an Eviction in Kubernetes' envelope, built with k8s-pb.
+#[test]
+fn protobuf_bindings_and_evictions() {
+    use k8s_pb::api::core::v1 as core;
+    use k8s_pb::api::policy::v1 as policy;
+    use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+    use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
+    use prost::Message;
+    fn envelope(api_version: &str, kind: &str, raw: Vec<u8>) -> Vec<u8> {
+        let unknown = Unknown {
+            type_meta: Some(TypeMeta { api_version: Some(api_version.into()), kind: Some(kind.into()) }),
+            raw: Some(raw),
+            content_encoding: Some(String::new()),
+            content_type: Some(String::new()),
+        };
+        let mut body = b"k8s\0".to_vec();
+        body.extend(unknown.encode_to_vec());
+        body
+    }
+    let s = Server::start();
+    created(&s, "/api/v1/namespaces", &json!({"metadata": {"name": NS}}));
+    created(&s, &format!("/api/v1/namespaces/{NS}/pods"), &pod("pb"));
+    let binding = core::Binding {
+        metadata: Some(meta::ObjectMeta { name: Some("pb".into()), namespace: Some(NS.into()), ..Default::default() }),
+        target: Some(core::ObjectReference {
+            kind: Some("Node".into()),
+            name: Some("node-7".into()),
+            ..Default::default()
+        }),
+    };
+    let proto = [("Content-Type", "application/vnd.kubernetes.protobuf"), ("Accept", "application/json")];
+    let body = envelope("v1", "Binding", binding.encode_to_vec());
+    let r = s.request("POST", &format!("/api/v1/namespaces/{NS}/pods/pb/binding"), &proto, Some(&body));
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(s.get_ok(&format!("/api/v1/namespaces/{NS}/pods/pb"))["spec"]["nodeName"], "node-7");
+    let eviction = policy::Eviction {
+        metadata: Some(meta::ObjectMeta { name: Some("pb".into()), namespace: Some(NS.into()), ..Default::default() }),
+        delete_options: Some(meta::DeleteOptions { grace_period_seconds: Some(0), ..Default::default() }),
+    };
+    let body = envelope("policy/v1", "Eviction", eviction.encode_to_vec());
+    let r = s.request("POST", &format!("/api/v1/namespaces/{NS}/pods/pb/eviction"), &proto, Some(&body));
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(s.get(&format!("/api/v1/namespaces/{NS}/pods/pb")).status, 404, "grace period 0: deleted at once");
+}

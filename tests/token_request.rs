@@ -279,3 +279,66 @@ fn kubectl_create_token_makes_a_token_of_the_generated_key() {
     assert!(!short.status.success());
     assert!(short.stderr.contains("may not specify a duration less than 10 minutes"), "{}", short.stderr);
 }
+
+/// A TokenRequest in Protobuf (client-go's typed clients, the kubelet),
+/// built with k8s-pb: audiences, lifetime and a Secret binding are read.
+#[test]
+fn protobuf_token_requests() {
+    use k8s_pb::api::authentication::v1 as authn;
+    use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
+    use prost::Message;
+    let s = Server::start();
+    let created = |path: &str, body: &Value| {
+        let r = s.post_json(path, body);
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()
+    };
+    created("/api/v1/namespaces", &json!({"metadata": {"name": "team"}}));
+    created("/api/v1/namespaces/team/serviceaccounts", &json!({"metadata": {"name": "robot"}}));
+    let secret = created("/api/v1/namespaces/team/secrets", &json!({"metadata": {"name": "holder"}}));
+    let request = authn::TokenRequest {
+        metadata: None,
+        spec: Some(authn::TokenRequestSpec {
+            audiences: vec!["vault".into()],
+            expiration_seconds: Some(900),
+            bound_object_ref: Some(authn::BoundObjectReference {
+                kind: Some("Secret".into()),
+                api_version: Some("v1".into()),
+                name: Some("holder".into()),
+                u_id: None,
+            }),
+        }),
+        status: None,
+    };
+    let unknown = Unknown {
+        type_meta: Some(TypeMeta {
+            api_version: Some("authentication.k8s.io/v1".into()),
+            kind: Some("TokenRequest".into()),
+        }),
+        raw: Some(request.encode_to_vec()),
+        content_encoding: Some(String::new()),
+        content_type: Some(String::new()),
+    };
+    let mut body = b"k8s\0".to_vec();
+    body.extend(unknown.encode_to_vec());
+    let r = s.request(
+        "POST",
+        "/api/v1/namespaces/team/serviceaccounts/robot/token",
+        &[("Content-Type", "application/vnd.kubernetes.protobuf"), ("Accept", "application/json")],
+        Some(&body),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    let token = r.json()["status"]["token"].as_str().unwrap().to_string();
+    let claims = jwt_part(&token, 1);
+    assert_eq!(claims["aud"], "vault");
+    assert_eq!(claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(), 900);
+    assert_eq!(claims["kubernetes.io"]["secret"], json!({"name": "holder", "uid": secret["metadata"]["uid"]}));
+    // The secret goes: the token is invalidated.
+    assert_eq!(s.delete("/api/v1/namespaces/team/secrets/holder").status, 200);
+    let r = s.post_json(
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        &json!({"spec": {"token": token, "audiences": ["vault"]}}),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert!(r.json()["status"]["error"].as_str().unwrap().contains("invalidated"), "{}", r.text());
+}
