@@ -425,10 +425,10 @@ impl ServiceAccountTokens {
         }
         let claims: Claims =
             serde_json::from_value(raw).map_err(|e| TokenError::Malformed(format!("claims do not decode: {e}")))?;
-        if now > claims.exp + LEEWAY_SECONDS {
+        if now > claims.exp.saturating_add(LEEWAY_SECONDS) {
             return Err(TokenError::Expired);
         }
-        if now + LEEWAY_SECONDS < claims.nbf {
+        if now.saturating_add(LEEWAY_SECONDS) < claims.nbf {
             return Err(TokenError::NotValidYet);
         }
         let wanted = if wanted.is_empty() { &self.api_audiences[..] } else { wanted };
