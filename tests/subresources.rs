@@ -68,6 +68,12 @@ fn ephemeral_containers_and_resize_change_only_their_part() {
         .as_str()
         .unwrap()
         .contains("cannot be set for an Ephemeral Container"));
+    // `kubectl debug` adds one with a strategic merge patch of the subresource.
+    s.kubectl_ok(&["debug", "web", "--image=busybox", "--container=dbg", "-n", "default"]);
+    let pod = s.get_ok(path);
+    let names: Vec<&str> =
+        pod["spec"]["ephemeralContainers"].as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
+    assert_eq!(names, ["debug", "dbg"]);
     // A plain update of the pod may not add one.
     let mut plain = s.get_ok(path);
     plain["spec"]["ephemeralContainers"][0]["image"] = json!("other");
