@@ -316,6 +316,8 @@ pub fn render_route(r: &Route) -> Option<String> {
         Route::Health { kind, check: None } => format!("/{}", kind.name()),
         Route::Health { kind, check: Some(c) } => format!("/{}/{c}", kind.name()),
         Route::Metrics => "/metrics".into(),
+        Route::OpenIdConfiguration => "/.well-known/openid-configuration".into(),
+        Route::OpenIdKeys => "/openid/v1/jwks".into(),
         Route::Resource(p) => render_resource_path(p),
         Route::NotFound => return None,
     })

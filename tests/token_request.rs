@@ -342,3 +342,32 @@ fn protobuf_token_requests() {
     assert_eq!(r.status, 201, "{}", r.text());
     assert!(r.json()["status"]["error"].as_str().unwrap().contains("invalidated"), "{}", r.text());
 }
+
+/// The issuer's discovery documents: its OIDC configuration and its keys,
+/// with which a token it issued verifies (the `kid` names the key).
+#[test]
+fn issuer_discovery_documents() {
+    let s = Server::start();
+    let config = s.get_ok("/.well-known/openid-configuration");
+    assert_eq!(config["issuer"], "https://kubernetes.default.svc.cluster.local");
+    assert_eq!(config["jwks_uri"], "https://kubernetes.default.svc.cluster.local/openid/v1/jwks");
+    assert_eq!(config["id_token_signing_alg_values_supported"], json!(["ES256"]));
+    let keys = s.get("/openid/v1/jwks");
+    assert_eq!(keys.status, 200);
+    assert_eq!(keys.header("content-type"), Some("application/jwk-set+json"));
+    let keys = keys.json();
+    assert_eq!(keys["keys"].as_array().unwrap().len(), 1);
+    let s_created = |path: &str, body: &Value| {
+        let r = s.post_json(path, body);
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()
+    };
+    s_created("/api/v1/namespaces", &json!({"metadata": {"name": "team"}}));
+    s_created("/api/v1/namespaces/team/serviceaccounts", &json!({"metadata": {"name": "robot"}}));
+    let token = s_created("/api/v1/namespaces/team/serviceaccounts/robot/token", &json!({}))["status"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(jwt_part(&token, 0)["kid"], keys["keys"][0]["kid"]);
+    assert_eq!(keys["keys"][0]["crv"], "P-256");
+}

@@ -173,6 +173,7 @@ where
         Route::Resource(path) => handlers::resource(shared, &head, &path, body).await,
         Route::Health { kind, check } => Ok(handlers::health::serve(backend, &head, &kind, check.as_deref())),
         Route::Metrics => handlers::metrics::serve(backend).await,
+        Route::OpenIdConfiguration | Route::OpenIdKeys => handlers::token::issuer_document(backend, &route),
         Route::NotFound => Err(ApiError::PathNotFound),
         other => {
             // Discovery lists the custom resources of every definition

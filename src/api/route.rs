@@ -59,6 +59,11 @@ pub enum Route {
     },
     /// `/metrics` (Prometheus text format).
     Metrics,
+    /// `/.well-known/openid-configuration`: the service account issuer's
+    /// OIDC discovery document.
+    OpenIdConfiguration,
+    /// `/openid/v1/jwks`: the keys service account tokens are signed with.
+    OpenIdKeys,
     Resource(ResourcePath),
     NotFound,
 }
@@ -79,6 +84,8 @@ pub fn parse(path: &str) -> Route {
         ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),
         ["openapi", "v2"] => Route::OpenApiV2,
         ["metrics"] => Route::Metrics,
+        [".well-known", "openid-configuration"] => Route::OpenIdConfiguration,
+        ["openid", "v1", "jwks"] => Route::OpenIdKeys,
         [kind @ ("livez" | "readyz" | "healthz")] => Route::Health { kind: health_kind(kind), check: None },
         [kind @ ("livez" | "readyz" | "healthz"), check] => {
             Route::Health { kind: health_kind(kind), check: Some(check.to_string()) }
@@ -183,6 +190,8 @@ mod tests {
         assert_eq!(parse("/livez/ping"), Route::Health { kind: HealthKind::Livez, check: Some("ping".into()) });
         assert_eq!(parse("/openapi/v3/apis/apps/v1"), Route::OpenApiV3("apis/apps/v1".into()));
         assert_eq!(parse("/nope"), Route::NotFound);
+        assert_eq!(parse("/.well-known/openid-configuration"), Route::OpenIdConfiguration);
+        assert_eq!(parse("/openid/v1/jwks"), Route::OpenIdKeys);
         assert_eq!(parse("/api//v1"), Route::NotFound);
     }
 

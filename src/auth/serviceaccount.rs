@@ -259,6 +259,37 @@ impl PublicKey {
     }
 }
 
+/// The modulus and exponent of a PKCS#1 RSAPublicKey (`SEQUENCE { INTEGER
+/// n, INTEGER e }`), without leading zero bytes; `None` when malformed.
+fn rsa_modulus_and_exponent(der: &[u8]) -> Option<(&[u8], &[u8])> {
+    fn element(bytes: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
+        let (&t, rest) = bytes.split_first()?;
+        if t != tag {
+            return None;
+        }
+        let (&first, rest) = rest.split_first()?;
+        let (len, rest) = if first < 0x80 {
+            (first as usize, rest)
+        } else {
+            let count = (first & 0x7f) as usize;
+            if count == 0 || count > 4 || rest.len() < count {
+                return None;
+            }
+            let len = rest[..count].iter().fold(0usize, |acc, b| (acc << 8) | *b as usize);
+            (len, &rest[count..])
+        };
+        (rest.len() >= len).then(|| (&rest[..len], &rest[len..]))
+    }
+    let (sequence, _) = element(der, 0x30)?;
+    let (n, rest) = element(sequence, 0x02)?;
+    let (e, _) = element(rest, 0x02)?;
+    fn strip(i: &[u8]) -> &[u8] {
+        let zeros = i.iter().take_while(|b| **b == 0).count().min(i.len().saturating_sub(1));
+        &i[zeros..]
+    }
+    Some((strip(n), strip(e)))
+}
+
 fn pem_items(pem: &[u8]) -> Result<Vec<rustls_pemfile::Item>, KeyError> {
     rustls_pemfile::read_all(&mut &pem[..]).collect::<Result<Vec<_>, _>>().map_err(|e| KeyError::Pem(e.to_string()))
 }
@@ -383,6 +414,48 @@ impl ServiceAccountTokens {
             signature::EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
                 .map_err(|_| KeyError::Unsupported("the generated key does not load".into()))?;
         Ok(Self::new(Signer::Ecdsa(key), Vec::new(), issuer, api_audiences))
+    }
+
+    /// The OIDC discovery document of the issuer
+    /// (`/.well-known/openid-configuration`), as kube-apiserver writes it.
+    pub fn openid_configuration(&self) -> serde_json::Value {
+        let mut algorithms: Vec<&str> = Vec::new();
+        for (_, key) in &self.verifiers {
+            let alg = match key {
+                PublicKey::Rsa(_) => "RS256",
+                PublicKey::EcP256(_) => "ES256",
+            };
+            if !algorithms.contains(&alg) {
+                algorithms.push(alg);
+            }
+        }
+        serde_json::json!({
+            "issuer": self.issuer,
+            "jwks_uri": format!("{}/openid/v1/jwks", self.issuer.trim_end_matches('/')),
+            "response_types_supported": ["id_token"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": algorithms,
+        })
+    }
+
+    /// The verification keys as a JWK set (`/openid/v1/jwks`).
+    pub fn jwks(&self) -> serde_json::Value {
+        let keys: Vec<serde_json::Value> = self
+            .verifiers
+            .iter()
+            .filter_map(|(kid, key)| match key {
+                PublicKey::Rsa(der) => {
+                    let (n, e) = rsa_modulus_and_exponent(der)?;
+                    Some(serde_json::json!({"use": "sig", "kty": "RSA", "kid": kid, "alg": "RS256",
+                        "n": URL_SAFE_NO_PAD.encode(n), "e": URL_SAFE_NO_PAD.encode(e)}))
+                }
+                PublicKey::EcP256(point) if point.len() == 65 => Some(serde_json::json!({"use": "sig", "kty": "EC",
+                    "kid": kid, "crv": "P-256", "alg": "ES256",
+                    "x": URL_SAFE_NO_PAD.encode(&point[1..33]), "y": URL_SAFE_NO_PAD.encode(&point[33..])})),
+                PublicKey::EcP256(_) => None,
+            })
+            .collect();
+        serde_json::json!({"keys": keys})
     }
 
     /// The JWS algorithm of issued tokens (`RS256` or `ES256`).
@@ -519,6 +592,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(from_file.verifiers.len(), 1, "the same key given twice is one key");
+        let jwks = from_file.jwks();
+        assert_eq!(jwks["keys"][0]["kty"], "EC");
+        assert_eq!(jwks["keys"][0]["kid"].as_str(), Some(from_file.signing_kid.as_str()));
+        assert_eq!(URL_SAFE_NO_PAD.decode(jwks["keys"][0]["x"].as_str().unwrap()).unwrap().len(), 32);
+        assert_eq!(from_file.openid_configuration()["jwks_uri"], "i/openid/v1/jwks");
+        // A PKCS#1 RSAPublicKey: n = 0x00c5 (a leading zero dropped), e = 65537.
+        let pkcs1 = [0x30, 0x09, 0x02, 0x02, 0x00, 0xc5, 0x02, 0x03, 0x01, 0x00, 0x01];
+        assert_eq!(rsa_modulus_and_exponent(&pkcs1), Some((&[0xc5][..], &[0x01, 0x00, 0x01][..])));
+        assert_eq!(rsa_modulus_and_exponent(&pkcs1[..5]), None);
         let token = from_file.sign(&Claims { iss: "i".into(), ..claims(0, &["api"]) }).unwrap();
         assert!(from_file.verify(&token, 10, &[]).is_ok());
     }

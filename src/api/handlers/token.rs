@@ -326,3 +326,18 @@ pub async fn serve(
     });
     Ok(respond(StatusCode::CREATED, "application/json", Bytes::from(answer.to_string())))
 }
+
+/// The service account issuer's discovery documents, as kube-apiserver
+/// serves them: `/.well-known/openid-configuration` and `/openid/v1/jwks`
+/// (`application/jwk-set+json`). 404 without an issuer.
+pub fn issuer_document(
+    backend: &impl Backend,
+    route: &crate::api::route::Route,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let tokens = backend.config().authentication.service_accounts.as_ref().ok_or(ApiError::PathNotFound)?;
+    let (content_type, document) = match route {
+        crate::api::route::Route::OpenIdKeys => ("application/jwk-set+json", tokens.jwks()),
+        _ => ("application/json", tokens.openid_configuration()),
+    };
+    Ok(respond(StatusCode::OK, content_type, Bytes::from(document.to_string())))
+}
