@@ -39,6 +39,16 @@ async fn read(backend: &impl Backend, resource: &str, namespace: &str, name: &st
     serde_json::from_slice(&current.json).map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))
 }
 
+/// The object a proxy path names: `NAME`, `NAME:port` or `scheme:NAME:port`.
+fn proxied_name(id: &str) -> &str {
+    let parts: Vec<&str> = id.split(':').collect();
+    if parts.len() == 3 {
+        parts[1]
+    } else {
+        parts[0]
+    }
+}
+
 fn query_value(head: &RequestHead, name: &str) -> Option<String> {
     form_urlencoded::parse(head.query.as_deref().unwrap_or("").as_bytes())
         .find(|(k, _)| k == name)
@@ -88,7 +98,7 @@ pub async fn serve(
         ("services", _) => {
             read(backend, "services", &namespace, &name).await?;
             // `NAME` or `scheme:NAME:port` in the path.
-            let service = name.split(':').nth(if name.contains(':') { 1 } else { 0 }).unwrap_or(&name).to_string();
+            let service = proxied_name(&name).to_string();
             let endpoints = read(backend, "endpoints", &namespace, &service).await.ok();
             let has_address =
                 endpoints.as_ref().and_then(|e| e.get("subsets")).and_then(Value::as_array).is_some_and(|subsets| {
@@ -100,7 +110,7 @@ pub async fn serve(
             Err(unreachable())
         }
         ("nodes", _) => {
-            let node = read(backend, "nodes", "", name.split(':').next().unwrap_or(&name)).await?;
+            let node = read(backend, "nodes", "", proxied_name(&name)).await?;
             let addresses = node.get("status").and_then(|s| s.get("addresses")).and_then(Value::as_array);
             if addresses.is_none_or(|a| a.is_empty()) {
                 return Err(ApiError::Internal("no preferred addresses found; known addresses: []".into()));
@@ -108,7 +118,7 @@ pub async fn serve(
             Err(unreachable())
         }
         (_, "proxy") => {
-            let pod_name = name.split(':').nth(if name.contains(':') { 1 } else { 0 }).unwrap_or(&name).to_string();
+            let pod_name = proxied_name(&name).to_string();
             let pod = read(backend, "pods", &namespace, &pod_name).await?;
             let ip = pod.get("status").map(|s| text(s, &["podIP"])).unwrap_or("");
             let routable = ip.parse::<std::net::IpAddr>().is_ok_and(|ip| !ip.is_unspecified() && !ip.is_loopback());
@@ -151,6 +161,13 @@ pub async fn serve(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn proxy_ids_name_their_object() {
+        assert_eq!(proxied_name("web"), "web");
+        assert_eq!(proxied_name("web:8080"), "web");
+        assert_eq!(proxied_name("https:web:443"), "web");
+    }
 
     #[test]
     fn containers_are_chosen_as_kube_chooses_them() {
