@@ -7,8 +7,11 @@
 //! Invariant: credentials that are present but wrong (an unknown bearer
 //! token) are refused (401), never downgraded to anonymous, as
 //! kube-apiserver's union authenticator does; with no token file configured
-//! a bearer token is not a credential at all (kube ignores it too). Parsing
-//! takes text and bytes: the files are read by `main`/`runtime`.
+//! a bearer token is not a credential at all (kube ignores it too), unless
+//! it is a service account token of this server's issuer
+//! (`serviceaccount.rs`, checked first by `api::pipeline`, which can read
+//! the bound objects). Parsing takes text and bytes: the files are read by
+//! `main`/`runtime`.
 
 use super::UserInfo;
 use std::collections::HashMap;
