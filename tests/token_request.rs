@@ -151,6 +151,10 @@ fn a_pod_bound_token_works_until_its_pod_is_deleted() {
     );
     assert_eq!(info["extra"]["authentication.kubernetes.io/pod-name"], json!(["runner"]));
     assert_eq!(info["extra"]["authentication.kubernetes.io/pod-uid"], json!([pod_uid]));
+    // kube's bootstrap policy lets service accounts read the issuer's keys.
+    let jwks = with_token(&s, &token, "GET", "/openid/v1/jwks", None);
+    assert_eq!(jwks.status, 200, "{}", jwks.text());
+    assert_eq!(jwks.json()["keys"][0]["kty"], "RSA");
     let review = token_review(&s, &token);
     assert_eq!(review["authenticated"], true, "{review}");
     assert_eq!(review["user"]["username"], "system:serviceaccount:team:robot");
