@@ -279,3 +279,64 @@ fn protobuf_bindings_and_evictions() {
     assert_eq!(r.status, 201, "{}", r.text());
     assert_eq!(s.get(&format!("/api/v1/namespaces/{NS}/pods/pb")).status, 404, "grace period 0: deleted at once");
 }
+
+/// The other branches of kube's eviction: two budgets covering one pod
+/// (500, kube's message); an unready pod while the budget has its healthy
+/// pods (evicted without spending the budget); a budget whose controller
+/// has not observed its generation (429, still being processed).
+#[test]
+fn evictions_with_two_budgets_unready_pods_and_stale_budgets() {
+    let s = Server::start();
+    created(&s, "/api/v1/namespaces", &json!({"metadata": {"name": NS}}));
+    for name in ["a", "b"] {
+        created(&s, &format!("/api/v1/namespaces/{NS}/pods"), &pod(name));
+        created(&s, &format!("/api/v1/namespaces/{NS}/pods/{name}/binding"), &binding(name, "node-1"));
+    }
+    merge_patch(
+        &s,
+        &format!("/api/v1/namespaces/{NS}/pods/a/status"),
+        &json!({"status": {"phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}]}}),
+    );
+    merge_patch(
+        &s,
+        &format!("/api/v1/namespaces/{NS}/pods/b/status"),
+        &json!({"status": {"phase": "Running",
+        "conditions": [{"type": "Ready", "status": "False"}]}}),
+    );
+    let budgets = format!("/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets");
+    let budget = |name: &str| json!({"metadata": {"name": name}, "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}});
+    created(&s, &budgets, &budget("one"));
+    created(&s, &budgets, &budget("two"));
+    let r = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/a/eviction"), &eviction("a"));
+    assert_eq!(
+        assert_status(&r, 500, "InternalError")["message"],
+        "Internal error occurred: This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+    );
+    assert_eq!(s.delete(&format!("{budgets}/two")).status, 200);
+    // The budget's controller has not observed it yet (no status).
+    let r = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/a/eviction"), &eviction("a"));
+    let status = assert_status(&r, 429, "TooManyRequests");
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "The disruption budget one is still being processed by the server."
+    );
+    assert_eq!(r.header("retry-after"), Some("10"));
+    // Observed, one healthy of one desired, nothing allowed: the unready pod
+    // b is evicted all the same, the budget untouched.
+    merge_patch(
+        &s,
+        &format!("{budgets}/one/status"),
+        &json!({"status": {"observedGeneration": 1,
+        "disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 2}}),
+    );
+    let r = s.post_json(&format!("/api/v1/namespaces/{NS}/pods/b/eviction"), &eviction("b"));
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(s.get_ok(&format!("{budgets}/one"))["status"]["disruptionsAllowed"], 0);
+    assert!(s.get_ok(&format!("{budgets}/one"))["status"]["disruptedPods"].is_null());
+    assert_status(
+        &s.post_json(&format!("/api/v1/namespaces/{NS}/pods/a/eviction"), &eviction("a")),
+        429,
+        "TooManyRequests",
+    );
+}
