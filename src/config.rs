@@ -161,6 +161,11 @@ pub struct Config {
     /// Who a request is from: `--token-auth-file`, `--client-ca-file`,
     /// `--anonymous-auth` (files are read by `main` at start-up).
     pub authentication: crate::auth::authn::AuthenticationConfig,
+    /// `--service-account-max-token-expiration`: the longest lifetime a
+    /// TokenRequest gets (longer requests are cut to it, as kube does);
+    /// `None` (kube's default) leaves kube's own bound of 2^32 s. A shorter
+    /// bound limits how long a leaked token is good for.
+    pub service_account_max_token_expiration: Option<Duration>,
     /// `--authorization-mode`: AlwaysAllow (the default) or RBAC.
     pub authorization_mode: crate::auth::authz::AuthorizationMode,
     /// The admission plugins that run (`--enable-admission-plugins`,
@@ -329,6 +334,7 @@ impl Config {
             log_appends_in_flight_max: 4096,
             log_snapshot_check_interval: Duration::from_secs(1),
             authentication: crate::auth::authn::AuthenticationConfig::default(),
+            service_account_max_token_expiration: None,
             authorization_mode: crate::auth::authz::AuthorizationMode::AlwaysAllow,
             admission_plugins: crate::strategy::admission::Plugins::default(),
             admission_list_objects_max: 1000,

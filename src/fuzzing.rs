@@ -90,6 +90,11 @@ pub const TARGETS: &[Target] = &[
         parses: "types::crd (definitions, status, served resources), types::crd_schema (pruning, validation)",
     },
     Target {
+        name: "service_account_token",
+        run: service_account_token,
+        parses: "auth::serviceaccount (verify, sign, from_pem), handlers::review::protobuf_{eviction,token_request}",
+    },
+    Target {
         name: "typed_layer",
         run: typed_layer,
         parses: "strategy::{decode_and_default, create, update, finish} (decode, defaults, rules, validation, order)",
@@ -311,6 +316,8 @@ pub fn render_route(r: &Route) -> Option<String> {
         Route::Health { kind, check: None } => format!("/{}", kind.name()),
         Route::Health { kind, check: Some(c) } => format!("/{}/{c}", kind.name()),
         Route::Metrics => "/metrics".into(),
+        Route::OpenIdConfiguration => "/.well-known/openid-configuration".into(),
+        Route::OpenIdKeys => "/openid/v1/jwks".into(),
         Route::Resource(p) => render_resource_path(p),
         Route::NotFound => return None,
     })
@@ -931,6 +938,54 @@ pub fn credentials(data: &[u8]) {
         let unknown = format!("{token}-not-listed");
         if file.lookup(&unknown).is_none() {
             assert_eq!(config.authenticate(Some(&format!("Bearer {unknown}")), None), Err(AuthnError::InvalidToken));
+        }
+    }
+}
+
+// --- Service account tokens and control-plane subresource bodies -------------------
+
+/// Service account tokens and what the control plane's subresources decode.
+/// Byte 0 picks: 0, the rest is a bearer token verified against a fixed key
+/// (the RSA key of `tests/fixtures/`): never a panic, and an accepted one
+/// names a service account; 1, the rest is a Protobuf Eviction and
+/// TokenRequest body: 400 or a JSON object, never a panic; 2, the rest is a
+/// PEM key file: a key or an error; 3, the rest is JSON claims: signed with
+/// the key, they verify (the signature and the issuer are never what
+/// refuses them).
+pub fn service_account_token(data: &[u8]) {
+    use crate::auth::serviceaccount::{Claims, ServiceAccountTokens, TokenError, USER_PREFIX};
+    static TOKENS: OnceLock<ServiceAccountTokens> = OnceLock::new();
+    const ISSUER: &str = "https://fuzz.example";
+    let tokens = TOKENS.get_or_init(|| {
+        let key = include_bytes!("../tests/fixtures/service-account-rsa.key");
+        ServiceAccountTokens::from_pem(key, &[], ISSUER.into(), Vec::new()).expect("the fixture key loads")
+    });
+    let Some((&mode, rest)) = data.split_first() else { return };
+    match mode % 4 {
+        0 => {
+            if let Ok(claims) = tokens.verify(&text(rest), 1_900_000_000, &[]) {
+                assert!(claims.sub.starts_with(USER_PREFIX), "accepted a token for {:?}", claims.sub);
+            }
+        }
+        1 => {
+            for decoded in [
+                crate::api::handlers::review::protobuf_eviction(rest),
+                crate::api::handlers::review::protobuf_token_request(rest),
+            ] {
+                if let Err(e) = decoded {
+                    assert_eq!(e.code(), 400, "{e:?}");
+                }
+            }
+        }
+        2 => {
+            let _ = ServiceAccountTokens::from_pem(rest, &[rest.to_vec()], ISSUER.into(), Vec::new());
+        }
+        _ => {
+            let Ok(mut claims) = serde_json::from_slice::<Claims>(rest) else { return };
+            claims.iss = ISSUER.into();
+            let token = tokens.sign(&claims).expect("signing never fails with a loaded key");
+            let verified = tokens.verify(&token, claims.nbf, &claims.aud);
+            assert!(!matches!(verified, Err(TokenError::Signature | TokenError::NotOurs)), "{verified:?} for {token}");
         }
     }
 }

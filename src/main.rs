@@ -81,6 +81,26 @@ struct ServeArgs {
     /// Serve requests without credentials as system:anonymous (false: 401).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     anonymous_auth: bool,
+    /// PEM private key (RSA, or P-256 in PKCS#8) that signs service account
+    /// tokens (TokenRequest). Without it a P-256 key is generated at start-up
+    /// (its tokens stop working when the server restarts).
+    #[arg(long)]
+    service_account_signing_key_file: Option<PathBuf>,
+    /// PEM public keys, certificates or private keys that service account
+    /// tokens may be signed with (besides the signing key); repeatable.
+    #[arg(long)]
+    service_account_key_file: Vec<PathBuf>,
+    /// The `iss` of service account tokens, and the only issuer accepted.
+    #[arg(long, default_value = shardline::auth::serviceaccount::DEFAULT_ISSUER)]
+    service_account_issuer: String,
+    /// Audiences of the API, comma-separated: a TokenRequest's default and
+    /// what bearer tokens must be meant for (default: the issuer).
+    #[arg(long, default_value = "")]
+    api_audiences: String,
+    /// The longest lifetime of a requested service account token (e.g. 24h);
+    /// longer requests are cut to it.
+    #[arg(long, value_parser = parse_duration)]
+    service_account_max_token_expiration: Option<Duration>,
     /// AlwaysAllow or RBAC (Roles and bindings stored in Shardline itself).
     #[arg(long, default_value = "AlwaysAllow")]
     authorization_mode: shardline::auth::authz::AuthorizationMode,
@@ -230,6 +250,7 @@ fn config_from(args: ServeArgs) -> Config {
     config.authentication.client_ca_file = args.client_ca_file;
     config.authentication.anonymous = args.anonymous_auth;
     config.authorization_mode = args.authorization_mode;
+    config.service_account_max_token_expiration = args.service_account_max_token_expiration;
     if let Some(v) = args.max_requests_inflight {
         config.max_requests_inflight = v.max(1);
     }
@@ -270,6 +291,31 @@ fn read_token_file(path: &std::path::Path) -> Result<shardline::auth::authn::Tok
     shardline::auth::authn::TokenFile::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The service account token issuer from `--service-account-signing-key-file`,
+/// `--service-account-key-file`, `--service-account-issuer` and
+/// `--api-audiences` (start-up I/O stays here); a generated key without a file.
+fn service_account_tokens(args: &ServeArgs) -> Result<shardline::auth::serviceaccount::ServiceAccountTokens, String> {
+    use shardline::auth::serviceaccount::ServiceAccountTokens;
+    let audiences: Vec<String> =
+        args.api_audiences.split(',').map(str::trim).filter(|a| !a.is_empty()).map(str::to_string).collect();
+    let issuer = args.service_account_issuer.clone();
+    let mut keys = Vec::new();
+    for path in &args.service_account_key_file {
+        keys.push(
+            std::fs::read(path).map_err(|e| format!("--service-account-key-file: reading {}: {e}", path.display()))?,
+        );
+    }
+    match &args.service_account_signing_key_file {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .map_err(|e| format!("--service-account-signing-key-file: reading {}: {e}", path.display()))?;
+            ServiceAccountTokens::from_pem(&pem, &keys, issuer, audiences)
+                .map_err(|e| format!("--service-account-signing-key-file/--service-account-key-file: {e}"))
+        }
+        None => ServiceAccountTokens::generated(issuer, audiences).map_err(|e| format!("service account key: {e}")),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -277,6 +323,7 @@ fn main() -> ExitCode {
             let feature_gates = args.feature_gates.clone();
             let runtime_config = args.runtime_config.clone();
             let token_file = args.token_auth_file.clone();
+            let service_accounts = service_account_tokens(&args);
             let admission = shardline::strategy::admission::Plugins::from_flags(
                 &args.enable_admission_plugins,
                 &args.disable_admission_plugins,
@@ -304,6 +351,13 @@ fn main() -> ExitCode {
                         eprintln!("shardline: --token-auth-file: {e}");
                         return ExitCode::FAILURE;
                     }
+                }
+            }
+            match service_accounts {
+                Ok(tokens) => config.authentication.service_accounts = Some(std::sync::Arc::new(tokens)),
+                Err(e) => {
+                    eprintln!("shardline: {e}");
+                    return ExitCode::FAILURE;
                 }
             }
             if let Some(gates) = feature_gates {

@@ -9,10 +9,8 @@
 //! - `discovery_lists_every_resource_kube_serves`: the legacy documents
 //!   (`/api/v1`, `/apis/G/V`) and the aggregated ones (`/api`, `/apis`) list
 //!   every resource and subresource of that list with kube's scope, kind and
-//!   verbs, and nothing kube does not serve; short names are kube's. What
-//!   another part of issue 15 serves (the review APIs and the control
-//!   plane's special subresources, `NOT_YET_SERVED`) may still be missing,
-//!   and nothing else.
+//!   verbs, and nothing kube does not serve; short names are kube's (the
+//!   review APIs and the control plane's special subresources included).
 //! - `every_kind_round_trips_and_prints_a_table`: for each kind, a minimal
 //!   valid object (the `MINIMAL` table) is created, read, listed, printed as
 //!   a Table with kube's column names, seen ADDED and DELETED by a watch, and
@@ -27,32 +25,10 @@ use common::{Launch, Server};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The review APIs and special subresources kube serves that another part
-/// of issue 15 adds (they need behaviour, not storage). Discovery may lack
-/// these, and only these.
-const NOT_YET_SERVED: &[&str] = &[
-    "v1 bindings",
-    "v1 namespaces/finalize",
-    "v1 nodes/proxy",
-    "v1 pods/attach",
-    "v1 pods/binding",
-    "v1 pods/ephemeralcontainers",
-    "v1 pods/eviction",
-    "v1 pods/exec",
-    "v1 pods/log",
-    "v1 pods/portforward",
-    "v1 pods/proxy",
-    "v1 pods/resize",
-    "v1 serviceaccounts/token",
-    "v1 services/proxy",
-    "authentication.k8s.io/v1 selfsubjectreviews",
-    "authentication.k8s.io/v1 tokenreviews",
-    "authorization.k8s.io/v1 localsubjectaccessreviews",
-    "authorization.k8s.io/v1 selfsubjectaccessreviews",
-    "authorization.k8s.io/v1 selfsubjectrulesreviews",
-    "authorization.k8s.io/v1 subjectaccessreviews",
-    "certificates.k8s.io/v1 certificatesigningrequests/approval",
-];
+/// Resources kube serves that discovery may still lack. Empty: the review
+/// APIs and the control plane's subresources are served
+/// (`api/handlers/{binding,eviction,token,connect,review}.rs`).
+const NOT_YET_SERVED: &[&str] = &[];
 
 /// One line of `kube_resources.tsv`.
 #[derive(Clone, Debug)]

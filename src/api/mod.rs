@@ -173,7 +173,8 @@ where
         backend,
         header_text(header::AUTHORIZATION).as_deref(),
         parts.extensions.get::<pipeline::ClientCertificateUser>(),
-    )?;
+    )
+    .await?;
     let params = Params::parse(parts.uri.query())?;
     let route = route::parse(parts.uri.path());
     let attributes = pipeline::attributes(&parts.method, parts.uri.path(), &route, &params);
@@ -214,6 +215,7 @@ where
         Route::Resource(path) => handlers::resource(shared, &head, &path, body).await,
         Route::Health { kind, check } => Ok(handlers::health::serve(backend, &head, &kind, check.as_deref())),
         Route::Metrics => handlers::metrics::serve(backend).await,
+        Route::OpenIdConfiguration | Route::OpenIdKeys => handlers::token::issuer_document(backend, &route),
         Route::NotFound => Err(ApiError::PathNotFound),
         other => {
             // Discovery lists the custom resources of every definition

@@ -30,11 +30,25 @@ pub struct ClientCertificateUser(pub UserInfo);
 /// Authentication: the `Authorization` header and the connection's client
 /// certificate to a user; 401 when credentials are present but wrong, or
 /// absent while anonymous requests are off.
-pub fn authenticate(
+pub async fn authenticate(
     backend: &impl Backend,
     authorization: Option<&str>,
     certificate: Option<&ClientCertificateUser>,
 ) -> Result<UserInfo, ApiError> {
+    // A service account token of this server's issuer (after a client
+    // certificate, before the token file): its signature, time and
+    // audiences, then its service account and bound objects, which are
+    // read from the store (one to three reads per request).
+    let service_accounts = &backend.config().authentication.service_accounts;
+    if let (None, Some(tokens), Some(token)) =
+        (certificate, service_accounts, authorization.and_then(crate::auth::authn::bearer_token))
+    {
+        match super::handlers::token::authenticate(backend, tokens, token, &[]).await {
+            Ok(Some((user, _))) => return Ok(user),
+            Ok(None) => {}
+            Err(_) => return Err(ApiError::Unauthorized),
+        }
+    }
     backend
         .config()
         .authentication

@@ -59,6 +59,11 @@ pub enum Route {
     },
     /// `/metrics` (Prometheus text format).
     Metrics,
+    /// `/.well-known/openid-configuration`: the service account issuer's
+    /// OIDC discovery document.
+    OpenIdConfiguration,
+    /// `/openid/v1/jwks`: the keys service account tokens are signed with.
+    OpenIdKeys,
     Resource(ResourcePath),
     NotFound,
 }
@@ -79,6 +84,8 @@ pub fn parse(path: &str) -> Route {
         ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),
         ["openapi", "v2"] => Route::OpenApiV2,
         ["metrics"] => Route::Metrics,
+        [".well-known", "openid-configuration"] => Route::OpenIdConfiguration,
+        ["openid", "v1", "jwks"] => Route::OpenIdKeys,
         [kind @ ("livez" | "readyz" | "healthz")] => Route::Health { kind: health_kind(kind), check: None },
         [kind @ ("livez" | "readyz" | "healthz"), check] => {
             Route::Health { kind: health_kind(kind), check: Some(check.to_string()) }
@@ -143,6 +150,19 @@ fn resource(group: &str, version: &str, rest: &[&str]) -> Route {
             p.name = s(name);
             p.subresource = s(sub);
         }
+        // A proxy subresource's own path (`pods/NAME/proxy/healthz`): the
+        // proxy target, which the proxy handlers do not reach anyway.
+        ["namespaces", ns, resource, name, "proxy", _, ..] => {
+            p.namespace = s(ns);
+            p.resource = resource.to_string();
+            p.name = s(name);
+            p.subresource = Some("proxy".into());
+        }
+        [resource, name, "proxy", _, ..] => {
+            p.resource = resource.to_string();
+            p.name = s(name);
+            p.subresource = Some("proxy".into());
+        }
         _ => return Route::NotFound,
     }
     Route::Resource(p)
@@ -170,6 +190,8 @@ mod tests {
         assert_eq!(parse("/livez/ping"), Route::Health { kind: HealthKind::Livez, check: Some("ping".into()) });
         assert_eq!(parse("/openapi/v3/apis/apps/v1"), Route::OpenApiV3("apis/apps/v1".into()));
         assert_eq!(parse("/nope"), Route::NotFound);
+        assert_eq!(parse("/.well-known/openid-configuration"), Route::OpenIdConfiguration);
+        assert_eq!(parse("/openid/v1/jwks"), Route::OpenIdKeys);
         assert_eq!(parse("/api//v1"), Route::NotFound);
     }
 
@@ -194,5 +216,8 @@ mod tests {
         let p = res("/api/v1/watch/namespaces/x/pods");
         assert!(p.legacy_watch);
         assert_eq!(parse("/api/v1/namespaces/a/b/c/d/e"), Route::NotFound);
+        let p = res("/api/v1/namespaces/a/pods/p/proxy/metrics/x");
+        assert_eq!((p.name.as_deref(), p.subresource.as_deref()), (Some("p"), Some("proxy")));
+        assert_eq!(res("/api/v1/nodes/n/proxy/stats").subresource.as_deref(), Some("proxy"));
     }
 }

@@ -99,6 +99,11 @@ pub enum ApiError {
     /// `retry_after_seconds`.
     #[error("too many requests")]
     TooManyRequests { retry_after_seconds: u32 },
+    /// 429 with its own message and causes (an eviction a disruption budget
+    /// forbids: kube's `NewTooManyRequests` plus a `DisruptionBudget` cause);
+    /// `retry_after_seconds` 0 sends no Retry-After, as kube.
+    #[error("too many requests: {message}")]
+    TooManyRequestsBecause { message: String, causes: Vec<Cause>, retry_after_seconds: u32 },
     /// A PATCH with a `Content-Type` that is not a patch type the resource
     /// accepts (415; the message lists the accepted ones, as kube-apiserver's).
     #[error("unsupported patch type {got}")]
@@ -134,7 +139,7 @@ impl ApiError {
             ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => 504,
             ApiError::Expired { .. } => 410,
             ApiError::Unauthorized => 401,
-            ApiError::TooManyRequests { .. } => 429,
+            ApiError::TooManyRequests { .. } | ApiError::TooManyRequestsBecause { .. } => 429,
             ApiError::UnsupportedPatchType { .. } => 415,
             ApiError::PatchDoesNotApply(_) => 422,
             ApiError::TooManyPatchOperations(_) => 413,
@@ -159,7 +164,7 @@ impl ApiError {
             ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => "Timeout",
             ApiError::Expired { .. } => "Expired",
             ApiError::Unauthorized => "Unauthorized",
-            ApiError::TooManyRequests { .. } => "TooManyRequests",
+            ApiError::TooManyRequests { .. } | ApiError::TooManyRequestsBecause { .. } => "TooManyRequests",
             ApiError::UnsupportedPatchType { .. } => "UnsupportedMediaType",
             ApiError::PatchDoesNotApply(_) => "Invalid",
             ApiError::TooManyPatchOperations(_) => "RequestEntityTooLarge",
@@ -174,6 +179,9 @@ impl ApiError {
             ApiError::TooLargeResourceVersion { .. } => Some(1),
             ApiError::ServiceUnavailable(_) => Some(1),
             ApiError::TooManyRequests { retry_after_seconds } => Some(*retry_after_seconds),
+            ApiError::TooManyRequestsBecause { retry_after_seconds, .. } => {
+                Some(*retry_after_seconds).filter(|s| *s > 0)
+            }
             _ => None,
         }
     }
@@ -237,6 +245,7 @@ impl ApiError {
             ApiError::Expired { message, .. } => message.clone(),
             ApiError::Unauthorized => "Unauthorized".into(),
             ApiError::TooManyRequests { .. } => "Too many requests, please try again later.".into(),
+            ApiError::TooManyRequestsBecause { message, .. } => message.clone(),
             ApiError::UnsupportedPatchType { accepted, .. } => format!(
                 "the body of the request was in an unknown format - accepted media types include: {}",
                 accepted.join(", ")
@@ -295,6 +304,26 @@ impl ApiError {
             })),
             ApiError::PatchDoesNotApply(m) => {
                 Some(json!({"causes": [{"reason": "UnexpectedServerResponse", "message": m}]}))
+            }
+            ApiError::TooManyRequestsBecause { causes, retry_after_seconds, .. } => {
+                let mut d = serde_json::Map::new();
+                let causes: Vec<Value> = causes
+                    .iter()
+                    .map(|c| {
+                        let mut cause = json!({"reason": c.reason, "message": c.message});
+                        if !c.field.is_empty() {
+                            cause["field"] = json!(c.field);
+                        }
+                        cause
+                    })
+                    .collect();
+                if !causes.is_empty() {
+                    d.insert("causes".into(), Value::Array(causes));
+                }
+                if *retry_after_seconds > 0 {
+                    d.insert("retryAfterSeconds".into(), json!(retry_after_seconds));
+                }
+                Some(Value::Object(d))
             }
             ApiError::ApplyConflict { causes, .. } => {
                 let causes: Vec<Value> = causes

@@ -7,8 +7,11 @@
 //! Invariant: credentials that are present but wrong (an unknown bearer
 //! token) are refused (401), never downgraded to anonymous, as
 //! kube-apiserver's union authenticator does; with no token file configured
-//! a bearer token is not a credential at all (kube ignores it too). Parsing
-//! takes text and bytes: the files are read by `main`/`runtime`.
+//! a bearer token is not a credential at all (kube ignores it too), unless
+//! it is a service account token of this server's issuer
+//! (`serviceaccount.rs`, checked first by `api::pipeline`, which can read
+//! the bound objects). Parsing takes text and bytes: the files are read by
+//! `main`/`runtime`.
 
 use super::UserInfo;
 use std::collections::HashMap;
@@ -63,7 +66,10 @@ impl TokenFile {
                 Some(g) if !g.is_empty() => g.split(',').map(str::to_string).collect(),
                 _ => Vec::new(),
             };
-            tokens.insert(fields[0].clone(), UserInfo { name: fields[1].clone(), uid: fields[2].clone(), groups });
+            tokens.insert(
+                fields[0].clone(),
+                UserInfo { name: fields[1].clone(), uid: fields[2].clone(), groups, extra: Default::default() },
+            );
         }
         Ok(TokenFile { tokens })
     }
@@ -152,11 +158,17 @@ pub struct AuthenticationConfig {
     /// Requests without credentials are `system:anonymous` (kube's default:
     /// on); off, they get 401.
     pub anonymous: bool,
+    /// The service account token issuer and verifier
+    /// (`--service-account-signing-key-file`, `--service-account-key-file`,
+    /// `--service-account-issuer`); `None` serves no TokenRequest. Its
+    /// tokens are checked before the token file (`api::pipeline`, which
+    /// also checks the bound objects).
+    pub service_accounts: Option<std::sync::Arc<super::serviceaccount::ServiceAccountTokens>>,
 }
 
 impl Default for AuthenticationConfig {
     fn default() -> AuthenticationConfig {
-        AuthenticationConfig { tokens: None, client_ca_file: None, anonymous: true }
+        AuthenticationConfig { tokens: None, client_ca_file: None, anonymous: true, service_accounts: None }
     }
 }
 
@@ -222,7 +234,7 @@ pub fn certificate_user(der: &[u8]) -> Result<UserInfo, CertificateError> {
         .ok_or(CertificateError::NoCommonName)?
         .to_string();
     let groups = subject.iter_organization().filter_map(|o| o.as_str().ok()).map(str::to_string).collect();
-    Ok(UserInfo { name, uid: String::new(), groups })
+    Ok(UserInfo { name, uid: String::new(), groups, extra: Default::default() })
 }
 
 #[cfg(test)]
@@ -261,7 +273,7 @@ mod tests {
         assert_eq!(anonymous.groups, [UNAUTHENTICATED_GROUP]);
         assert_eq!(config.authenticate(Some("Basic abc"), None).unwrap().name, "system:anonymous");
         // A certificate comes first.
-        let cert = UserInfo { name: "carol".into(), uid: String::new(), groups: vec!["ops".into()] };
+        let cert = UserInfo { name: "carol".into(), groups: vec!["ops".into()], ..Default::default() };
         assert_eq!(config.authenticate(Some("Bearer bad"), Some(&cert)).unwrap().groups, ["ops", AUTHENTICATED_GROUP]);
         config.anonymous = false;
         assert_eq!(config.authenticate(None, None), Err(AuthnError::AnonymousDisabled));

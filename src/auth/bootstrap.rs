@@ -155,9 +155,30 @@ pub fn policy() -> Vec<(ObjectKey, Value)> {
                    {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]}]),
         ),
         cluster_role("system:public-info-viewer", &[], json!([{"nonResourceURLs": public_paths, "verbs": ["get"]}])),
+        // What a component delegating authentication and authorization
+        // (an aggregated API server, a webhook) needs.
+        cluster_role(
+            "system:auth-delegator",
+            &[],
+            json!([{"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+                   {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]}]),
+        ),
+        // The service account issuer's discovery documents, for service accounts.
+        cluster_role(
+            "system:service-account-issuer-discovery",
+            &[],
+            json!([{"nonResourceURLs": ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+                                        "/openid/v1/jwks", "/openid/v1/jwks/"],
+                    "verbs": ["get"]}]),
+        ),
         binding("cluster-admin", "cluster-admin", &["system:masters"]),
         binding("system:discovery", "system:discovery", &["system:authenticated"]),
         binding("system:basic-user", "system:basic-user", &["system:authenticated"]),
+        binding(
+            "system:service-account-issuer-discovery",
+            "system:service-account-issuer-discovery",
+            &["system:serviceaccounts"],
+        ),
         binding(
             "system:public-info-viewer",
             "system:public-info-viewer",

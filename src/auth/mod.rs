@@ -18,6 +18,7 @@ pub mod authz;
 pub mod bootstrap;
 pub mod escalation;
 pub mod rbac;
+pub mod serviceaccount;
 
 /// The group every anonymous request is in.
 pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
@@ -35,12 +36,21 @@ pub struct UserInfo {
     pub name: String,
     pub uid: String,
     pub groups: Vec<String>,
+    /// kube's `user.Info.GetExtra()`: for a service account token bound to
+    /// a pod, `authentication.kubernetes.io/pod-name`, `pod-uid`,
+    /// `credential-id`, ... (empty for other credentials).
+    pub extra: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl UserInfo {
     /// The anonymous user, `system:anonymous` in `system:unauthenticated`.
     pub fn anonymous() -> UserInfo {
-        UserInfo { name: ANONYMOUS_USER.into(), uid: String::new(), groups: vec![UNAUTHENTICATED_GROUP.into()] }
+        UserInfo {
+            name: ANONYMOUS_USER.into(),
+            uid: String::new(),
+            groups: vec![UNAUTHENTICATED_GROUP.into()],
+            extra: Default::default(),
+        }
     }
 
     /// An authenticated user: `system:authenticated` is added to its groups.
@@ -48,7 +58,7 @@ impl UserInfo {
         if !groups.iter().any(|g| g == AUTHENTICATED_GROUP) {
             groups.push(AUTHENTICATED_GROUP.into());
         }
-        UserInfo { name, uid, groups }
+        UserInfo { name, uid, groups, extra: Default::default() }
     }
 
     pub fn in_group(&self, group: &str) -> bool {

@@ -31,6 +31,7 @@ pub mod decode;
 pub mod defaults;
 pub mod quantity;
 pub mod rules;
+pub mod subresources;
 pub mod validate;
 
 use crate::types::registry::ResourceInfo;
@@ -97,6 +98,14 @@ pub fn create(info: &ResourceInfo, object: &mut Object, context: &Context) -> Re
 /// has already carried over.
 pub fn update(info: &ResourceInfo, object: &mut Object, old: &Object, context: &Context) -> Result<(), Rejection> {
     if !handles(info) {
+        return Ok(());
+    }
+    if let Some(subresource) = context.subresource.filter(|s| subresources::serves(&info.group, &info.kind, s)) {
+        subresources::prepare_for_update(&info.kind, subresource, object, old, context);
+        let errors = subresources::validate_update(&info.kind, subresource, object, old);
+        if !errors.is_empty() {
+            return Err(Rejection::Invalid(errors));
+        }
         return Ok(());
     }
     rules::prepare_for_update(info, object, old, context)?;

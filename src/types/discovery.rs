@@ -13,7 +13,7 @@
 //! same order in every document (the registry's discovery order, resources by
 //! name), so the documents are deterministic and cacheable.
 
-use super::registry::{GroupVersion, Registry, ResourceInfo, SUBRESOURCE_VERBS};
+use super::registry::{compare_groups, review_resources, GroupVersion, Registry, ResourceInfo};
 use serde_json::{json, Map, Value};
 
 /// The `Accept` media type (and the response `Content-Type`) of aggregated
@@ -41,10 +41,17 @@ pub fn api_versions(server_address: &str) -> Value {
 }
 
 /// The distinct non-core groups, in discovery order, each with its versions
-/// (most preferred first).
+/// (most preferred first): the registry's, and the review APIs'.
 fn groups(registry: &Registry) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for GroupVersion { group, version } in registry.group_versions() {
+    let mut all = registry.group_versions();
+    for review in review_resources() {
+        if !all.iter().any(|gv| gv.group == review.group && gv.version == review.version) {
+            all.push(GroupVersion { group: review.group.clone(), version: review.version.clone() });
+        }
+    }
+    all.sort_by(|a, b| compare_groups(&a.group, &b.group));
+    for GroupVersion { group, version } in all {
         if group.is_empty() {
             continue;
         }
@@ -88,7 +95,7 @@ pub fn api_group(registry: &Registry, group: &str) -> Option<Value> {
 
 fn sorted_resources<'a>(registry: &'a Registry, group: &str, version: &str) -> Vec<&'a ResourceInfo> {
     let mut resources: Vec<&ResourceInfo> =
-        registry.iter().filter(|r| r.group == group && r.version == version).collect();
+        registry.iter().chain(review_resources().iter()).filter(|r| r.group == group && r.version == version).collect();
     resources.sort_by(|a, b| a.resource.cmp(&b.resource));
     resources
 }
@@ -138,7 +145,7 @@ pub fn api_resource_list(registry: &Registry, group: &str, version: &str) -> Opt
                 entry.insert("version".into(), json!(sub_version));
             }
             entry.insert("kind".into(), json!(sub_kind));
-            entry.insert("verbs".into(), json!(SUBRESOURCE_VERBS));
+            entry.insert("verbs".into(), json!(info.subresource_verbs(sub)));
             entries.push(Value::Object(entry));
         }
     }
@@ -174,7 +181,7 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
             Some(json!({
                 "subresource": sub,
                 "responseKind": gvk_value(g, v, k),
-                "verbs": SUBRESOURCE_VERBS,
+                "verbs": info.subresource_verbs(sub),
             }))
         })
         .collect();
@@ -288,6 +295,8 @@ mod tests {
                 "apiregistration.k8s.io",
                 "apps",
                 "events.k8s.io",
+                "authentication.k8s.io",
+                "authorization.k8s.io",
                 "autoscaling",
                 "batch",
                 "certificates.k8s.io",
@@ -327,7 +336,17 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(names, sorted);
         assert!(names.contains(&"pods/status"));
-        assert!(!names.contains(&"pods/exec"));
+        // The control plane's subresources, with kube's kinds and verbs.
+        let exec = resources.iter().find(|r| r["name"] == "pods/exec").expect("pods/exec");
+        assert_eq!((exec["kind"].as_str(), strings(&exec["verbs"])), (Some("PodExecOptions"), vec!["create", "get"]));
+        let eviction = resources.iter().find(|r| r["name"] == "pods/eviction").expect("pods/eviction");
+        assert_eq!((eviction["group"].as_str(), eviction["version"].as_str()), (Some("policy"), Some("v1")));
+        let token = resources.iter().find(|r| r["name"] == "serviceaccounts/token").expect("token");
+        assert_eq!(
+            (token["group"].as_str(), token["kind"].as_str()),
+            (Some("authentication.k8s.io"), Some("TokenRequest"))
+        );
+        assert!(!names.contains(&"configmaps/status"));
         let pods = resources.iter().find(|r| r["name"] == "pods").expect("pods");
         assert_eq!(pods["singularName"], "pod");
         assert_eq!(pods["namespaced"], true);
@@ -378,9 +397,28 @@ mod tests {
         assert_eq!(pods["singularResource"], "pod");
         assert_eq!(strings(&pods["shortNames"]), ["po"]);
         assert_eq!(strings(&pods["categories"]), ["all"]);
-        assert_eq!(pods["subresources"][0]["subresource"], "status");
-        assert_eq!(pods["subresources"][0]["responseKind"]["kind"], "Pod");
-        assert_eq!(strings(&pods["subresources"][0]["verbs"]), ["get", "patch", "update"]);
+        let subresources = pods["subresources"].as_array().expect("subresources");
+        let names: Vec<&str> = subresources.iter().filter_map(|s| s["subresource"].as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "attach",
+                "binding",
+                "ephemeralcontainers",
+                "eviction",
+                "exec",
+                "log",
+                "portforward",
+                "proxy",
+                "resize",
+                "status"
+            ]
+        );
+        let status = &subresources[9];
+        assert_eq!(status["responseKind"]["kind"], "Pod");
+        assert_eq!(strings(&status["verbs"]), ["get", "patch", "update"]);
+        assert_eq!(subresources[3]["responseKind"], json!({"group": "policy", "version": "v1", "kind": "Eviction"}));
+        assert_eq!(strings(&subresources[1]["verbs"]), ["create"]);
         let nodes = version["resources"]
             .as_array()
             .expect("resources")
@@ -401,6 +439,8 @@ mod tests {
                 "apiregistration.k8s.io",
                 "apps",
                 "events.k8s.io",
+                "authentication.k8s.io",
+                "authorization.k8s.io",
                 "autoscaling",
                 "batch",
                 "certificates.k8s.io",

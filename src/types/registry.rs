@@ -76,7 +76,18 @@ impl ResourceInfo {
         match subresource {
             "status" => Some((self.group.as_str(), self.version.as_str(), self.kind.as_str())),
             "scale" => Some(("autoscaling", "v1", "Scale")),
-            _ => None,
+            _ => control_plane_subresource(&self.group, &self.resource, subresource)
+                .map(|s| (s.response_group, s.response_version, s.response_kind)),
+        }
+    }
+
+    /// The verbs discovery lists for a subresource: `get`, `patch`,
+    /// `update` for `status` and `scale`, kube's own list for the control
+    /// plane's subresources (`create` for `pods/binding`, ...).
+    pub fn subresource_verbs(&self, subresource: &str) -> &'static [&'static str] {
+        match control_plane_subresource(&self.group, &self.resource, subresource) {
+            Some(s) if self.custom.is_none() => s.verbs,
+            _ => SUBRESOURCE_VERBS,
         }
     }
 
@@ -84,6 +95,117 @@ impl ResourceInfo {
     pub fn has_verb(&self, verb: &str) -> bool {
         self.verbs.iter().any(|v| v == verb)
     }
+}
+
+/// A subresource of a built-in resource that is not a view of the stored
+/// object (`status`, `scale`) but an action of the control plane: the
+/// scheduler's `pods/binding`, `pods/eviction`, `serviceaccounts/token`,
+/// the kubelet's `pods/log`, ... Served by their own handlers
+/// (`api/handlers/subresource.rs`), listed in discovery as kube lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ControlPlaneSubresource {
+    pub group: &'static str,
+    pub resource: &'static str,
+    pub subresource: &'static str,
+    pub response_group: &'static str,
+    pub response_version: &'static str,
+    pub response_kind: &'static str,
+    pub verbs: &'static [&'static str],
+}
+
+const fn special(
+    group: &'static str,
+    resource: &'static str,
+    subresource: &'static str,
+    response: (&'static str, &'static str, &'static str),
+    verbs: &'static [&'static str],
+) -> ControlPlaneSubresource {
+    ControlPlaneSubresource {
+        group,
+        resource,
+        subresource,
+        response_group: response.0,
+        response_version: response.1,
+        response_kind: response.2,
+        verbs,
+    }
+}
+
+const PROXY_VERBS: &[&str] = &["create", "delete", "get", "patch", "update"];
+
+/// kube-apiserver v1.36's control-plane subresources (its discovery:
+/// `generated/kube_resources.tsv`).
+pub static CONTROL_PLANE_SUBRESOURCES: &[ControlPlaneSubresource] = &[
+    special("", "namespaces", "finalize", ("", "v1", "Namespace"), &["update"]),
+    special("", "nodes", "proxy", ("", "v1", "NodeProxyOptions"), PROXY_VERBS),
+    special("", "pods", "attach", ("", "v1", "PodAttachOptions"), &["create", "get"]),
+    special("", "pods", "binding", ("", "v1", "Binding"), &["create"]),
+    special("", "pods", "ephemeralcontainers", ("", "v1", "Pod"), &["get", "patch", "update"]),
+    special("", "pods", "eviction", ("policy", "v1", "Eviction"), &["create"]),
+    special("", "pods", "exec", ("", "v1", "PodExecOptions"), &["create", "get"]),
+    special("", "pods", "log", ("", "v1", "Pod"), &["get"]),
+    special("", "pods", "portforward", ("", "v1", "PodPortForwardOptions"), &["create", "get"]),
+    special("", "pods", "proxy", ("", "v1", "PodProxyOptions"), PROXY_VERBS),
+    special("", "pods", "resize", ("", "v1", "Pod"), &["get", "patch", "update"]),
+    special("", "serviceaccounts", "token", ("authentication.k8s.io", "v1", "TokenRequest"), &["create"]),
+    special("", "services", "proxy", ("", "v1", "ServiceProxyOptions"), PROXY_VERBS),
+    special(
+        "certificates.k8s.io",
+        "certificatesigningrequests",
+        "approval",
+        ("certificates.k8s.io", "v1", "CertificateSigningRequest"),
+        &["get", "patch", "update"],
+    ),
+];
+
+/// The control-plane subresource `group`/`resource`/`subresource`, if it is one.
+pub fn control_plane_subresource(
+    group: &str,
+    resource: &str,
+    subresource: &str,
+) -> Option<&'static ControlPlaneSubresource> {
+    CONTROL_PLANE_SUBRESOURCES
+        .iter()
+        .find(|s| s.group == group && s.resource == resource && s.subresource == subresource)
+}
+
+/// The review APIs kube-apiserver v1.36 serves: create-only virtual
+/// resources, not stored (served by `api/handlers/review.rs`, not from the
+/// registry), listed in discovery: (group, version, resource, namespaced, kind).
+pub static REVIEW_RESOURCES: &[(&str, &str, &str, bool, &str)] = &[
+    ("authentication.k8s.io", "v1", "selfsubjectreviews", false, "SelfSubjectReview"),
+    ("authentication.k8s.io", "v1", "tokenreviews", false, "TokenReview"),
+    ("authorization.k8s.io", "v1", "localsubjectaccessreviews", true, "LocalSubjectAccessReview"),
+    ("authorization.k8s.io", "v1", "selfsubjectaccessreviews", false, "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "v1", "selfsubjectrulesreviews", false, "SelfSubjectRulesReview"),
+    ("authorization.k8s.io", "v1", "subjectaccessreviews", false, "SubjectAccessReview"),
+];
+
+/// [`REVIEW_RESOURCES`] as discovery lists them (verb `create` only).
+pub fn review_resources() -> &'static [ResourceInfo] {
+    static INFOS: std::sync::OnceLock<Vec<ResourceInfo>> = std::sync::OnceLock::new();
+    INFOS.get_or_init(|| {
+        REVIEW_RESOURCES
+            .iter()
+            .map(|(group, version, resource, namespaced, kind)| ResourceInfo {
+                group: group.to_string(),
+                version: version.to_string(),
+                resource: resource.to_string(),
+                singular: kind.to_lowercase(),
+                kind: kind.to_string(),
+                list_kind: String::new(),
+                namespaced: *namespaced,
+                short_names: Vec::new(),
+                categories: Vec::new(),
+                verbs: vec!["create".into()],
+                selectable_fields: Vec::new(),
+                allow_create_on_update: false,
+                has_generation: false,
+                subresources: Vec::new(),
+                custom: None,
+            })
+            .collect()
+    })
 }
 
 /// One row of the generated built-in table (`generated/builtin.rs`).
@@ -122,7 +244,16 @@ impl BuiltinResource {
             selectable_fields: strings(self.selectable_fields),
             allow_create_on_update: self.allow_create_on_update,
             has_generation: self.has_generation,
-            subresources: strings(self.subresources),
+            subresources: {
+                let mut subresources = strings(self.subresources);
+                subresources.extend(
+                    CONTROL_PLANE_SUBRESOURCES
+                        .iter()
+                        .filter(|s| s.group == self.group && s.resource == self.resource)
+                        .map(|s| s.subresource.to_string()),
+                );
+                subresources
+            },
             custom: None,
         }
     }
@@ -503,7 +634,24 @@ mod tests {
         assert_eq!(pods.categories, ["all"]);
         assert!(pods.selectable_fields.iter().any(|f| f == "spec.nodeName"));
         assert!(pods.has_generation);
-        assert_eq!(pods.subresources, ["status"]);
+        assert_eq!(
+            pods.subresources,
+            [
+                "status",
+                "attach",
+                "binding",
+                "ephemeralcontainers",
+                "eviction",
+                "exec",
+                "log",
+                "portforward",
+                "proxy",
+                "resize"
+            ]
+        );
+        assert_eq!(pods.subresource_response_kind("eviction"), Some(("policy", "v1", "Eviction")));
+        assert_eq!(pods.subresource_verbs("binding"), ["create"]);
+        assert_eq!(pods.subresource_verbs("status"), ["get", "patch", "update"]);
         let deploy = r.lookup("apps", "v1", "deployments").expect("deployments");
         assert_eq!(deploy.subresources, ["scale", "status"]);
         assert_eq!(deploy.subresource_response_kind("scale"), Some(("autoscaling", "v1", "Scale")));

@@ -8,10 +8,13 @@
 pub mod admission;
 pub mod allocate;
 pub mod apply;
+pub mod binding;
+pub mod connect;
 pub mod create;
 pub mod custom;
 pub mod delete;
 pub mod discovery;
+pub mod eviction;
 pub mod garbage;
 pub mod get;
 pub mod health;
@@ -22,6 +25,7 @@ pub mod patch;
 pub mod review;
 pub mod scale;
 pub mod table;
+pub mod token;
 pub mod update;
 pub mod watch;
 
@@ -97,7 +101,24 @@ pub async fn resource<B: Backend + 'static>(
     let custom_head = custom::check_media(head, &resolved.info)?;
     let head = custom_head.as_ref().unwrap_or(head);
     let not_allowed = || ApiError::MethodNotAllowed { method: head.method.to_string(), target: resolved.target() };
+    if let Some(special) = resolved.subresource.as_deref().and_then(|sub| {
+        crate::types::registry::control_plane_subresource(&resolved.info.group, &resolved.info.resource, sub)
+    }) {
+        if resolved.info.custom.is_none() {
+            return control_plane_subresource(shared, head, &resolved, special, body).await;
+        }
+    }
     let is_collection = resolved.name.is_none();
+    // The legacy `bindings` collection: a bind of the pod the Binding names.
+    if resolved.info.group.is_empty()
+        && resolved.info.resource == "bindings"
+        && is_collection
+        && head.method == Method::POST
+        && resolved.namespace.is_some()
+    {
+        apply::validate_options(head, "CreateOptions")?;
+        return binding::serve(backend, head, &resolved, &body).await;
+    }
     let verb = match (&head.method, is_collection) {
         (&Method::GET, true) if head.params.watch || path.legacy_watch => "watch",
         (&Method::GET, true) => "list",
@@ -169,6 +190,53 @@ pub async fn resource<B: Backend + 'static>(
             }
         }
         _ => Err(not_allowed()),
+    }
+}
+
+/// A control-plane subresource (`pods/binding`, `serviceaccounts/token`,
+/// `pods/log`, ...): the verbs kube lists for it, then its handler.
+async fn control_plane_subresource<B: Backend + 'static>(
+    shared: &std::rc::Rc<B>,
+    head: &RequestHead,
+    resolved: &Resolved,
+    special: &crate::types::registry::ControlPlaneSubresource,
+    body: Bytes,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let backend: &B = shared;
+    let verb = match head.method {
+        Method::GET => "get",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE => "delete",
+        _ => "",
+    };
+    let target = Target::new(&resolved.info.group, &format!("{}/{}", resolved.info.resource, special.subresource), "");
+    if !special.verbs.contains(&verb) || resolved.name.is_none() {
+        return Err(ApiError::MethodNotAllowed { method: head.method.to_string(), target });
+    }
+    match verb {
+        "create" => apply::validate_options(head, "CreateOptions")?,
+        "update" => apply::validate_options(head, "UpdateOptions")?,
+        "patch" => apply::validate_options(head, "PatchOptions")?,
+        _ => {}
+    }
+    match (special.resource, special.subresource, verb) {
+        ("pods", "binding", _) => binding::serve(backend, head, resolved, &body).await,
+        ("pods", "eviction", _) => eviction::serve(backend, head, resolved, &body).await,
+        ("serviceaccounts", "token", _) => token::serve(backend, head, resolved, &body).await,
+        // Views of the stored object whose writes change only part of it
+        // (the strategy's subresource rules): get, update, patch.
+        ("pods", "ephemeralcontainers" | "resize", _)
+        | ("namespaces", "finalize", _)
+        | ("certificatesigningrequests", "approval", _) => match verb {
+            "get" => get::serve(backend, head, resolved).await,
+            "update" => update::serve(backend, head, resolved, &body).await,
+            "patch" => patch::serve(backend, head, resolved, &body).await,
+            _ => Err(ApiError::MethodNotAllowed { method: head.method.to_string(), target }),
+        },
+        // The kubelet's and the proxies' subresources: no kubelet here.
+        _ => connect::serve(backend, head, resolved, special).await,
     }
 }
 

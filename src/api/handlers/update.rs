@@ -46,7 +46,13 @@ async fn serve_json(
     resolved: &Resolved,
     body: &[u8],
 ) -> Result<Response<ResponseBody>, ApiError> {
-    if resolved.subresource.is_some() && resolved.subresource.as_deref() != Some("status") {
+    // `status`, and the subresources whose strategies take one part of the
+    // body (strategy/subresources.rs; dispatched only where kube serves them).
+    let partial = resolved
+        .subresource
+        .as_deref()
+        .is_some_and(|sub| crate::strategy::subresources::serves(&resolved.info.group, &resolved.info.kind, sub));
+    if resolved.subresource.is_some() && resolved.subresource.as_deref() != Some("status") && !partial {
         return Err(ApiError::MethodNotAllowed { method: "PUT".into(), target: resolved.target() });
     }
     let mut object = decode_body(head.content_type.as_deref(), body, &resolved.info.kind)?;
@@ -264,7 +270,10 @@ fn new_finalizers_while_deleting(stored: &Object, updated: &Object) -> Option<cr
 fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved) -> Object {
     let stored_meta = metadata(stored).clone();
     let status_subresource = resolved.info.subresources.iter().any(|s| s == "status");
-    let is_status_update = resolved.subresource.as_deref() == Some("status");
+    // `certificatesigningrequests/approval` writes status conditions only:
+    // it takes the request's status as `/status` does (its strategy keeps
+    // all but the conditions: strategy/subresources.rs).
+    let is_status_update = matches!(resolved.subresource.as_deref(), Some("status" | "approval"));
     if is_status_update {
         // PUT .../status changes only status (and, for the core kinds whose
         // status strategies keep it, the metadata the writer may set:

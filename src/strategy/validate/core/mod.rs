@@ -138,3 +138,10 @@ pub fn finalizers(object: &Object) -> Vec<FieldError> {
 pub fn pod_template_spec(template: &Value, path: &str) -> Vec<FieldError> {
     pods::template_spec(template, path)
 }
+
+/// `validatePodMetadataAndSpec` of a pod (its pod-specific annotations and
+/// whole spec), for the subresources that change part of a pod
+/// (`strategy/subresources.rs`).
+pub fn pod_metadata_and_spec(pod: &Object) -> Vec<FieldError> {
+    pods::metadata_and_spec_of(pod)
+}

@@ -298,3 +298,8 @@ pub fn template_spec(template: &Value, path: &str) -> Errs {
 pub fn pod_template(object: &Map<String, Value>) -> Errs {
     template_spec(object.get("template").unwrap_or(&Value::Null), "template")
 }
+
+/// `validatePodMetadataAndSpec` of a whole pod.
+pub fn metadata_and_spec_of(pod: &Map<String, Value>) -> Errs {
+    metadata_and_spec(pod, spec_of(pod))
+}
