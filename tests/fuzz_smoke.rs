@@ -316,7 +316,7 @@ fn custom_resource() {
 fn typed_layer() {
     smoke_with("typed_layer", &|input| {
         if let Some((info, object)) = shardline::fuzzing::typed_layer_accepted(input) {
-            if let Err(e) = typed_clients::decode_typed(&info.kind, object.clone()) {
+            if let Err(e) = typed_clients::decode_typed(&info.api_version(), &info.kind, object.clone()) {
                 panic!("the typed layer accepted a {} a typed client cannot decode: {e}\n{object}", info.kind);
             }
         }

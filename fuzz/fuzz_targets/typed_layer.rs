@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     shardline::fuzzing::typed_layer(data);
     if let Some((info, object)) = shardline::fuzzing::typed_layer_accepted(data) {
-        if let Err(e) = shardline_fuzz::decode_typed(&info.kind, object.clone()) {
+        if let Err(e) = shardline_fuzz::decode_typed(&info.api_version(), &info.kind, object.clone()) {
             panic!("the typed layer accepted a {} a typed client cannot decode: {e}\n{object}", info.kind);
         }
     }

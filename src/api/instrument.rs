@@ -114,6 +114,8 @@ fn non_resource_path(route: &Route) -> Option<&'static str> {
         Route::OpenApiV3Index => "/openapi/v3",
         Route::OpenApiV3(_) => "/openapi/v3/{path}",
         Route::Metrics => "/metrics",
+        Route::OpenIdConfiguration => "/.well-known/openid-configuration",
+        Route::OpenIdKeys => "/openid/v1/jwks",
         Route::Health { kind, check } => match (kind, check) {
             (HealthKind::Livez, None) => "/livez",
             (HealthKind::Readyz, None) => "/readyz",
