@@ -116,3 +116,38 @@ fn a_bookmark_comes_two_seconds_before_the_timeout() {
     assert_eq!(event_of(&plain.next()), ("ADDED".into(), "b-1".into()));
     assert!(plain.try_next().is_none());
 }
+
+/// The checks of kube's body, in kube's order and under kube's names.
+fn verbose_checks(s: &Server, path: &str) -> Vec<String> {
+    let r = s.get(path);
+    assert_eq!(r.status, 200, "{path}: {}", r.text());
+    let text = r.text();
+    assert!(text.ends_with(&format!("{} check passed\n", &path[1..path.find('?').unwrap()])), "{text}");
+    text.lines().filter_map(|l| l.strip_prefix("[+]")).filter_map(|l| l.strip_suffix(" ok")).map(String::from).collect()
+}
+
+#[test]
+fn health_checks_named_as_kube_names_them() {
+    let s = Server::start();
+    let hook = "poststarthook/start-system-namespaces-controller";
+    assert_eq!(verbose_checks(&s, "/livez?verbose"), ["ping", "log", "etcd", hook]);
+    assert_eq!(verbose_checks(&s, "/healthz?verbose"), ["ping", "log", "etcd", hook]);
+    assert_eq!(verbose_checks(&s, "/readyz?verbose"), ["ping", "log", "etcd", "etcd-readiness", hook, "shutdown"]);
+    for path in [
+        "/livez/ping",
+        "/livez/etcd",
+        "/readyz/etcd",
+        "/readyz/etcd-readiness",
+        "/readyz/log",
+        "/readyz/shutdown",
+        "/readyz/poststarthook/start-system-namespaces-controller",
+        "/healthz/etcd",
+    ] {
+        let r = s.get(path);
+        assert_eq!((r.status, r.text()), (200, "ok".to_string()), "{path}");
+    }
+    // Readiness-only checks are not liveness checks, as in kube-apiserver.
+    for path in ["/livez/etcd-readiness", "/livez/shutdown", "/healthz/shutdown", "/readyz/no-such-check"] {
+        assert_eq!(s.get(path).status, 404, "{path}");
+    }
+}
