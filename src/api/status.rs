@@ -313,11 +313,19 @@ impl ApiError {
 /// `application/yaml`, `application/cbor`, else JSON. Media ranges that ask
 /// for a conversion (`as=Table`, `as=PartialObjectMetadata...`) are skipped,
 /// as kube's default endpoint restrictions skip them; a Status that cannot be
-/// encoded in the chosen format falls back to JSON.
+/// encoded in the chosen format falls back to JSON. A 406 is encoded only in
+/// a media type it names (kube negotiates it with the same serializers).
 pub fn status_response_body(error: &ApiError, accept: Option<&str>) -> (&'static str, Bytes) {
     let json = error.to_status_json();
     let ranges = super::negotiate::parse_accept(accept.unwrap_or(""));
-    for range in ranges.iter().filter(|r| r.param("as").is_none()) {
+    // A 406 names the media types the route's serializers produce; kube
+    // negotiates the Status with those same serializers (a custom resource's
+    // have no protobuf), and writes JSON when none fits.
+    let offered = |media_type: &str| match self_accepted(error) {
+        Some(accepted) => accepted.split(',').any(|m| m.trim() == media_type),
+        None => true,
+    };
+    for range in ranges.iter().filter(|r| r.param("as").is_none() && offered(&r.media_type)) {
         let encoded = match range.media_type.as_str() {
             "application/json" | "application/*" | "*/*" => return ("application/json", json),
             "application/vnd.kubernetes.protobuf" => super::protobuf_encode::encode_object_json(&json)
@@ -332,6 +340,14 @@ pub fn status_response_body(error: &ApiError, accept: Option<&str>) -> (&'static
         }
     }
     ("application/json", json)
+}
+
+/// The media types a 406 names (`None` for every other error).
+fn self_accepted(error: &ApiError) -> Option<&str> {
+    match error {
+        ApiError::NotAcceptable(accepted) => Some(accepted),
+        _ => None,
+    }
 }
 
 /// The `Status` a successful delete answers with for resources that do not
@@ -460,6 +476,10 @@ mod tests {
         let (media, body) = status_response_body(&error, Some("application/yaml"));
         assert_eq!(media, "application/yaml");
         assert_eq!(Value::Object(crate::api::yaml::decode_object(&body).unwrap()), parse(&error));
+        // A 406 of a route without protobuf (a custom resource) is not encoded in protobuf.
+        let custom = ApiError::NotAcceptable(crate::api::negotiate::CUSTOM_MEDIA_TYPES.into());
+        assert_eq!(status_response_body(&custom, Some("application/vnd.kubernetes.protobuf")).0, "application/json");
+        assert_eq!(status_response_body(&custom, Some("application/yaml")).0, "application/yaml");
         for accept in [None, Some("text/html"), Some("application/json;as=Table;g=meta.k8s.io;v=v1, */*")] {
             let (media, body) = status_response_body(&error, accept);
             assert_eq!(media, "application/json", "{accept:?}");
