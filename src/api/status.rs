@@ -314,15 +314,19 @@ impl ApiError {
 /// for a conversion (`as=Table`, `as=PartialObjectMetadata...`) are skipped,
 /// as kube's default endpoint restrictions skip them; a Status that cannot be
 /// encoded in the chosen format falls back to JSON. A 406 is encoded only in
-/// a media type it names (kube negotiates it with the same serializers).
+/// a media type it names (kube negotiates it with the same serializers), and
+/// never in protobuf (it only arises where protobuf is not served).
 pub fn status_response_body(error: &ApiError, accept: Option<&str>) -> (&'static str, Bytes) {
     let json = error.to_status_json();
     let ranges = super::negotiate::parse_accept(accept.unwrap_or(""));
     // A 406 names the media types the route's serializers produce; kube
-    // negotiates the Status with those same serializers (a custom resource's
-    // have no protobuf), and writes JSON when none fits.
+    // negotiates the Status with those same serializers and writes JSON when
+    // none fits. A protobuf 406 only arises where protobuf is not served (a
+    // custom resource), so a 406 is never protobuf.
     let offered = |media_type: &str| match self_accepted(error) {
-        Some(accepted) => accepted.split(',').any(|m| m.trim() == media_type),
+        Some(accepted) => {
+            media_type != super::protobuf_encode::MEDIA_TYPE && accepted.split(',').any(|m| m.trim() == media_type)
+        }
         None => true,
     };
     for range in ranges.iter().filter(|r| r.param("as").is_none() && offered(&r.media_type)) {
@@ -479,6 +483,8 @@ mod tests {
         // A 406 of a route without protobuf (a custom resource) is not encoded in protobuf.
         let custom = ApiError::NotAcceptable(crate::api::negotiate::CUSTOM_MEDIA_TYPES.into());
         assert_eq!(status_response_body(&custom, Some("application/vnd.kubernetes.protobuf")).0, "application/json");
+        let echoed = ApiError::NotAcceptable("application/vnd.kubernetes.protobuf".into());
+        assert_eq!(status_response_body(&echoed, Some("application/vnd.kubernetes.protobuf")).0, "application/json");
         assert_eq!(status_response_body(&custom, Some("application/yaml")).0, "application/yaml");
         for accept in [None, Some("text/html"), Some("application/json;as=Table;g=meta.k8s.io;v=v1, */*")] {
             let (media, body) = status_response_body(&error, accept);
