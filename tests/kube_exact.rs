@@ -44,12 +44,7 @@ fn status_errors_in_the_negotiated_representation() {
 
     // 409 AlreadyExists in protobuf.
     let body = serde_json::to_vec(&configmap("e-0", &[])).unwrap();
-    let r = s.request(
-        "POST",
-        CM,
-        &[("Accept", PB), ("Content-Type", "application/json")],
-        Some(&body),
-    );
+    let r = s.request("POST", CM, &[("Accept", PB), ("Content-Type", "application/json")], Some(&body));
     assert_eq!(r.status, 409);
     let status = protobuf_status(&r);
     assert_eq!(status.reason.as_deref(), Some("AlreadyExists"));

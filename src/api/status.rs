@@ -332,9 +332,9 @@ pub fn status_response_body(error: &ApiError, accept: Option<&str>) -> (&'static
     for range in ranges.iter().filter(|r| r.param("as").is_none() && offered(&r.media_type)) {
         let encoded = match range.media_type.as_str() {
             "application/json" | "application/*" | "*/*" => return ("application/json", json),
-            "application/vnd.kubernetes.protobuf" => super::protobuf_encode::encode_object_json(&json)
-                .ok()
-                .map(|b| (super::protobuf_encode::MEDIA_TYPE, b)),
+            "application/vnd.kubernetes.protobuf" => {
+                super::protobuf_encode::encode_object_json(&json).ok().map(|b| (super::protobuf_encode::MEDIA_TYPE, b))
+            }
             "application/yaml" => super::yaml::encode_json(&json).ok().map(|b| (super::yaml::MEDIA_TYPE, b)),
             "application/cbor" => super::cbor::encode_json(&json).ok().map(|b| (super::cbor::MEDIA_TYPE, b)),
             _ => None,

@@ -334,15 +334,14 @@ pub async fn serve<B: Backend + 'static>(
         futures_util::stream::empty().right_stream()
     };
     let live = futures_util::stream::select(live, last_bookmark);
-    let frames = initial.chain(live).take_until(backend.sleep(timeout)).flat_map(
-        |round: Result<Vec<Bytes>, BodyError>| {
+    let frames =
+        initial.chain(live).take_until(backend.sleep(timeout)).flat_map(|round: Result<Vec<Bytes>, BodyError>| {
             let frames: Vec<Result<http_body::Frame<Bytes>, BodyError>> = match round {
                 Ok(frames) => frames.into_iter().map(|b| Ok(http_body::Frame::data(b))).collect(),
                 Err(e) => vec![Err(e)],
             };
             futures_util::stream::iter(frames)
-        },
-    );
+        });
     // as=PartialObjectMetadataList on a watch: kube-apiserver cannot convert
     // an event's object to a list, and its watch ends at the first event
     // (having sent nothing of it).
