@@ -178,9 +178,13 @@ fn yaml_get_list_and_bodies() {
     let list = Value::Object(yaml::decode_object(&r.body).unwrap());
     assert_eq!(list["kind"], "ConfigMapList");
     assert_eq!(items(&list), items(&s.get_ok(CM)));
-    // No YAML watch stream.
+    // No YAML watch stream: a 406 whose Status is in YAML, the representation
+    // asked for (kube-apiserver's ErrorNegotiated).
     let r = get_as(&s, &format!("{CM}?watch=1&timeoutSeconds=1"), "application/yaml");
-    assert_status(&r, 406, "NotAcceptable");
+    assert_eq!(r.status, 406);
+    assert_eq!(header(&r, "content-type"), "application/yaml");
+    let status = Value::Object(yaml::decode_object(&r.body).unwrap());
+    assert_eq!((status["kind"].as_str(), status["reason"].as_str()), (Some("Status"), Some("NotAcceptable")));
 }
 
 #[test]

@@ -133,6 +133,22 @@ macro_rules! kinds {
 use k8s_pb::api::rbac::v1 as rbac;
 use k8s_pb::api::{apps::v1 as apps, batch::v1 as batch, coordination::v1 as coordination, core::v1 as core};
 use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+use k8s_pb::api::{
+    admissionregistration::v1 as admissionregistration, autoscaling::v1 as autoscaling1, autoscaling::v2 as autoscaling2,
+    certificates::v1 as certificates, discovery::v1 as discovery, events::v1 as events, flowcontrol::v1 as flowcontrol,
+    networking::v1 as networking, node::v1 as node, policy::v1 as policy, resource::v1 as resource,
+    scheduling::v1 as scheduling, storage::v1 as storage,
+};
+use k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
+
+/// Served kinds this test cannot check, and why.
+const NOT_CHECKED: &[&str] = &[
+    // k8s-pb 0.9 has no message for them (JSON, YAML and CBOR only; docs/types.md).
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    // Create-only, no list kind.
+    "Binding",
+];
 
 kinds! {
     "v1" "Namespace" "NamespaceList" => core::Namespace, core::NamespaceList;
@@ -158,6 +174,42 @@ kinds! {
     "rbac.authorization.k8s.io/v1" "ClusterRoleBinding" "ClusterRoleBindingList" => rbac::ClusterRoleBinding, rbac::ClusterRoleBindingList;
     "apiextensions.k8s.io/v1" "CustomResourceDefinition" "CustomResourceDefinitionList" => apiextensions::CustomResourceDefinition, apiextensions::CustomResourceDefinitionList;
     "coordination.k8s.io/v1" "Lease" "LeaseList" => coordination::Lease, coordination::LeaseList;
+    "v1" "ComponentStatus" "ComponentStatusList" => core::ComponentStatus, core::ComponentStatusList;
+    "v1" "LimitRange" "LimitRangeList" => core::LimitRange, core::LimitRangeList;
+    "v1" "PodTemplate" "PodTemplateList" => core::PodTemplate, core::PodTemplateList;
+    "v1" "ReplicationController" "ReplicationControllerList" => core::ReplicationController, core::ReplicationControllerList;
+    "v1" "ResourceQuota" "ResourceQuotaList" => core::ResourceQuota, core::ResourceQuotaList;
+    "apps/v1" "ControllerRevision" "ControllerRevisionList" => apps::ControllerRevision, apps::ControllerRevisionList;
+    "admissionregistration.k8s.io/v1" "MutatingWebhookConfiguration" "MutatingWebhookConfigurationList" => admissionregistration::MutatingWebhookConfiguration, admissionregistration::MutatingWebhookConfigurationList;
+    "admissionregistration.k8s.io/v1" "ValidatingWebhookConfiguration" "ValidatingWebhookConfigurationList" => admissionregistration::ValidatingWebhookConfiguration, admissionregistration::ValidatingWebhookConfigurationList;
+    "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicy" "ValidatingAdmissionPolicyList" => admissionregistration::ValidatingAdmissionPolicy, admissionregistration::ValidatingAdmissionPolicyList;
+    "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicyBinding" "ValidatingAdmissionPolicyBindingList" => admissionregistration::ValidatingAdmissionPolicyBinding, admissionregistration::ValidatingAdmissionPolicyBindingList;
+    "apiregistration.k8s.io/v1" "APIService" "APIServiceList" => apiregistration::APIService, apiregistration::APIServiceList;
+    "autoscaling/v1" "HorizontalPodAutoscaler" "HorizontalPodAutoscalerList" => autoscaling1::HorizontalPodAutoscaler, autoscaling1::HorizontalPodAutoscalerList;
+    "autoscaling/v2" "HorizontalPodAutoscaler" "HorizontalPodAutoscalerList" => autoscaling2::HorizontalPodAutoscaler, autoscaling2::HorizontalPodAutoscalerList;
+    "certificates.k8s.io/v1" "CertificateSigningRequest" "CertificateSigningRequestList" => certificates::CertificateSigningRequest, certificates::CertificateSigningRequestList;
+    "discovery.k8s.io/v1" "EndpointSlice" "EndpointSliceList" => discovery::EndpointSlice, discovery::EndpointSliceList;
+    "events.k8s.io/v1" "Event" "EventList" => events::Event, events::EventList;
+    "flowcontrol.apiserver.k8s.io/v1" "FlowSchema" "FlowSchemaList" => flowcontrol::FlowSchema, flowcontrol::FlowSchemaList;
+    "flowcontrol.apiserver.k8s.io/v1" "PriorityLevelConfiguration" "PriorityLevelConfigurationList" => flowcontrol::PriorityLevelConfiguration, flowcontrol::PriorityLevelConfigurationList;
+    "networking.k8s.io/v1" "IPAddress" "IPAddressList" => networking::IPAddress, networking::IPAddressList;
+    "networking.k8s.io/v1" "Ingress" "IngressList" => networking::Ingress, networking::IngressList;
+    "networking.k8s.io/v1" "IngressClass" "IngressClassList" => networking::IngressClass, networking::IngressClassList;
+    "networking.k8s.io/v1" "NetworkPolicy" "NetworkPolicyList" => networking::NetworkPolicy, networking::NetworkPolicyList;
+    "networking.k8s.io/v1" "ServiceCIDR" "ServiceCIDRList" => networking::ServiceCIDR, networking::ServiceCIDRList;
+    "node.k8s.io/v1" "RuntimeClass" "RuntimeClassList" => node::RuntimeClass, node::RuntimeClassList;
+    "policy/v1" "PodDisruptionBudget" "PodDisruptionBudgetList" => policy::PodDisruptionBudget, policy::PodDisruptionBudgetList;
+    "resource.k8s.io/v1" "DeviceClass" "DeviceClassList" => resource::DeviceClass, resource::DeviceClassList;
+    "resource.k8s.io/v1" "ResourceClaim" "ResourceClaimList" => resource::ResourceClaim, resource::ResourceClaimList;
+    "resource.k8s.io/v1" "ResourceClaimTemplate" "ResourceClaimTemplateList" => resource::ResourceClaimTemplate, resource::ResourceClaimTemplateList;
+    "resource.k8s.io/v1" "ResourceSlice" "ResourceSliceList" => resource::ResourceSlice, resource::ResourceSliceList;
+    "scheduling.k8s.io/v1" "PriorityClass" "PriorityClassList" => scheduling::PriorityClass, scheduling::PriorityClassList;
+    "storage.k8s.io/v1" "CSIDriver" "CSIDriverList" => storage::CSIDriver, storage::CSIDriverList;
+    "storage.k8s.io/v1" "CSINode" "CSINodeList" => storage::CSINode, storage::CSINodeList;
+    "storage.k8s.io/v1" "CSIStorageCapacity" "CSIStorageCapacityList" => storage::CSIStorageCapacity, storage::CSIStorageCapacityList;
+    "storage.k8s.io/v1" "StorageClass" "StorageClassList" => storage::StorageClass, storage::StorageClassList;
+    "storage.k8s.io/v1" "VolumeAttachment" "VolumeAttachmentList" => storage::VolumeAttachment, storage::VolumeAttachmentList;
+    "storage.k8s.io/v1" "VolumeAttributesClass" "VolumeAttributesClassList" => storage::VolumeAttributesClass, storage::VolumeAttributesClassList;
 }
 
 fn check<T: prost::Message + Default, L: prost::Message + Default>(api_version: &str, kind: &str, list_kind: &str) {
@@ -199,6 +251,9 @@ fn every_built_in_kind_round_trips_in_every_format() {
     }
     let checked = check_all();
     for resource in shardline::types::registry::builtin_resources() {
+        if NOT_CHECKED.contains(&resource.kind) {
+            continue;
+        }
         assert!(checked.contains(&resource.kind), "{} is served but not checked here", resource.kind);
     }
 }

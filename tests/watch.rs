@@ -285,8 +285,8 @@ fn send_initial_events_false_starts_at_the_most_recent_revision_without_state() 
     }
 }
 
-/// A watch with bookmarks ends (shortly before its timeout) with a bookmark at
-/// the highest revision it delivered; one without bookmarks just ends.
+/// A watch with bookmarks gets a bookmark 2 s before its timeout at the
+/// highest revision it delivered; one without bookmarks just ends.
 #[test]
 fn a_bookmark_comes_just_before_the_timeout() {
     let s = Server::start();

@@ -83,10 +83,17 @@ pub fn respond(code: StatusCode, content_type: &'static str, body: Bytes) -> Res
     response
 }
 
-/// The Status response for an error; the only place errors become HTTP.
+/// The Status response for an error (JSON); the only place errors become HTTP.
 pub fn error_response(error: &ApiError) -> Response<ResponseBody> {
+    error_response_negotiated(error, None)
+}
+
+/// The Status response for an error in the representation `accept` asks for
+/// (`status::status_response_body`).
+pub fn error_response_negotiated(error: &ApiError, accept: Option<&str>) -> Response<ResponseBody> {
     let code = StatusCode::from_u16(error.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = respond(code, "application/json", error.to_status_json());
+    let (content_type, body) = status::status_response_body(error, accept);
+    let mut response = respond(code, content_type, body);
     if let Some(seconds) = error.retry_after_seconds() {
         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
@@ -123,6 +130,8 @@ where
     Bd::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let received = std::time::Instant::now();
+    // A handle on the header's bytes (no copy), read only if the answer is an error.
+    let accept = request.headers().get(header::ACCEPT).cloned();
     let mut held = Held { in_flight: None, record: None };
     match serve(backend, request, received, &mut held).await {
         // The in-flight slot and the request's record are held until the body
@@ -141,7 +150,7 @@ where
             if let Some(record) = &mut held.record {
                 record.set_code(error.code());
             }
-            error_response(&error)
+            error_response_negotiated(&error, accept.as_ref().and_then(|v| v.to_str().ok()))
         }
     }
 }

@@ -90,6 +90,9 @@ pub fn parse(path: &str) -> Route {
         [kind @ ("livez" | "readyz" | "healthz"), check] => {
             Route::Health { kind: health_kind(kind), check: Some(check.to_string()) }
         }
+        [kind @ ("livez" | "readyz" | "healthz"), "poststarthook", hook] => {
+            Route::Health { kind: health_kind(kind), check: Some(format!("poststarthook/{hook}")) }
+        }
         ["api", version] => Route::GroupVersion { group: String::new(), version: version.to_string() },
         ["apis", group, version] => Route::GroupVersion { group: group.to_string(), version: version.to_string() },
         ["api", version, rest @ ..] => resource("", version, rest),
@@ -188,6 +191,13 @@ mod tests {
         assert_eq!(parse("/api/v1"), Route::GroupVersion { group: "".into(), version: "v1".into() });
         assert_eq!(parse("/apis/apps/v1"), Route::GroupVersion { group: "apps".into(), version: "v1".into() });
         assert_eq!(parse("/livez/ping"), Route::Health { kind: HealthKind::Livez, check: Some("ping".into()) });
+        assert_eq!(
+            parse("/readyz/poststarthook/start-system-namespaces-controller"),
+            Route::Health {
+                kind: HealthKind::Readyz,
+                check: Some("poststarthook/start-system-namespaces-controller".into())
+            }
+        );
         assert_eq!(parse("/openapi/v3/apis/apps/v1"), Route::OpenApiV3("apis/apps/v1".into()));
         assert_eq!(parse("/nope"), Route::NotFound);
         assert_eq!(parse("/.well-known/openid-configuration"), Route::OpenIdConfiguration);

@@ -357,6 +357,53 @@ impl ApiError {
     }
 }
 
+/// The media type and body of an error's `Status` in the representation the
+/// client's Accept header asks for, as kube-apiserver's `ErrorNegotiated`
+/// writes it: `application/vnd.kubernetes.protobuf` (the `k8s\0` envelope),
+/// `application/yaml`, `application/cbor`, else JSON. Media ranges that ask
+/// for a conversion (`as=Table`, `as=PartialObjectMetadata...`) are skipped,
+/// as kube's default endpoint restrictions skip them; a Status that cannot be
+/// encoded in the chosen format falls back to JSON. A 406 is encoded only in
+/// a media type it names (kube negotiates it with the same serializers), and
+/// never in protobuf (it only arises where protobuf is not served).
+pub fn status_response_body(error: &ApiError, accept: Option<&str>) -> (&'static str, Bytes) {
+    let json = error.to_status_json();
+    let ranges = super::negotiate::parse_accept(accept.unwrap_or(""));
+    // A 406 names the media types the route's serializers produce; kube
+    // negotiates the Status with those same serializers and writes JSON when
+    // none fits. A protobuf 406 only arises where protobuf is not served (a
+    // custom resource), so a 406 is never protobuf.
+    let offered = |media_type: &str| match self_accepted(error) {
+        Some(accepted) => {
+            media_type != super::protobuf_encode::MEDIA_TYPE && accepted.split(',').any(|m| m.trim() == media_type)
+        }
+        None => true,
+    };
+    for range in ranges.iter().filter(|r| r.param("as").is_none() && offered(&r.media_type)) {
+        let encoded = match range.media_type.as_str() {
+            "application/json" | "application/*" | "*/*" => return ("application/json", json),
+            "application/vnd.kubernetes.protobuf" => {
+                super::protobuf_encode::encode_object_json(&json).ok().map(|b| (super::protobuf_encode::MEDIA_TYPE, b))
+            }
+            "application/yaml" => super::yaml::encode_json(&json).ok().map(|b| (super::yaml::MEDIA_TYPE, b)),
+            "application/cbor" => super::cbor::encode_json(&json).ok().map(|b| (super::cbor::MEDIA_TYPE, b)),
+            _ => None,
+        };
+        if let Some(found) = encoded {
+            return found;
+        }
+    }
+    ("application/json", json)
+}
+
+/// The media types a 406 names (`None` for every other error).
+fn self_accepted(error: &ApiError) -> Option<&str> {
+    match error {
+        ApiError::NotAcceptable(accepted) => Some(accepted),
+        _ => None,
+    }
+}
+
 /// The `Status` a successful delete answers with for resources that do not
 /// return the deleted object.
 pub fn success_status(target: &Target, uid: &str) -> Bytes {
@@ -470,5 +517,29 @@ mod tests {
         let expired = parse(&all[15]);
         assert_eq!(expired["reason"], "Expired");
         assert_eq!(expired["metadata"]["continue"], "t");
+    }
+
+    #[test]
+    fn status_follows_the_accept_header() {
+        let error = ApiError::NotFound(Target::new("", "pods", "x"));
+        let (media, body) = status_response_body(&error, Some("application/vnd.kubernetes.protobuf, application/json"));
+        assert_eq!(media, "application/vnd.kubernetes.protobuf");
+        assert!(body.starts_with(b"k8s\x00"));
+        let decoded = crate::api::protobuf::decode_object(&body, "Status").unwrap();
+        assert_eq!(Value::Object(decoded), parse(&error));
+        let (media, body) = status_response_body(&error, Some("application/yaml"));
+        assert_eq!(media, "application/yaml");
+        assert_eq!(Value::Object(crate::api::yaml::decode_object(&body).unwrap()), parse(&error));
+        // A 406 of a route without protobuf (a custom resource) is not encoded in protobuf.
+        let custom = ApiError::NotAcceptable(crate::api::negotiate::CUSTOM_MEDIA_TYPES.into());
+        assert_eq!(status_response_body(&custom, Some("application/vnd.kubernetes.protobuf")).0, "application/json");
+        let echoed = ApiError::NotAcceptable("application/vnd.kubernetes.protobuf".into());
+        assert_eq!(status_response_body(&echoed, Some("application/vnd.kubernetes.protobuf")).0, "application/json");
+        assert_eq!(status_response_body(&custom, Some("application/yaml")).0, "application/yaml");
+        for accept in [None, Some("text/html"), Some("application/json;as=Table;g=meta.k8s.io;v=v1, */*")] {
+            let (media, body) = status_response_body(&error, accept);
+            assert_eq!(media, "application/json", "{accept:?}");
+            assert_eq!(body, error.to_status_json());
+        }
     }
 }

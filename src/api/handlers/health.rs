@@ -1,11 +1,55 @@
-//! /livez, /readyz, /healthz: `ok` when every check passes; `?verbose` lists
-//! each check as `[+]name ok` / `[-]name failed`; `?exclude=name` skips one;
-//! `/livez/NAME` runs one check (404 for an unknown name).
+//! /livez, /readyz, /healthz with kube-apiserver's check names: `ok` when
+//! every check passes; `?verbose` lists each check as `[+]name ok` /
+//! `[-]name failed: reason withheld`; `?exclude=name` skips one;
+//! `/readyz/NAME` (and `/livez/NAME`, `/healthz/NAME`) runs one check (404
+//! for an unknown name).
+//!
+//! The checks, in kube's order and under kube's names, from the backend's own
+//! (`Backend::health_checks`):
+//! - `ping`: the server answers (all three);
+//! - `log`: the durable log accepts writes (all three);
+//! - `etcd`: kube's name for the storage check, the same state as `log`
+//!   (the embedded log or etcd behind it; all three);
+//! - `etcd-readiness`: the same, on /readyz only, as kube's;
+//! - `poststarthook/start-system-namespaces-controller`: the default
+//!   namespaces exist (the backend's `bootstrap-namespaces`; all three);
+//! - `shutdown`: on /readyz only, failing once shutdown has begun, so a
+//!   terminating server is not ready while it is still live (as kube's).
+//!
+//! Other backend checks are listed after these under their own names.
 
 use crate::api::route::HealthKind;
-use crate::api::{respond, Backend, RequestHead, ResponseBody};
+use crate::api::{respond, Backend, HealthCheck, RequestHead, ResponseBody};
 use bytes::Bytes;
 use http::{Response, StatusCode};
+
+/// The backend's check that kube names `poststarthook/start-system-namespaces-controller`.
+const BACKEND_NAMESPACES: &str = "bootstrap-namespaces";
+const SYSTEM_NAMESPACES: &str = "poststarthook/start-system-namespaces-controller";
+
+/// The checks of `kind`, named and ordered as kube-apiserver's.
+pub fn checks_of(kind: &HealthKind, backend: Vec<HealthCheck>) -> Vec<HealthCheck> {
+    let ready = matches!(kind, HealthKind::Readyz);
+    let take = |name: &str| backend.iter().find(|c| c.name == name).cloned();
+    let mut checks = vec![HealthCheck { name: "ping", ok: true, detail: String::new() }];
+    if let Some(log) = take("log") {
+        checks.push(log.clone());
+        checks.push(HealthCheck { name: "etcd", ..log.clone() });
+        if ready {
+            checks.push(HealthCheck { name: "etcd-readiness", ..log });
+        }
+    }
+    if let Some(namespaces) = take(BACKEND_NAMESPACES) {
+        checks.push(HealthCheck { name: SYSTEM_NAMESPACES, ..namespaces });
+    }
+    for other in backend.iter().filter(|c| !matches!(c.name, "log" | "shutdown" | BACKEND_NAMESPACES)) {
+        checks.push(other.clone());
+    }
+    if ready {
+        checks.extend(take("shutdown"));
+    }
+    checks
+}
 
 pub fn serve(
     backend: &impl Backend,
@@ -13,8 +57,7 @@ pub fn serve(
     kind: &HealthKind,
     check: Option<&str>,
 ) -> Response<ResponseBody> {
-    let mut checks = vec![crate::api::HealthCheck { name: "ping", ok: true, detail: String::new() }];
-    checks.extend(backend.health_checks());
+    let checks = checks_of(kind, backend.health_checks());
     if let Some(name) = check {
         return match checks.iter().find(|c| c.name == name) {
             Some(c) if c.ok => respond(StatusCode::OK, "text/plain; charset=utf-8", Bytes::from_static(b"ok")),
@@ -58,5 +101,46 @@ pub fn serve(
         respond(code, "text/plain; charset=utf-8", Bytes::from(text))
     } else {
         respond(code, "text/plain; charset=utf-8", Bytes::from_static(b"ok"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backend(log: bool, namespaces: bool, shutting_down: bool) -> Vec<HealthCheck> {
+        vec![
+            HealthCheck { name: "log", ok: log, detail: "the log is not accepting writes".into() },
+            HealthCheck { name: BACKEND_NAMESPACES, ok: namespaces, detail: "not yet".into() },
+            HealthCheck { name: "shutdown", ok: !shutting_down, detail: "shutting down".into() },
+        ]
+    }
+
+    fn names(checks: &[HealthCheck]) -> Vec<&'static str> {
+        checks.iter().map(|c| c.name).collect()
+    }
+
+    #[test]
+    fn checks_are_named_and_ordered_as_kube_apiservers() {
+        let all = backend(true, true, false);
+        assert_eq!(names(&checks_of(&HealthKind::Livez, all.clone())), ["ping", "log", "etcd", SYSTEM_NAMESPACES]);
+        assert_eq!(names(&checks_of(&HealthKind::Healthz, all.clone())), ["ping", "log", "etcd", SYSTEM_NAMESPACES]);
+        assert_eq!(
+            names(&checks_of(&HealthKind::Readyz, all)),
+            ["ping", "log", "etcd", "etcd-readiness", SYSTEM_NAMESPACES, "shutdown"]
+        );
+    }
+
+    #[test]
+    fn storage_failure_fails_every_storage_check_and_shutdown_only_readyz() {
+        let failed: Vec<&str> = checks_of(&HealthKind::Readyz, backend(false, true, false))
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(failed, ["log", "etcd", "etcd-readiness"]);
+        assert!(checks_of(&HealthKind::Livez, backend(true, true, true)).iter().all(|c| c.ok));
+        let ready = checks_of(&HealthKind::Readyz, backend(true, true, true));
+        assert_eq!(ready.iter().filter(|c| !c.ok).map(|c| c.name).collect::<Vec<_>>(), ["shutdown"]);
     }
 }

@@ -18,8 +18,9 @@
 //! sends the state as ADDED events and then a BOOKMARK annotated
 //! `k8s.io/initial-events-end: "true"`.
 //!
-//! A watch with bookmarks ends one second before its timeout with a last
-//! bookmark at the highest revision it delivered.
+//! A watch with bookmarks gets one bookmark two seconds before its timeout
+//! (as kube-apiserver's cache watcher), at the highest revision it
+//! delivered, and then lasts until its timeout.
 //!
 //! `as=PartialObjectMetadata`: each event's object (bookmarks too) is its
 //! PartialObjectMetadata (`api/metadata.rs`), ERROR events keep their Status.
@@ -57,8 +58,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long before its timeout a watch with bookmarks sends its last one.
-const FINAL_BOOKMARK_LEAD: Duration = Duration::from_secs(1);
+/// How long before its timeout a watch with bookmarks sends its last one
+/// (kube-apiserver's cache watcher: 2 s).
+const FINAL_BOOKMARK_LEAD: Duration = Duration::from_secs(2);
 
 fn event_frames(event_type: EventType, object: Bytes) -> [Bytes; 3] {
     [Bytes::from_static(event_type.frame_prefix()), object, Bytes::from_static(FRAME_SUFFIX)]
@@ -317,28 +319,36 @@ pub async fn serve<B: Backend + 'static>(
         // An event that could not be encoded has no parts: no empty frame.
         Ok(if parts.is_empty() { Vec::new() } else { vec![coalesce(parts)] })
     });
-    // With bookmarks, the watch ends a little early with one last bookmark,
-    // so the client resumes from there instead of relisting.
-    let wants_bookmarks = head.params.allow_watch_bookmarks;
-    let ending =
-        if wants_bookmarks && timeout > FINAL_BOOKMARK_LEAD * 2 { timeout - FINAL_BOOKMARK_LEAD } else { timeout };
-    let last_bookmark = futures_util::stream::iter(std::iter::once(())).filter_map(move |()| {
-        let due = wants_bookmarks && (!exact || delivered.get() > after);
-        let frames = due.then(|| {
-            let bookmark = bookmark_object(&kind, &api_version, delivered.get(), false);
-            Ok(last_to_table(EventType::Bookmark, None, bookmark))
-        });
-        std::future::ready(frames)
-    });
-    let frames = initial.chain(live).take_until(backend.sleep(ending)).chain(last_bookmark).flat_map(
-        |round: Result<Vec<Bytes>, BodyError>| {
+    // With bookmarks, one bookmark 2 s before the timeout at the highest
+    // revision delivered (kube-apiserver's cache watcher: `nextBookmarkTime`
+    // caps the next one at deadline - 2 s), so the client resumes from there
+    // instead of relisting; the watch itself lasts its whole timeout.
+    let wants_bookmarks = head.params.allow_watch_bookmarks && timeout > FINAL_BOOKMARK_LEAD;
+    let last_bookmark = if wants_bookmarks {
+        // The timer starts now: the bookmark is due at deadline - 2 s however long the initial events take.
+        let due_at = backend.sleep(timeout - FINAL_BOOKMARK_LEAD);
+        futures_util::stream::once(due_at)
+            .filter_map(move |()| {
+                let due = !exact || delivered.get() > after;
+                let frames = due.then(|| {
+                    let bookmark = bookmark_object(&kind, &api_version, delivered.get(), false);
+                    Ok(last_to_table(EventType::Bookmark, None, bookmark))
+                });
+                std::future::ready(frames)
+            })
+            .left_stream()
+    } else {
+        futures_util::stream::empty().right_stream()
+    };
+    let live = futures_util::stream::select(live, last_bookmark);
+    let frames =
+        initial.chain(live).take_until(backend.sleep(timeout)).flat_map(|round: Result<Vec<Bytes>, BodyError>| {
             let frames: Vec<Result<http_body::Frame<Bytes>, BodyError>> = match round {
                 Ok(frames) => frames.into_iter().map(|b| Ok(http_body::Frame::data(b))).collect(),
                 Err(e) => vec![Err(e)],
             };
             futures_util::stream::iter(frames)
-        },
-    );
+        });
     // as=PartialObjectMetadataList on a watch: kube-apiserver cannot convert
     // an event's object to a list, and its watch ends at the first event
     // (having sent nothing of it).

@@ -1,0 +1,148 @@
+//! Behaviour that must match kube-apiserver byte for byte, against the real
+//! server: Status errors in the negotiated representation (protobuf, YAML),
+//! the bookmark before a watch's `timeoutSeconds` ends, and the health
+//! checks by kube's names.
+
+mod common;
+
+use common::{configmap, Server};
+use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+use k8s_pb::apimachinery::pkg::runtime::Unknown;
+use prost::Message;
+use serde_json::Value;
+
+const CM: &str = "/api/v1/namespaces/default/configmaps";
+const PB: &str = "application/vnd.kubernetes.protobuf";
+
+/// The Status inside a protobuf error body: `k8s\0` + Unknown{typeMeta, raw}.
+fn protobuf_status(r: &common::Response) -> meta::Status {
+    assert_eq!(r.header("content-type"), Some(PB), "{:?}", r.headers);
+    assert!(r.body.starts_with(b"k8s\x00"), "{:?}", r.body);
+    let unknown = Unknown::decode(&r.body[4..]).expect("runtime.Unknown");
+    let type_meta = unknown.type_meta.expect("typeMeta");
+    assert_eq!(type_meta.api_version.as_deref(), Some("v1"));
+    assert_eq!(type_meta.kind.as_deref(), Some("Status"));
+    meta::Status::decode(unknown.raw.as_deref().unwrap_or_default()).expect("Status")
+}
+
+#[test]
+fn status_errors_in_the_negotiated_representation() {
+    let s = Server::start();
+    s.post_json(CM, &configmap("e-0", &[]));
+
+    // 404 in protobuf, as client-go's typed clients ask (protobuf first, JSON second).
+    let r = s.request("GET", &format!("{CM}/missing"), &[("Accept", &format!("{PB}, application/json"))], None);
+    assert_eq!(r.status, 404);
+    let status = protobuf_status(&r);
+    assert_eq!(status.code, Some(404));
+    assert_eq!(status.reason.as_deref(), Some("NotFound"));
+    assert_eq!(status.status.as_deref(), Some("Failure"));
+    assert_eq!(status.message.as_deref(), Some("configmaps \"missing\" not found"));
+    let details = status.details.expect("details");
+    assert_eq!(details.name.as_deref(), Some("missing"));
+    assert_eq!(details.kind.as_deref(), Some("configmaps"));
+
+    // 409 AlreadyExists in protobuf.
+    let body = serde_json::to_vec(&configmap("e-0", &[])).unwrap();
+    let r = s.request("POST", CM, &[("Accept", PB), ("Content-Type", "application/json")], Some(&body));
+    assert_eq!(r.status, 409);
+    let status = protobuf_status(&r);
+    assert_eq!(status.reason.as_deref(), Some("AlreadyExists"));
+    assert_eq!(status.code, Some(409));
+
+    // 422 Invalid in protobuf, with its causes.
+    let body = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Not_Valid"}}"#;
+    let r = s.request("POST", CM, &[("Accept", PB), ("Content-Type", "application/json")], Some(body));
+    assert_eq!(r.status, 422);
+    let status = protobuf_status(&r);
+    assert_eq!(status.reason.as_deref(), Some("Invalid"));
+    assert!(!status.details.expect("details").causes.is_empty());
+
+    // YAML: the same Status as a YAML document.
+    let r = s.request("GET", &format!("{CM}/missing"), &[("Accept", "application/yaml")], None);
+    assert_eq!(r.status, 404);
+    assert_eq!(r.header("content-type"), Some("application/yaml"));
+    let yaml_status = Value::Object(shardline::api::yaml::decode_object(&r.body).expect("YAML Status"));
+    let json = s.get(&format!("{CM}/missing")).json();
+    assert_eq!(yaml_status, json);
+    assert_eq!(yaml_status["kind"], "Status");
+    assert_eq!(yaml_status["code"], 404);
+
+    // A conversion the Status cannot take (`as=Table`) is skipped: JSON.
+    let r = s.request(
+        "GET",
+        &format!("{CM}/missing"),
+        &[("Accept", "application/json;as=Table;g=meta.k8s.io;v=v1,application/json")],
+        None,
+    );
+    assert_eq!(r.status, 404);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.json()["reason"], "NotFound");
+}
+
+/// An event's type and object name.
+fn event_of(event: &Value) -> (String, String) {
+    (
+        event["type"].as_str().unwrap_or_default().to_string(),
+        event["object"]["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// With `allowWatchBookmarks`, a bookmark comes 2 s before `timeoutSeconds`
+/// ends (kube-apiserver's cache watcher), at the highest revision delivered,
+/// and the watch goes on delivering events until its timeout.
+#[test]
+fn a_bookmark_comes_two_seconds_before_the_timeout() {
+    let s = Server::start();
+    let created = s.post_json(CM, &configmap("b-0", &[])).json();
+    let mut w = common::watch::Watch::open(&s, &format!("{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=5"));
+    assert_eq!(event_of(&w.next()), ("ADDED".into(), "b-0".into()));
+    let bookmark = w.try_next().expect("a bookmark before the timeout");
+    assert_eq!(bookmark["type"], "BOOKMARK", "{bookmark}");
+    assert_eq!(bookmark["object"]["kind"], "ConfigMap");
+    assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+    // The stream is still open after the bookmark: a write reaches it.
+    s.post_json(CM, &configmap("b-1", &[]));
+    assert_eq!(event_of(&w.next()), ("ADDED".into(), "b-1".into()));
+    assert!(w.try_next().is_none(), "the watch ends at its timeout");
+    // Without bookmarks, no bookmark: the watch just ends.
+    let mut plain = common::watch::Watch::open(&s, &format!("{CM}?watch=1&timeoutSeconds=3"));
+    assert_eq!(event_of(&plain.next()), ("ADDED".into(), "b-0".into()));
+    assert_eq!(event_of(&plain.next()), ("ADDED".into(), "b-1".into()));
+    assert!(plain.try_next().is_none());
+}
+
+/// The checks of kube's body, in kube's order and under kube's names.
+fn verbose_checks(s: &Server, path: &str) -> Vec<String> {
+    let r = s.get(path);
+    assert_eq!(r.status, 200, "{path}: {}", r.text());
+    let text = r.text();
+    assert!(text.ends_with(&format!("{} check passed\n", &path[1..path.find('?').unwrap()])), "{text}");
+    text.lines().filter_map(|l| l.strip_prefix("[+]")).filter_map(|l| l.strip_suffix(" ok")).map(String::from).collect()
+}
+
+#[test]
+fn health_checks_named_as_kube_names_them() {
+    let s = Server::start();
+    let hook = "poststarthook/start-system-namespaces-controller";
+    assert_eq!(verbose_checks(&s, "/livez?verbose"), ["ping", "log", "etcd", hook]);
+    assert_eq!(verbose_checks(&s, "/healthz?verbose"), ["ping", "log", "etcd", hook]);
+    assert_eq!(verbose_checks(&s, "/readyz?verbose"), ["ping", "log", "etcd", "etcd-readiness", hook, "shutdown"]);
+    for path in [
+        "/livez/ping",
+        "/livez/etcd",
+        "/readyz/etcd",
+        "/readyz/etcd-readiness",
+        "/readyz/log",
+        "/readyz/shutdown",
+        "/readyz/poststarthook/start-system-namespaces-controller",
+        "/healthz/etcd",
+    ] {
+        let r = s.get(path);
+        assert_eq!((r.status, r.text()), (200, "ok".to_string()), "{path}");
+    }
+    // Readiness-only checks are not liveness checks, as in kube-apiserver.
+    for path in ["/livez/etcd-readiness", "/livez/shutdown", "/healthz/shutdown", "/readyz/no-such-check"] {
+        assert_eq!(s.get(path).status, 404, "{path}");
+    }
+}
