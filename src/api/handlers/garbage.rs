@@ -89,7 +89,7 @@ async fn dependents(
 async fn pass(backend: &impl Backend, owner: &Resolved, uid: &str) -> Result<bool, ApiError> {
     let key = owner.key(owner.name.as_deref().unwrap_or(""));
     let Some(current) = read_current(backend, &key, backend.committed_revision()).await? else { return Ok(true) };
-    if current.meta.uid != uid {
+    if current.meta().uid() != uid {
         return Ok(true);
     }
     let stored: Object =

@@ -180,5 +180,6 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
         let _ = writeln!(out, "# TYPE {name} gauge");
         let _ = writeln!(out, "{name} {value}");
     }
+    super::memory::write(&mut out, backend).await?;
     Ok(respond(StatusCode::OK, "text/plain; version=0.0.4", Bytes::from(out)))
 }
