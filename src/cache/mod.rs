@@ -759,6 +759,30 @@ mod tests {
             .contains(r#""spec":55555555557777777777777777777777777777755"#));
     }
 
+    /// What a pod costs besides its JSON (the table in docs/limits.md): the
+    /// object, its `Arc` counts, one 8-byte span per metadata value, no
+    /// copy of any string, an empty slot for the other encodings.
+    #[test]
+    fn an_object_costs_little_besides_its_json() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Encodings>(), 16);
+        assert_eq!(size_of::<ObjectMeta>(), 40);
+        assert_eq!(size_of::<CachedObject>(), 136);
+        let fields: Vec<String> = ["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+            "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let value = br#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"ns","uid":"0b7c","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"app":"web","tier":"front","pod-template-hash":"7d4b9c"}},"spec":{"nodeName":"node-17","restartPolicy":"Always"},"status":{"phase":"Running"}}"#;
+        let object = encode_stored(Bytes::from_static(b"k"), value, Revision(7), Revision(7), &fields).unwrap();
+        assert_eq!(object.metadata_bytes(), 16 + 136 + (4 + 8 + 2 * 3) * 8);
+        assert_eq!(object.meta().label("pod-template-hash"), Some("7d4b9c"));
+        assert_eq!(object.meta().field("spec.hostNetwork"), Some(""));
+        // Every object of the resource shares one list of paths.
+        let other = encode_stored(Bytes::from_static(b"l"), value, Revision(8), Revision(8), &fields).unwrap();
+        assert!(Arc::ptr_eq(object.meta.paths.as_ref().unwrap(), other.meta.paths.as_ref().unwrap()));
+    }
+
     #[test]
     fn encode_rejects_non_objects() {
         let fields = Vec::new();
