@@ -54,7 +54,7 @@ fn node_hub(watchers: usize, indexed: bool, delivered: &Rc<Cell<u64>>, registry:
         let wanted = node.clone();
         let filter = WatchFilter {
             prefix: Bytes::from(collection_prefix("", "pods", None)),
-            matches: Some(Box::new(move |o: &CachedObject| o.meta.field("spec.nodeName") == Some(wanted.as_str()))),
+            matches: Some(Box::new(move |o: &CachedObject| o.meta().field("spec.nodeName") == Some(wanted.as_str()))),
             bookmarks: None,
             name: None,
             trigger: indexed.then_some(node),

@@ -176,6 +176,13 @@ struct ServeArgs {
     /// from (`30000-32767` or `30000+2767`), as kube-apiserver's flag.
     #[arg(long, default_value = allocate::DEFAULT_SERVICE_NODE_PORT_RANGE)]
     service_node_port_range: allocate::NodePortRange,
+    /// Bytes of superseded versions (and, apart, of watch history) kept in
+    /// memory; past it the oldest go first (reads that needed them get 410).
+    #[arg(long)]
+    history_bytes_max: Option<usize>,
+    /// Bytes the protobuf, CBOR and YAML encodings of cached objects may keep.
+    #[arg(long)]
+    derived_encodings_bytes_max: Option<usize>,
 }
 
 /// `--feature-gates`: the gates Shardline knows; returns
@@ -282,6 +289,12 @@ fn config_from(args: ServeArgs) -> Config {
         cert_file: args.etcd_certfile,
         key_file: args.etcd_keyfile,
     };
+    if let Some(v) = args.history_bytes_max {
+        config.history_bytes_max = v;
+    }
+    if let Some(v) = args.derived_encodings_bytes_max {
+        config.derived_encodings_bytes_max = v;
+    }
     config
 }
 

@@ -49,7 +49,7 @@ fn expect_too_large_message(requested: u64, current: u64) -> String {
 }
 
 /// Prefix of the 410 message for an Exact list whose revision left the window.
-const EXPECT_TOO_OLD_PREFIX: &str = "too old resource version";
+const EXPECT_TOO_OLD_PREFIX: &str = "The resourceVersion for the provided list is too old.";
 /// Substring of the 400 for resourceVersion together with continue.
 const EXPECT_RV_WITH_CONTINUE: &str = "specifying resource version is not allowed when using continue";
 /// Substring of the 400 for a field selector the type does not support.

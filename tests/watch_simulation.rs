@@ -142,8 +142,8 @@ impl Filter {
         WatchFilter {
             prefix: Bytes::from(collection_prefix("", "pods", self.namespace.as_deref())),
             matches: Some(Box::new(move |o: &CachedObject| {
-                (!web_only || o.meta.label("app") == Some("web"))
-                    && node.as_deref().is_none_or(|n| o.meta.field("spec.nodeName") == Some(n))
+                (!web_only || o.meta().label("app") == Some("web"))
+                    && node.as_deref().is_none_or(|n| o.meta().field("spec.nodeName") == Some(n))
             })),
             bookmarks: Some(BookmarkSpec { kind: "Pod".into(), api_version: "v1".into(), interval_ms: 300 }),
             name: None,

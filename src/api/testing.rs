@@ -42,7 +42,11 @@ impl MemoryBackend {
         config.shards = shard_count;
         let window_ms = config.history_window.as_millis() as u64;
         let commit_times_max = config.metrics_commit_times_max;
-        let shards = (0..shard_count).map(|s| ShardStore::new(ShardId(s), shard_count, window_ms)).collect();
+        let hub_bytes_max = config.history_bytes_max;
+        let share = hub_bytes_max / usize::from(shard_count.max(1));
+        let shards = (0..shard_count)
+            .map(|s| ShardStore::new(ShardId(s), shard_count, window_ms).with_history_bytes_max(share))
+            .collect();
         let backend = MemoryBackend {
             config,
             registry: RefCell::new(std::rc::Rc::new(Registry::builtin())),
@@ -50,7 +54,10 @@ impl MemoryBackend {
             index: RefCell::new(HashMap::new()),
             revision: Cell::new(0),
             now_ms: Cell::new(0),
-            hub: RefCell::new(crate::watch::WatchHub::new(Revision::ZERO, window_ms, 100_000)),
+            hub: RefCell::new(
+                crate::watch::WatchHub::new(Revision::ZERO, window_ms, 100_000)
+                    .with_history_bytes_max(hub_bytes_max),
+            ),
             spawned: RefCell::new(Vec::new()),
             metrics: std::rc::Rc::new(crate::metrics::ShardMetrics::new(commit_times_max)),
         };

@@ -1,70 +1,300 @@
-//! Objects kept already encoded: what every read and (later) every watcher
-//! shares without copying.
+//! Objects kept already encoded: what every read and every watcher shares
+//! without copying, held as compactly as the bytes allow.
 //!
 //! A [`CachedObject`] is built once when a shard applies a committed entry: the
 //! stored value (the object without its resourceVersion, as etcd stores it for
-//! Kubernetes) is parsed once, its `metadata.resourceVersion` set to the entry's
-//! revision, and the result serialized once into `Bytes`. The parsed metadata
-//! needed for filtering (labels, selectable fields) is kept beside the bytes.
+//! Kubernetes) is read once, its `metadata.resourceVersion` set to the entry's
+//! revision, and the result kept as one `Bytes`. The metadata filters need
+//! (name, namespace, uid, creationTimestamp, labels, selectable fields) is not
+//! copied out: it is a list of spans into those bytes ([`ObjectMeta`]), with a
+//! small side buffer only for the rare value whose JSON text is not its value
+//! (an escaped string, a number JSON writes differently); the selectable
+//! fields' paths are shared by every object of a resource (interned per core).
 //!
 //! The rarer representations (protobuf, CBOR, YAML) are built from `json`
-//! lazily, at most once per object version, and kept beside it
-//! (`encodings.rs`).
+//! lazily and kept beside it while the derived-encodings budget allows
+//! (`encodings.rs`); an object that never had one costs one word for them.
 //!
 //! Invariants: no I/O; `json` is immutable once built and is the exact body a
-//! GET returns; `meta.resource_version == mod_revision`.
+//! GET returns; the metadata's resourceVersion is `mod_revision`; every span
+//! lies inside `json` (or the side buffer) on character boundaries.
 
 pub mod encodings;
 
-pub use encodings::{encodings_built, Encodings, Format};
+pub use encodings::{
+    derived_bytes_held, derived_bytes_max, encodings_built, set_derived_bytes_max, DerivedBudget, Encodings, Format,
+};
 
 use crate::log::Revision;
 use bytes::Bytes;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::sync::Arc;
 
-/// The metadata a shard needs to filter and order objects without parsing
-/// their JSON again.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ObjectMeta {
-    pub name: String,
-    pub namespace: String,
-    pub uid: String,
-    pub resource_version: Revision,
-    pub creation_timestamp: String,
-    pub labels: Vec<(String, String)>,
-    /// Values of the resource's selectable fields (`spec.nodeName`, ...), by path.
-    pub fields: Vec<(String, String)>,
+/// Where a metadata value's text is: a byte range of the object's JSON, or
+/// (high bit of `start` set) of its side buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    len: u32,
 }
 
+impl Span {
+    const EMPTY: Span = Span { start: 0, len: 0 };
+    /// A selectable field whose value is an object or array: no value.
+    const ABSENT: Span = Span { start: u32::MAX, len: u32::MAX };
+    const SIDE: u32 = 1 << 31;
+}
+
+/// The selectable fields' paths of one resource, shared by all its objects.
+type FieldPaths = Arc<Vec<String>>;
+
+thread_local! {
+    /// This core's interned path lists (a handful: one per resource that has
+    /// selectable fields), most recently used first.
+    static PATHS: RefCell<Vec<FieldPaths>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The shared path list equal to `fields` (interned on this core).
+fn intern_paths(fields: &[String]) -> Option<FieldPaths> {
+    if fields.is_empty() {
+        return None;
+    }
+    PATHS.with(|paths| {
+        let mut paths = paths.borrow_mut();
+        if let Some(found) = paths.iter().position(|p| p.as_slice() == fields) {
+            let hit = paths[found].clone();
+            if found > 0 {
+                paths.swap(0, found);
+            }
+            return Some(hit);
+        }
+        let made: FieldPaths = Arc::new(fields.to_vec());
+        paths.insert(0, made.clone());
+        Some(made)
+    })
+}
+
+/// The metadata a shard needs to filter and order objects without parsing
+/// their JSON again: spans into the object's JSON (see [`Meta`] to read it).
+///
+/// `spans` holds, in order: name, namespace, uid, creationTimestamp, one
+/// value per selectable field (in `paths` order), then each label's key and
+/// value.
+#[derive(Debug)]
+pub struct ObjectMeta {
+    spans: Box<[Span]>,
+    paths: Option<FieldPaths>,
+    /// The text of values whose JSON text is not their value (escapes).
+    side: Option<Box<str>>,
+}
+
+const NAME: usize = 0;
+const NAMESPACE: usize = 1;
+const UID: usize = 2;
+const CREATION_TIMESTAMP: usize = 3;
+const FIXED_SPANS: usize = 4;
+
 impl ObjectMeta {
-    pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    fn field_count(&self) -> usize {
+        self.paths.as_ref().map_or(0, |p| p.len())
+    }
+
+    /// Heap bytes this metadata holds (its spans and side buffer; the paths
+    /// are shared).
+    fn heap_bytes(&self) -> usize {
+        self.spans.len() * std::mem::size_of::<Span>() + self.side.as_ref().map_or(0, |s| s.len())
+    }
+}
+
+/// A value's text while the metadata is being gathered: borrowed from the
+/// input (a byte offset of it is known) or decoded.
+enum Text<'a> {
+    /// A slice of the input text.
+    Slice(&'a str),
+    /// A value with no text of its own in the input.
+    Owned(String),
+    /// An object or array: not a selectable value.
+    Absent,
+}
+
+/// Collects spans; `offset` maps an input slice to its offset in the output
+/// JSON (`None`: the value is not in the output, keep it in the side buffer).
+struct MetaBuilder {
+    spans: Vec<Span>,
+    side: String,
+}
+
+impl MetaBuilder {
+    fn new(capacity: usize) -> MetaBuilder {
+        MetaBuilder { spans: Vec::with_capacity(capacity), side: String::new() }
+    }
+
+    fn owned(&mut self, text: &str) -> Span {
+        if text.is_empty() {
+            return Span::EMPTY;
+        }
+        let start = self.side.len() as u32 | Span::SIDE;
+        self.side.push_str(text);
+        Span { start, len: text.len() as u32 }
+    }
+
+    fn push(&mut self, text: Text<'_>, offset: &dyn Fn(&str) -> Option<usize>) {
+        let span = match text {
+            Text::Absent => Span::ABSENT,
+            Text::Slice("") => Span::EMPTY,
+            Text::Slice(slice) => match offset(slice) {
+                Some(start) => Span { start: start as u32, len: slice.len() as u32 },
+                None => self.owned(slice),
+            },
+            Text::Owned(text) => self.owned(&text),
+        };
+        self.spans.push(span);
+    }
+
+    fn finish(self, paths: Option<FieldPaths>) -> ObjectMeta {
+        let side = (!self.side.is_empty()).then(|| self.side.into_boxed_str());
+        ObjectMeta { spans: self.spans.into_boxed_slice(), paths, side }
+    }
+}
+
+/// A read-only view of an object's metadata.
+#[derive(Clone, Copy)]
+pub struct Meta<'a> {
+    json: &'a [u8],
+    meta: &'a ObjectMeta,
+}
+
+impl<'a> Meta<'a> {
+    fn bytes(&self, span: Span) -> &'a [u8] {
+        if span == Span::ABSENT {
+            return &[];
+        }
+        let (buffer, start) = if span.start & Span::SIDE != 0 {
+            (self.meta.side.as_deref().map_or(&[][..], str::as_bytes), (span.start & !Span::SIDE) as usize)
+        } else {
+            (self.json, span.start as usize)
+        };
+        buffer.get(start..start + span.len as usize).unwrap_or_default()
+    }
+
+    fn text(&self, span: Span) -> &'a str {
+        std::str::from_utf8(self.bytes(span)).unwrap_or_default()
+    }
+
+    pub fn name(&self) -> &'a str {
+        self.text(self.meta.spans[NAME])
+    }
+
+    pub fn namespace(&self) -> &'a str {
+        self.text(self.meta.spans[NAMESPACE])
+    }
+
+    pub fn uid(&self) -> &'a str {
+        self.text(self.meta.spans[UID])
+    }
+
+    pub fn creation_timestamp(&self) -> &'a str {
+        self.text(self.meta.spans[CREATION_TIMESTAMP])
+    }
+
+    fn label_spans(&self) -> &'a [Span] {
+        let meta: &'a ObjectMeta = self.meta;
+        &meta.spans[FIXED_SPANS + meta.field_count()..]
+    }
+
+    pub fn label(&self, key: &str) -> Option<&'a str> {
+        self.label_spans()
+            .chunks_exact(2)
+            .find(|pair| self.bytes(pair[0]) == key.as_bytes())
+            .map(|pair| self.text(pair[1]))
+    }
+
+    /// The labels, in the object's order.
+    pub fn labels(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        let view = *self;
+        self.label_spans().chunks_exact(2).map(move |pair| (view.text(pair[0]), view.text(pair[1])))
     }
 
     /// The value of a selectable field as a field selector compares it.
-    pub fn field(&self, path: &str) -> Option<&str> {
+    pub fn field(&self, path: &str) -> Option<&'a str> {
         match path {
-            "metadata.name" => Some(&self.name),
-            "metadata.namespace" => Some(&self.namespace),
-            _ => self.fields.iter().find(|(k, _)| k == path).map(|(_, v)| v.as_str()),
+            "metadata.name" => Some(self.name()),
+            "metadata.namespace" => Some(self.namespace()),
+            _ => {
+                let paths = self.meta.paths.as_ref()?;
+                let index = paths.iter().position(|p| p == path)?;
+                let span = self.meta.spans[FIXED_SPANS + index];
+                (span != Span::ABSENT).then(|| self.text(span))
+            }
         }
     }
+
+    /// The selectable fields that have a value, with it, in path order.
+    pub fn fields(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        let view = *self;
+        let meta: &'a ObjectMeta = self.meta;
+        let paths: &'a [String] = meta.paths.as_deref().map_or(&[], |p| p.as_slice());
+        paths.iter().zip(&meta.spans[FIXED_SPANS..]).filter(|(_, span)| **span != Span::ABSENT).map(
+            move |(path, span)| (path.as_str(), view.text(*span)),
+        )
+    }
+
+    /// Everything above as owned values (tests and fuzzing compare them).
+    pub fn summary(&self) -> MetaSummary {
+        MetaSummary {
+            name: self.name().to_string(),
+            namespace: self.namespace().to_string(),
+            uid: self.uid().to_string(),
+            creation_timestamp: self.creation_timestamp().to_string(),
+            labels: self.labels().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            fields: self.fields().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }
+    }
+}
+
+/// The metadata of an object as owned values, for comparisons.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetaSummary {
+    pub name: String,
+    pub namespace: String,
+    pub uid: String,
+    pub creation_timestamp: String,
+    pub labels: Vec<(String, String)>,
+    pub fields: Vec<(String, String)>,
 }
 
 /// One version of one object, encoded.
 #[derive(Debug)]
 pub struct CachedObject {
     pub key: Bytes,
-    pub mod_revision: Revision,
-    pub create_revision: Revision,
     /// The object as JSON, exactly as served.
     pub json: Bytes,
-    pub meta: ObjectMeta,
-    /// The other representations, each built from `json` at most once, on
-    /// first use, and shared by every request and watcher after that.
+    pub mod_revision: Revision,
+    pub create_revision: Revision,
+    meta: ObjectMeta,
+    /// The other representations, each built from `json` on first use and
+    /// shared by every request and watcher after that (while the derived
+    /// encodings' budget keeps them).
     pub encodings: Encodings,
 }
+
+impl CachedObject {
+    /// The metadata filters read (spans into `json`).
+    pub fn meta(&self) -> Meta<'_> {
+        Meta { json: &self.json, meta: &self.meta }
+    }
+
+    /// Bytes this version holds besides its JSON and its key: the object
+    /// itself with its `Arc` counts, and its metadata spans. Derived
+    /// encodings are counted apart (`encodings::derived_bytes_held`).
+    pub fn metadata_bytes(&self) -> usize {
+        ARC_COUNTS_BYTES + std::mem::size_of::<CachedObject>() + self.meta.heap_bytes()
+    }
+}
+
+/// The strong and weak counts in front of every `Arc` allocation.
+const ARC_COUNTS_BYTES: usize = 2 * std::mem::size_of::<usize>();
 
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
@@ -72,13 +302,19 @@ pub enum CacheError {
     NotJson(String),
     #[error("stored value has no metadata object")]
     NoMetadata,
+    #[error("stored value is too large to cache: {0} bytes")]
+    TooLarge(usize),
 }
+
+/// The largest JSON a span can address (2 GiB; the log's records are far
+/// smaller).
+const JSON_BYTES_MAX: usize = (Span::SIDE - 1) as usize;
 
 /// Builds the cached form of a stored value at `mod_revision`.
 /// `selectable_fields` are the dotted paths whose values field selectors use.
 ///
 /// The fast path reads the value without building a document: it borrows
-/// each member's raw text, parses only the metadata filters need, and splices
+/// each member's raw text, finds the metadata filters need, and splices
 /// `"resourceVersion"` into the stored bytes at the place kube-apiserver's
 /// field order puts it. Anything it does not recognise exactly (escaped keys,
 /// duplicate keys, non-string labels) takes the slow path, which decodes and
@@ -92,17 +328,21 @@ pub fn encode_stored(
     create_revision: Revision,
     selectable_fields: &[String],
 ) -> Result<Arc<CachedObject>, CacheError> {
-    if let Some((json, meta)) = fast::encode(value, mod_revision, selectable_fields) {
+    if value.len() >= JSON_BYTES_MAX {
+        return Err(CacheError::TooLarge(value.len()));
+    }
+    let paths = intern_paths(selectable_fields);
+    if let Some((json, meta)) = fast::encode(value, mod_revision, selectable_fields, paths.clone()) {
         return Ok(Arc::new(CachedObject {
             key,
+            json: Bytes::from(json),
             mod_revision,
             create_revision,
-            json: Bytes::from(json),
             meta,
             encodings: Encodings::default(),
         }));
     }
-    encode_stored_slow(key, value, mod_revision, create_revision, selectable_fields)
+    encode_slow(key, value, mod_revision, create_revision, selectable_fields, paths)
 }
 
 /// The reference encoding: decode the whole value, set the resourceVersion,
@@ -115,18 +355,33 @@ pub fn encode_stored_slow(
     create_revision: Revision,
     selectable_fields: &[String],
 ) -> Result<Arc<CachedObject>, CacheError> {
+    let paths = intern_paths(selectable_fields);
+    encode_slow(key, value, mod_revision, create_revision, selectable_fields, paths)
+}
+
+fn encode_slow(
+    key: Bytes,
+    value: &[u8],
+    mod_revision: Revision,
+    create_revision: Revision,
+    selectable_fields: &[String],
+    paths: Option<FieldPaths>,
+) -> Result<Arc<CachedObject>, CacheError> {
     let mut object: Value = serde_json::from_slice(value).map_err(|e| CacheError::NotJson(e.to_string()))?;
     let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
         return Err(CacheError::NoMetadata);
     };
     set_resource_version(metadata, mod_revision);
-    let meta = parse_meta(&object, mod_revision, selectable_fields);
     let json = serde_json::to_vec(&object).map_err(|e| CacheError::NotJson(e.to_string()))?;
+    if json.len() >= JSON_BYTES_MAX {
+        return Err(CacheError::TooLarge(json.len()));
+    }
+    let meta = parse_meta(&object, selectable_fields, paths);
     Ok(Arc::new(CachedObject {
         key,
+        json: Bytes::from(json),
         mod_revision,
         create_revision,
-        json: Bytes::from(json),
         meta,
         encodings: Encodings::default(),
     }))
@@ -145,24 +400,25 @@ pub fn set_resource_version(metadata: &mut serde_json::Map<String, Value>, revis
     metadata.shift_insert(position, "resourceVersion".to_string(), value);
 }
 
-fn parse_meta(object: &Value, revision: Revision, selectable_fields: &[String]) -> ObjectMeta {
+/// The reference metadata: every value decoded, kept in the side buffer.
+fn parse_meta(object: &Value, selectable_fields: &[String], paths: Option<FieldPaths>) -> ObjectMeta {
     let metadata = &object["metadata"];
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let labels = metadata["labels"]
-        .as_object()
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), text(v))).collect())
-        .unwrap_or_default();
-    let fields =
-        selectable_fields.iter().filter_map(|path| field_value(object, path).map(|v| (path.clone(), v))).collect();
-    ObjectMeta {
-        name: text(&metadata["name"]),
-        namespace: text(&metadata["namespace"]),
-        uid: text(&metadata["uid"]),
-        resource_version: revision,
-        creation_timestamp: text(&metadata["creationTimestamp"]),
-        labels,
-        fields,
+    let text = |v: &Value| Text::Owned(v.as_str().unwrap_or_default().to_string());
+    let labels = metadata["labels"].as_object();
+    let mut builder =
+        MetaBuilder::new(FIXED_SPANS + selectable_fields.len() + 2 * labels.map_or(0, serde_json::Map::len));
+    let nowhere = |_: &str| None;
+    for name in ["name", "namespace", "uid", "creationTimestamp"] {
+        builder.push(text(&metadata[name]), &nowhere);
     }
+    for path in selectable_fields {
+        builder.push(field_value(object, path).map_or(Text::Absent, Text::Owned), &nowhere);
+    }
+    for (k, v) in labels.into_iter().flatten() {
+        builder.push(Text::Owned(k.clone()), &nowhere);
+        builder.push(text(v), &nowhere);
+    }
+    builder.finish(paths)
 }
 
 /// The value at a dotted path, as a field selector sees it: strings as they
@@ -186,7 +442,7 @@ fn field_value(object: &Value, path: &str) -> Option<String> {
 
 mod fast {
     //! The splice encoder: borrowed raw members, no document built.
-    use super::{ObjectMeta, Revision};
+    use super::{FieldPaths, MetaBuilder, ObjectMeta, Revision, Text, FIXED_SPANS};
     use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
     use serde_json::value::RawValue;
     use std::fmt;
@@ -229,17 +485,19 @@ mod fast {
         }
     }
 
-    fn string(raw: Option<&RawValue>) -> Option<String> {
-        let Some(raw) = raw else { return Some(String::new()) };
+    /// A string member's value: its text inside the quotes when it has no
+    /// escapes, else decoded; a non-string reads as empty (as the reference
+    /// reads it). `None` when an escaped string does not decode.
+    fn string<'a>(raw: Option<&'a RawValue>) -> Option<Text<'a>> {
+        let Some(raw) = raw else { return Some(Text::Slice("")) };
         let text = raw.get();
         if !text.starts_with('"') {
-            // The reference reads a non-string as empty.
-            return Some(String::new());
+            return Some(Text::Slice(""));
         }
         if !text.contains('\\') {
-            return Some(text[1..text.len() - 1].to_string());
+            return Some(Text::Slice(&text[1..text.len() - 1]));
         }
-        serde_json::from_str::<String>(text).ok()
+        serde_json::from_str::<String>(text).ok().map(Text::Owned)
     }
 
     /// The members of first-level objects (`spec`, `status`, ...), parsed once
@@ -263,46 +521,57 @@ mod fast {
     }
 
     /// A field selector's view of the value at a dotted path (see
-    /// `field_value`); `None` for objects and arrays (not selectable).
-    fn field<'a>(top: &Members<'a>, containers: &mut Containers<'a>, path: &'a str) -> Option<String> {
+    /// `field_value`); `Absent` for objects and arrays (not selectable),
+    /// `None` when the value does not parse.
+    fn field<'a>(top: &Members<'a>, containers: &mut Containers<'a>, path: &'a str) -> Option<Text<'a>> {
         let mut parts = path.split('.');
-        let first = parts.next()?;
+        let Some(first) = parts.next() else { return Some(Text::Slice("")) };
         let Some(second) = parts.next() else {
             return scalar(top.get(first));
         };
         if top.get(first).is_none() {
-            return Some(String::new());
+            return Some(Text::Slice(""));
         }
         let Some(container) = containers.get(top, first) else {
             // Not an object: the reference finds nothing below a scalar.
-            return Some(String::new());
+            return Some(Text::Slice(""));
         };
         let mut cursor = match container.get(second) {
             Some(raw) => raw,
-            None => return Some(String::new()),
+            None => return Some(Text::Slice("")),
         };
         for part in parts {
             let Some(members) = Members::parse(cursor.get()) else {
-                return Some(String::new());
+                return Some(Text::Slice(""));
             };
             match members.get(part) {
                 Some(next) => cursor = next,
-                None => return Some(String::new()),
+                None => return Some(Text::Slice("")),
             }
         }
         scalar(Some(cursor))
     }
 
     /// A selectable value: strings as they are, booleans and numbers in their
-    /// JSON text, null or missing as empty; `None` for objects and arrays.
-    fn scalar(raw: Option<&RawValue>) -> Option<String> {
-        let Some(raw) = raw else { return Some(String::new()) };
-        match serde_json::from_str::<serde_json::Value>(raw.get()).ok()? {
-            serde_json::Value::String(s) => Some(s),
-            serde_json::Value::Bool(b) => Some(b.to_string()),
-            serde_json::Value::Number(n) => Some(n.to_string()),
-            serde_json::Value::Null => Some(String::new()),
-            _ => None,
+    /// JSON text, null or missing as empty; `Absent` for objects and arrays.
+    /// The input's own text is used whenever it is the value's text.
+    fn scalar(raw: Option<&RawValue>) -> Option<Text<'_>> {
+        let Some(raw) = raw else { return Some(Text::Slice("")) };
+        let text = raw.get();
+        match text.as_bytes().first() {
+            Some(b'"') => string(Some(raw)),
+            Some(b'{') | Some(b'[') => Some(Text::Absent),
+            Some(b'n') => Some(Text::Slice("")),
+            Some(b't') | Some(b'f') => Some(Text::Slice(text)),
+            // A number as the reference writes it; one it cannot read (beyond
+            // f64) has no value, as the reference's parse of it fails.
+            _ => match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(serde_json::Value::Number(n)) => {
+                    let written = n.to_string();
+                    Some(if written == text { Text::Slice(text) } else { Text::Owned(written) })
+                }
+                _ => Some(Text::Absent),
+            },
         }
     }
 
@@ -316,6 +585,7 @@ mod fast {
         value: &[u8],
         revision: Revision,
         selectable_fields: &[String],
+        paths: Option<FieldPaths>,
     ) -> Option<(Vec<u8>, ObjectMeta)> {
         let text = std::str::from_utf8(value).ok()?;
         let top = Members::parse(text)?;
@@ -346,34 +616,41 @@ mod fast {
                 }
             }
         };
-        let mut labels = Vec::new();
-        if let Some(raw) = metadata.get("labels") {
-            // The reference reads labels only from an object.
-            if raw.get().starts_with('{') {
-                for (k, v) in Members::parse(raw.get())?.0 {
-                    labels.push((k.to_string(), string(Some(v))?));
-                }
+        // Where a slice of the input is in the output: values never straddle
+        // the splice (it is a whole member or the old resourceVersion).
+        let offset = |slice: &str| -> Option<usize> {
+            let start = offset_in(text, slice)?;
+            if start + slice.len() <= splice_start {
+                Some(start)
+            } else if start >= splice_end {
+                Some(start - splice_end + splice_start + insert.len())
+            } else {
+                None
             }
+        };
+        let labels = match metadata.get("labels") {
+            // The reference reads labels only from an object.
+            Some(raw) if raw.get().starts_with('{') => Some(Members::parse(raw.get())?),
+            _ => None,
+        };
+        let label_count = labels.as_ref().map_or(0, |l| l.0.len());
+        let mut builder = MetaBuilder::new(FIXED_SPANS + selectable_fields.len() + 2 * label_count);
+        for name in ["name", "namespace", "uid", "creationTimestamp"] {
+            builder.push(string(metadata.get(name))?, &offset);
         }
         let mut containers = Containers { parsed: Vec::new() };
-        let fields = selectable_fields
-            .iter()
-            .filter_map(|path| field(&top, &mut containers, path).map(|v| (path.clone(), v)))
-            .collect();
-        let meta = ObjectMeta {
-            name: string(metadata.get("name"))?,
-            namespace: string(metadata.get("namespace"))?,
-            uid: string(metadata.get("uid"))?,
-            resource_version: revision,
-            creation_timestamp: string(metadata.get("creationTimestamp"))?,
-            labels,
-            fields,
-        };
+        for path in selectable_fields {
+            builder.push(field(&top, &mut containers, path)?, &offset);
+        }
+        for (k, v) in labels.iter().flat_map(|l| l.0.iter()) {
+            builder.push(Text::Slice(k), &offset);
+            builder.push(string(Some(*v))?, &offset);
+        }
         let mut out = Vec::with_capacity(value.len() + insert.len());
         out.extend_from_slice(&value[..splice_start]);
         out.extend_from_slice(insert.as_bytes());
         out.extend_from_slice(&value[splice_end..]);
-        Some((out, meta))
+        Some((out, builder.finish(paths)))
     }
 }
 
@@ -400,26 +677,44 @@ mod tests {
             r#"{"metadata":{"name":"a","labels":{"x":1}},"spec":{"nodeName":null}}"#,
             r#"{"metadata":{"name":"a","labels":[1]},"status":"odd"}"#,
             r#"{"metadata":{"uid":"u","name":"late"}}"#,
+            // Spans after a replaced resourceVersion move; escaped values go
+            // to the side buffer.
+            r#"{"metadata":{"name":"a","namespace":"n","resourceVersion":"123456","uid":"u\"x","creationTimestamp":"t","labels":{"k":"v\"q","l":"w"}},"spec":{"nodeName":"n1","hostNetwork":false,"replicas":100.5}}"#,
+            r#"{"metadata":{"labels":{"a":"b"},"name":"after"},"spec":{"nodeName":{"x":1},"replicas":[1]},"status":{"phase":null}}"#,
         ];
         for case in cases {
             let value = case.as_bytes();
-            let fast = fast::encode(value, Revision(42), &fields);
+            let fast = fast::encode(value, Revision(42), &fields, intern_paths(&fields));
             let slow = encode_stored_slow(Bytes::new(), value, Revision(42), Revision(1), &fields).unwrap();
             match fast {
                 Some((json, meta)) => {
                     assert_eq!(
-                        String::from_utf8(json).unwrap(),
+                        String::from_utf8(json.clone()).unwrap(),
                         String::from_utf8(slow.json.to_vec()).unwrap(),
                         "{case}"
                     );
-                    assert_eq!(meta, slow.meta, "{case}");
+                    let view = Meta { json: &json, meta: &meta };
+                    assert_eq!(view.summary(), slow.meta().summary(), "{case}");
                 }
                 None => panic!("fast path declined canonical input {case}"),
             }
         }
+        // Not as the API layer writes it (escapes it would not write, numbers
+        // it writes differently): the bytes are served as stored, the
+        // metadata is still the reference's.
+        for case in [
+            r#"{"metadata":{"name":"\u0061b","uid":"u\u00e9","labels":{"k":"\u0076"}},"spec":{"replicas":1.0e2,"nodeName":"\/n"}}"#,
+        ] {
+            let (json, meta) = fast::encode(case.as_bytes(), Revision(3), &fields, intern_paths(&fields)).unwrap();
+            let slow = encode_stored_slow(Bytes::new(), case.as_bytes(), Revision(3), Revision(1), &fields).unwrap();
+            let view = Meta { json: &json, meta: &meta };
+            assert_eq!(view.summary(), slow.meta().summary(), "{case}");
+            assert_eq!((view.name(), view.uid(), view.label("k")), ("ab", "ué", Some("v")));
+            assert_eq!((view.field("spec.replicas"), view.field("spec.nodeName")), (Some("100.0"), Some("/n")));
+        }
         // Declined: duplicate keys, escaped keys; the reference still answers.
         for case in [r#"{"metadata":{"name":"a"},"metadata":{"name":"b"}}"#, r#"{"metadata":{"n\u0061me":"a"}}"#] {
-            assert!(fast::encode(case.as_bytes(), Revision(1), &fields).is_none(), "{case}");
+            assert!(fast::encode(case.as_bytes(), Revision(1), &fields, None).is_none(), "{case}");
             assert!(encode_stored(Bytes::new(), case.as_bytes(), Revision(1), Revision(1), &fields).is_ok());
         }
     }
@@ -431,11 +726,13 @@ mod tests {
         let object = encode_stored(Bytes::from_static(b"k"), value, Revision(7), Revision(5), &fields).unwrap();
         let text = std::str::from_utf8(&object.json).unwrap();
         assert!(text.contains(r#""uid":"u","resourceVersion":"7","creationTimestamp""#), "{text}");
-        assert_eq!(object.meta.label("app"), Some("web"));
-        assert_eq!(object.meta.field("spec.nodeName"), Some("n1"));
-        assert_eq!(object.meta.field("status.phase"), Some(""));
-        assert_eq!(object.meta.field("metadata.namespace"), Some("ns"));
-        assert_eq!(object.meta.resource_version, Revision(7));
+        assert_eq!(object.meta().label("app"), Some("web"));
+        assert_eq!(object.meta().field("spec.nodeName"), Some("n1"));
+        assert_eq!(object.meta().field("status.phase"), Some(""));
+        assert_eq!(object.meta().field("metadata.namespace"), Some("ns"));
+        assert_eq!(object.meta().name(), "a");
+        assert_eq!(object.meta().uid(), "u");
+        assert_eq!(object.meta().creation_timestamp(), "2026-01-01T00:00:00Z");
     }
 
     /// Found by the `encode_stored` fuzz target: without serde_json's
@@ -460,6 +757,30 @@ mod tests {
         assert!(std::str::from_utf8(&first.json)
             .unwrap()
             .contains(r#""spec":55555555557777777777777777777777777777755"#));
+    }
+
+    /// What a pod costs besides its JSON (the table in docs/limits.md): the
+    /// object, its `Arc` counts, one 8-byte span per metadata value, no
+    /// copy of any string, an empty slot for the other encodings.
+    #[test]
+    fn an_object_costs_little_besides_its_json() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Encodings>(), 16);
+        assert_eq!(size_of::<ObjectMeta>(), 40);
+        assert_eq!(size_of::<CachedObject>(), 136);
+        let fields: Vec<String> = ["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+            "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let value = br#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"ns","uid":"0b7c","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"app":"web","tier":"front","pod-template-hash":"7d4b9c"}},"spec":{"nodeName":"node-17","restartPolicy":"Always"},"status":{"phase":"Running"}}"#;
+        let object = encode_stored(Bytes::from_static(b"k"), value, Revision(7), Revision(7), &fields).unwrap();
+        assert_eq!(object.metadata_bytes(), 16 + 136 + (4 + 8 + 2 * 3) * 8);
+        assert_eq!(object.meta().label("pod-template-hash"), Some("7d4b9c"));
+        assert_eq!(object.meta().field("spec.hostNetwork"), Some(""));
+        // Every object of the resource shares one list of paths.
+        let other = encode_stored(Bytes::from_static(b"l"), value, Revision(8), Revision(8), &fields).unwrap();
+        assert!(Arc::ptr_eq(object.meta.paths.as_ref().unwrap(), other.meta.paths.as_ref().unwrap()));
     }
 
     #[test]

@@ -169,6 +169,7 @@ struct WatchCounters {
     closed_slow: AtomicU64,
     events_dispatched: AtomicU64,
     initial_events_sent: AtomicU64,
+    history_bytes: AtomicU64,
 }
 
 impl Shared {
@@ -179,6 +180,7 @@ impl Shared {
         counters.closed_slow.store(stats.closed_slow, Ordering::Relaxed);
         counters.events_dispatched.store(stats.events_dispatched, Ordering::Relaxed);
         counters.initial_events_sent.store(stats.initial_events_sent, Ordering::Relaxed);
+        counters.history_bytes.store(stats.history_bytes as u64, Ordering::Relaxed);
     }
 }
 
@@ -517,6 +519,7 @@ impl Backend for ShardBackend {
                 watchers: load(&c.watchers) as usize,
                 closed_slow: load(&c.closed_slow),
                 history_entries: 0,
+                history_bytes: load(&c.history_bytes) as usize,
                 events_dispatched: load(&c.events_dispatched),
                 initial_events_sent: load(&c.initial_events_sent),
             })
@@ -809,6 +812,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
     config.shards = shard_count;
     config.listen = listen;
     let config_log = config.log.clone();
+    crate::cache::set_derived_bytes_max(config.derived_encodings_bytes_max as u64);
     let shared = Arc::new(Shared {
         config,
         registry,
@@ -938,13 +942,19 @@ async fn shard_main(
     .detach();
     let local = Rc::new(Local {
         id: shard,
-        store: RefCell::new(ShardStore::new(shard, config.shards, config.history_window.as_millis() as u64)),
+        store: RefCell::new(
+            ShardStore::new(shard, config.shards, config.history_window.as_millis() as u64)
+                .with_history_bytes_max(config.history_bytes_max / usize::from(config.shards.max(1))),
+        ),
         registry: RefCell::new(Rc::new(shared.registry.clone())),
-        hub: RefCell::new(crate::watch::WatchHub::new(
-            Revision::ZERO,
-            config.history_window.as_millis() as u64,
-            config.watch_history_entries_max,
-        )),
+        hub: RefCell::new(
+            crate::watch::WatchHub::new(
+                Revision::ZERO,
+                config.history_window.as_millis() as u64,
+                config.watch_history_entries_max,
+            )
+            .with_history_bytes_max(config.history_bytes_max),
+        ),
         hub_epoch: Cell::new(0),
         deferred: RefCell::new(Vec::new()),
         shutdown: LocalSignal::default(),
@@ -1299,7 +1309,8 @@ fn load_initial(local: &Local, shared: &Shared, initial: &InitialState) {
         initial.revision,
         config.history_window.as_millis() as u64,
         config.watch_history_entries_max,
-    );
+    )
+    .with_history_bytes_max(config.history_bytes_max);
 }
 
 async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Receiver<Applied>) {
@@ -1316,7 +1327,10 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
                 // the old hub's watchers no longer touch the new one.
                 local.hub_epoch.set(local.hub_epoch.get() + 1);
                 *local.store.borrow_mut() =
-                    ShardStore::new(local.id, shared.config.shards, shared.config.history_window.as_millis() as u64);
+                    ShardStore::new(local.id, shared.config.shards, shared.config.history_window.as_millis() as u64)
+                        .with_history_bytes_max(
+                            shared.config.history_bytes_max / usize::from(shared.config.shards.max(1)),
+                        );
                 load_initial(&local, &shared, &initial);
                 shared.publish_watch_stats(local.id, &local.hub.borrow());
                 local.run_ready_jobs();

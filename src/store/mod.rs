@@ -1,16 +1,25 @@
 //! One shard's objects: the keys it owns, in key order, with their recent
-//! versions, already encoded.
+//! versions, already encoded, and what they cost in memory.
 //!
 //! Every committed entry reaches every shard in revision order; the owner of
 //! the entry's key applies it to its objects, every shard advances its applied
 //! revision (shards will also hold watchers). Superseded versions and deletion
 //! tombstones are kept for the history window so exact-resourceVersion reads
-//! and watch resumption can be served from memory.
+//! and watch resumption can be served from memory, within two bounds: their
+//! age (`history_window`) and their bytes (`history_bytes_max`, this shard's
+//! share): past either, the oldest go first and the compacted revision rises.
+//!
+//! Memory per key: one copy of the key's bytes (made by the store, so a key
+//! never pins a larger buffer it was read from; every version shares it), a
+//! chain holding the current version inline and older ones only when there
+//! are some, and each version's `CachedObject` (its JSON and metadata spans).
+//! [`MemoryStats`] counts these bytes as they change.
 //!
 //! Invariants: no I/O, time comes in as an argument; entries are applied in
 //! strictly increasing revision order (asserted; the embedded log has no gaps,
-//! the etcd log has some); a shard stores
-//! only keys it owns.
+//! the etcd log has some); a shard stores only keys it owns; a read at a
+//! revision older than `compacted` is refused, never answered from a partial
+//! history; `superseded_json_bytes <= history_bytes_max` after every apply.
 
 use crate::cache::{encode_stored, CachedObject};
 use crate::log::{Entry, KeyValue, Operation, Revision};
@@ -18,6 +27,7 @@ use crate::types::key::{group_resource, shard_for_key, ShardId};
 use crate::types::registry::ResourceInfo;
 use bytes::Bytes;
 use std::collections::{BTreeMap, VecDeque};
+use std::mem::size_of;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -43,15 +53,40 @@ pub struct Version {
     pub object: Option<Arc<CachedObject>>,
 }
 
-#[derive(Default, Debug)]
+impl Version {
+    fn json_bytes(&self) -> usize {
+        self.object.as_ref().map_or(0, |o| o.json.len())
+    }
+
+    fn metadata_bytes(&self) -> usize {
+        self.object.as_ref().map_or(0, |o| o.metadata_bytes())
+    }
+}
+
+#[derive(Debug)]
 struct VersionChain {
-    /// Oldest first; the last one is current.
-    versions: VecDeque<Version>,
+    /// The newest version (a deletion while its tombstone is kept).
+    current: Version,
+    /// Superseded versions still in the history, oldest first; `None` (no
+    /// allocation) when there are none, as for most keys.
+    older: Option<Box<VecDeque<Version>>>,
 }
 
 impl VersionChain {
-    fn current(&self) -> Option<&Version> {
-        self.versions.back()
+    /// The newest version not newer than `revision`.
+    fn at(&self, revision: Revision) -> Option<&Version> {
+        if self.current.revision <= revision {
+            return Some(&self.current);
+        }
+        self.older.as_ref()?.iter().rev().find(|v| v.revision <= revision)
+    }
+
+    fn oldest(&self) -> &Version {
+        self.older.as_ref().and_then(|o| o.front()).unwrap_or(&self.current)
+    }
+
+    fn older_capacity(&self) -> usize {
+        self.older.as_ref().map_or(0, |o| o.capacity())
     }
 }
 
@@ -63,7 +98,22 @@ pub struct StoreStats {
     pub decode_failures: u64,
 }
 
-/// A superseded version (or a deletion) waiting to leave the history window.
+/// What one shard's objects hold in memory, by kind, in bytes. JSON is
+/// counted exactly (the bytes served); the index and metadata from the
+/// structures' sizes (allocator rounding and B-tree node slack not included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// The JSON of current versions.
+    pub live_json_bytes: usize,
+    /// The JSON of superseded versions kept for the history (what
+    /// `history_bytes_max` bounds).
+    pub superseded_json_bytes: usize,
+    /// Everything else: keys, the key index and version chains, each
+    /// version's object and metadata spans, the history queue.
+    pub metadata_bytes: usize,
+}
+
+/// A superseded version (or a deletion) waiting to leave the history.
 #[derive(Debug)]
 struct Superseded {
     key: Bytes,
@@ -74,19 +124,28 @@ struct Superseded {
     at_ms: u64,
 }
 
+/// Index bytes of one key: its B-tree entry (key handle and chain) and the
+/// key's own bytes.
+fn key_bytes(key: &[u8]) -> usize {
+    size_of::<Bytes>() + size_of::<VersionChain>() + key.len()
+}
+
 pub struct ShardStore {
     shard: ShardId,
     shard_count: u16,
     objects: BTreeMap<Bytes, VersionChain>,
     applied: Revision,
     /// Reads at revisions older than this are no longer exact here: some
-    /// version they would need has left the history window.
+    /// version they would need has left the history.
     compacted: Revision,
     history_window_ms: u64,
+    /// This shard's share of `history_bytes_max`.
+    history_bytes_max: usize,
     superseded: VecDeque<Superseded>,
     live_objects: usize,
     retained_versions: usize,
     decode_failures: u64,
+    memory: MemoryStats,
 }
 
 impl ShardStore {
@@ -99,11 +158,20 @@ impl ShardStore {
             applied: Revision::ZERO,
             compacted: Revision::ZERO,
             history_window_ms,
+            history_bytes_max: usize::MAX,
             superseded: VecDeque::new(),
             live_objects: 0,
             retained_versions: 0,
             decode_failures: 0,
+            memory: MemoryStats::default(),
         }
+    }
+
+    /// Bounds the JSON bytes of superseded versions this shard keeps (its
+    /// share of `history_bytes_max`).
+    pub fn with_history_bytes_max(mut self, history_bytes_max: usize) -> ShardStore {
+        self.history_bytes_max = history_bytes_max;
+        self
     }
 
     pub fn shard(&self) -> ShardId {
@@ -132,6 +200,12 @@ impl ShardStore {
         }
     }
 
+    /// Bytes held, by kind.
+    pub fn memory(&self) -> MemoryStats {
+        let queue = self.superseded.capacity() * size_of::<Superseded>();
+        MemoryStats { metadata_bytes: self.memory.metadata_bytes + queue, ..self.memory }
+    }
+
     /// Loads a consistent state (recovery, or a range read at `revision`).
     /// Keys this shard does not own are skipped.
     pub fn load(&mut self, revision: Revision, live: &[KeyValue], fields: &dyn FieldIndex) {
@@ -140,8 +214,9 @@ impl ShardStore {
             if !self.owns(&kv.key) {
                 continue;
             }
-            if let Some(object) = self.encode(&kv.key, &kv.value, kv.mod_revision, kv.create_revision, fields) {
-                self.push_version(kv.key.clone(), Version { revision: kv.mod_revision, object: Some(object) }, 0);
+            let key = self.stored_key(&kv.key);
+            if let Some(object) = self.encode(&key, &kv.value, kv.mod_revision, kv.create_revision, fields) {
+                self.push_version(key, Version { revision: kv.mod_revision, object: Some(object) }, 0);
             }
         }
         self.applied = revision;
@@ -168,9 +243,10 @@ impl ShardStore {
                 continue;
             }
             owned += 1;
+            let key = self.stored_key(&entry.key);
             let object = match &entry.operation {
                 Operation::Put(value) => {
-                    let object = self.encode(&entry.key, value, entry.revision, entry.create_revision, fields);
+                    let object = self.encode(&key, value, entry.revision, entry.create_revision, fields);
                     if object.is_none() {
                         // Undecodable values are counted and served as absent;
                         // the entry still advances the revision.
@@ -180,10 +256,19 @@ impl ShardStore {
                 }
                 Operation::Delete => None,
             };
-            self.push_version(entry.key.clone(), Version { revision: entry.revision, object }, now_ms);
+            self.push_version(key, Version { revision: entry.revision, object }, now_ms);
         }
         self.trim(now_ms);
         owned
+    }
+
+    /// The store's own copy of `key`: the one its chain holds, or a fresh
+    /// copy for a new key (never a slice of a larger buffer).
+    fn stored_key(&self, key: &Bytes) -> Bytes {
+        match self.objects.get_key_value(&key[..]) {
+            Some((stored, _)) => stored.clone(),
+            None => Bytes::copy_from_slice(key),
+        }
     }
 
     fn encode(
@@ -208,28 +293,42 @@ impl ShardStore {
     }
 
     fn push_version(&mut self, key: Bytes, version: Version, now_ms: u64) {
-        let chain = self.objects.entry(key.clone()).or_default();
-        let was_live = chain.current().is_some_and(|v| v.object.is_some());
         let is_live = version.object.is_some();
-        if let Some(previous) = chain.current() {
-            self.superseded.push_back(Superseded {
-                key: key.clone(),
-                revision: previous.revision,
-                superseded_by: version.revision,
-                at_ms: now_ms,
-            });
-        }
+        let revision = version.revision;
+        let json_bytes = version.json_bytes();
+        self.memory.live_json_bytes += json_bytes;
+        self.memory.metadata_bytes += version.metadata_bytes();
+        self.retained_versions += 1;
+        let was_live = match self.objects.get_mut(&key) {
+            None => {
+                self.memory.metadata_bytes += key_bytes(&key);
+                self.objects.insert(key.clone(), VersionChain { current: version, older: None });
+                false
+            }
+            Some(chain) => {
+                let capacity_before = chain.older_capacity();
+                let previous = std::mem::replace(&mut chain.current, version);
+                let was_live = previous.object.is_some();
+                self.memory.live_json_bytes -= previous.json_bytes();
+                self.memory.superseded_json_bytes += previous.json_bytes();
+                self.superseded.push_back(Superseded {
+                    key: key.clone(),
+                    revision: previous.revision,
+                    superseded_by: revision,
+                    at_ms: now_ms,
+                });
+                chain.older.get_or_insert_with(Default::default).push_back(previous);
+                self.memory.metadata_bytes += (chain.older_capacity() - capacity_before) * size_of::<Version>();
+                if capacity_before == 0 {
+                    self.memory.metadata_bytes += size_of::<VecDeque<Version>>();
+                }
+                was_live
+            }
+        };
         if !is_live {
             // A deletion is history too: it leaves with the window.
-            self.superseded.push_back(Superseded {
-                key,
-                revision: version.revision,
-                superseded_by: version.revision,
-                at_ms: now_ms,
-            });
+            self.superseded.push_back(Superseded { key, revision, superseded_by: revision, at_ms: now_ms });
         }
-        chain.versions.push_back(version);
-        self.retained_versions += 1;
         match (was_live, is_live) {
             (false, true) => self.live_objects += 1,
             (true, false) => self.live_objects -= 1,
@@ -238,31 +337,56 @@ impl ShardStore {
     }
 
     /// Drops versions superseded (and deletions made) longer than the history
-    /// window ago. Records are queued in apply order, so a chain's records come
-    /// in version order and each expiring version is its chain's oldest.
+    /// window ago, then the oldest while their bytes pass the budget. Records
+    /// are queued in apply order, so a chain's records come in version order
+    /// and each leaving version is its chain's oldest.
     fn trim(&mut self, now_ms: u64) {
         while let Some(front) = self.superseded.front() {
-            if now_ms.saturating_sub(front.at_ms) < self.history_window_ms {
+            let expired = now_ms.saturating_sub(front.at_ms) >= self.history_window_ms;
+            if !expired && self.memory.superseded_json_bytes <= self.history_bytes_max {
                 break;
             }
             let Some(old) = self.superseded.pop_front() else { break };
-            let Some(chain) = self.objects.get_mut(&old.key) else { continue };
-            let Some(oldest) = chain.versions.front() else { continue };
-            let expired = oldest.revision == old.revision && (chain.versions.len() > 1 || oldest.object.is_none());
-            if expired {
-                chain.versions.pop_front();
-                self.retained_versions -= 1;
-                self.compacted = self.compacted.max(old.superseded_by);
-                if chain.versions.is_empty() {
-                    self.objects.remove(&old.key);
-                }
-            }
+            self.forget(&old);
         }
+        if self.superseded.is_empty() && self.superseded.capacity() > 0 {
+            self.superseded = VecDeque::new();
+        }
+    }
+
+    /// Drops the version `old` names if it is still its chain's oldest.
+    fn forget(&mut self, old: &Superseded) {
+        let Some(chain) = self.objects.get_mut(&old.key[..]) else { return };
+        if chain.oldest().revision != old.revision {
+            return;
+        }
+        let leaving = match chain.older.as_mut() {
+            Some(older) => {
+                let Some(leaving) = older.pop_front() else { return };
+                self.memory.superseded_json_bytes -= leaving.json_bytes();
+                if older.is_empty() {
+                    self.memory.metadata_bytes -=
+                        older.capacity() * size_of::<Version>() + size_of::<VecDeque<Version>>();
+                    chain.older = None;
+                }
+                leaving
+            }
+            // Only a deletion's tombstone leaves with no older versions.
+            None if chain.current.object.is_none() => {
+                let Some((key, chain)) = self.objects.remove_entry(&old.key[..]) else { return };
+                self.memory.metadata_bytes -= key_bytes(&key);
+                chain.current
+            }
+            None => return,
+        };
+        self.memory.metadata_bytes -= leaving.metadata_bytes();
+        self.retained_versions -= 1;
+        self.compacted = self.compacted.max(old.superseded_by);
     }
 
     /// The current version of a key, if it exists.
     pub fn get(&self, key: &[u8]) -> Option<Arc<CachedObject>> {
-        self.objects.get(key)?.current()?.object.clone()
+        self.objects.get(key)?.current.object.clone()
     }
 
     /// The version of a key at `revision` (the newest version not newer than
@@ -273,7 +397,7 @@ impl ShardStore {
             return Err(self.compacted);
         }
         let Some(chain) = self.objects.get(key) else { return Ok(None) };
-        Ok(chain.versions.iter().rev().find(|v| v.revision <= revision).and_then(|v| v.object.clone()))
+        Ok(chain.at(revision).and_then(|v| v.object.clone()))
     }
 
     /// The objects under `prefix` as they were at `revision` (the newest
@@ -292,12 +416,14 @@ impl ShardStore {
             return Err(self.compacted);
         }
         let lower = match start_after {
-            Some(k) if k >= prefix => Bound::Excluded(Bytes::copy_from_slice(k)),
-            _ => Bound::Included(Bytes::copy_from_slice(prefix)),
+            Some(k) if k >= prefix => Bound::Excluded(k),
+            _ => Bound::Included(prefix),
         };
-        Ok(self.objects.range((lower, Bound::Unbounded)).take_while(move |(k, _)| k.starts_with(prefix)).filter_map(
-            move |(_, chain)| chain.versions.iter().rev().find(|v| v.revision <= revision)?.object.as_ref(),
-        ))
+        Ok(self
+            .objects
+            .range::<[u8], _>((lower, Bound::Unbounded))
+            .take_while(move |(k, _)| k.starts_with(prefix))
+            .filter_map(move |(_, chain)| chain.at(revision)?.object.as_ref()))
     }
 
     /// Objects under `prefix` at `revision` after `start_after`, at most `limit`.
@@ -335,15 +461,37 @@ impl ShardStore {
     /// `start_after` (exclusive), at most `limit`.
     pub fn list(&self, prefix: &[u8], start_after: Option<&[u8]>, limit: usize) -> Vec<Arc<CachedObject>> {
         let lower = match start_after {
-            Some(k) if k >= prefix => Bound::Excluded(Bytes::copy_from_slice(k)),
-            _ => Bound::Included(Bytes::copy_from_slice(prefix)),
+            Some(k) if k >= prefix => Bound::Excluded(k),
+            _ => Bound::Included(prefix),
         };
         self.objects
-            .range((lower, Bound::Unbounded))
+            .range::<[u8], _>((lower, Bound::Unbounded))
             .take_while(|(k, _)| k.starts_with(prefix))
-            .filter_map(|(_, chain)| chain.current()?.object.clone())
+            .filter_map(|(_, chain)| chain.current.object.clone())
             .take(limit)
             .collect()
+    }
+}
+
+#[cfg(test)]
+impl ShardStore {
+    /// The memory counts recomputed from the structure (the running counts
+    /// must always equal them).
+    fn recount(&self) -> MemoryStats {
+        let mut counted = MemoryStats::default();
+        for (key, chain) in &self.objects {
+            counted.metadata_bytes += key_bytes(key) + chain.current.metadata_bytes();
+            counted.live_json_bytes += chain.current.json_bytes();
+            if let Some(older) = &chain.older {
+                counted.metadata_bytes += size_of::<VecDeque<Version>>() + older.capacity() * size_of::<Version>();
+                for version in older.iter() {
+                    counted.metadata_bytes += version.metadata_bytes();
+                    counted.superseded_json_bytes += version.json_bytes();
+                }
+            }
+        }
+        counted.metadata_bytes += self.superseded.capacity() * size_of::<Superseded>();
+        counted
     }
 }
 
@@ -388,11 +536,11 @@ mod tests {
         store.apply(&[put(1, "b"), put(2, "a"), put(3, "c"), delete(4, "c", 3)], 0, &fields);
         assert_eq!(store.applied(), Revision(4));
         let prefix = crate::types::key::collection_prefix("", "pods", Some("ns"));
-        let names: Vec<_> = store.list(prefix.as_bytes(), None, 10).iter().map(|o| o.meta.name.clone()).collect();
+        let names: Vec<_> = store.list(prefix.as_bytes(), None, 10).iter().map(|o| o.meta().name().to_string()).collect();
         assert_eq!(names, ["a", "b"]);
         let after_a = ObjectKey::new("", "pods", "ns", "a").encode();
         let names: Vec<_> =
-            store.list(prefix.as_bytes(), Some(&after_a), 10).iter().map(|o| o.meta.name.clone()).collect();
+            store.list(prefix.as_bytes(), Some(&after_a), 10).iter().map(|o| o.meta().name().to_string()).collect();
         assert_eq!(names, ["b"]);
         assert!(store.get(&ObjectKey::new("", "pods", "ns", "c").encode()).is_none());
         assert_eq!(store.stats().live_objects, 2);
@@ -428,7 +576,7 @@ mod tests {
                 .list_at(prefix.as_bytes(), Revision(r), None, 10)
                 .unwrap()
                 .iter()
-                .map(|o| (o.meta.name.clone(), o.mod_revision.0))
+                .map(|o| (o.meta().name().to_string(), o.mod_revision.0))
                 .collect()
         };
         assert_eq!(at(1), [("a".to_string(), 1)]);
@@ -478,6 +626,75 @@ mod tests {
         assert!(store.get(&key.encode()).is_none());
     }
 
+    /// The counts are exact: the served JSON's bytes, and the structures'
+    /// sizes; all return to zero when every version has left.
+    #[test]
+    fn memory_is_counted_exactly() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut store = ShardStore::new(ShardId(0), 1, 1000);
+        let served = |name: &str, rev: u64| {
+            format!(r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"{name}","namespace":"ns","resourceVersion":"{rev}"}}}}"#)
+                .len()
+        };
+        store.apply(&[put(1, "a"), put(2, "bb")], 0, &fields);
+        let memory = store.memory();
+        assert_eq!(memory.live_json_bytes, served("a", 1) + served("bb", 2));
+        assert_eq!(memory.superseded_json_bytes, 0);
+        let key_a = ObjectKey::new("", "pods", "ns", "a").encode();
+        let one = key_bytes(&key_a) + store.get(&key_a).unwrap().metadata_bytes();
+        assert!(memory.metadata_bytes >= 2 * one, "{memory:?}");
+        assert_eq!(memory, store.recount());
+        let mut update = put(3, "a");
+        update.create_revision = Revision(1);
+        store.apply(&[update, delete(4, "bb", 2)], 10, &fields);
+        let memory = store.memory();
+        assert_eq!(memory.live_json_bytes, served("a", 3));
+        assert_eq!(memory.superseded_json_bytes, served("a", 1) + served("bb", 2));
+        assert_eq!(memory, store.recount());
+        // The window passes: only the current version of a is left.
+        store.apply(&[delete(5, "a", 1)], 2000, &fields);
+        store.apply(&[put(6, "z")], 4000, &fields);
+        let memory = store.memory();
+        assert_eq!((memory.live_json_bytes, memory.superseded_json_bytes), (served("z", 6), 0));
+        assert_eq!(memory, store.recount());
+        assert_eq!(store.stats().retained_versions, 1);
+    }
+
+    /// Past the byte budget the oldest superseded versions leave first (before
+    /// the window would drop them), the compacted revision follows, and reads
+    /// that needed them are refused while newer ones are still exact.
+    #[test]
+    fn the_history_budget_drops_the_oldest_first() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let one = |name: &str, rev: u64| {
+            let mut entry = put(rev, name);
+            entry.create_revision = Revision(1);
+            entry
+        };
+        // Room for two superseded versions of "a" (revisions 1..9 are one digit).
+        let size = r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"1"}}"#.len();
+        let mut store = ShardStore::new(ShardId(0), 1, 60_000).with_history_bytes_max(2 * size);
+        let key = ObjectKey::new("", "pods", "ns", "a").encode();
+        store.apply(&[put(1, "a"), one("a", 2), one("a", 3)], 0, &fields);
+        assert_eq!(store.compacted(), Revision::ZERO);
+        assert_eq!(store.get_at(&key, Revision(1)).unwrap().unwrap().mod_revision, Revision(1));
+        store.apply(&[one("a", 4)], 1, &fields);
+        // Version 1 left (the oldest); 2 and 3 stay.
+        assert_eq!(store.memory().superseded_json_bytes, 2 * size);
+        assert_eq!(store.compacted(), Revision(2));
+        assert_eq!(store.get_at(&key, Revision(1)).unwrap_err(), Revision(2));
+        assert_eq!(store.get_at(&key, Revision(2)).unwrap().unwrap().mod_revision, Revision(2));
+        store.apply(&[one("a", 5), one("a", 6)], 2, &fields);
+        assert_eq!(store.compacted(), Revision(4));
+        let prefix = crate::types::key::collection_prefix("", "pods", Some("ns"));
+        assert_eq!(store.list_at(prefix.as_bytes(), Revision(3), None, 10).unwrap_err(), Revision(4));
+        let at4: Vec<u64> =
+            store.list_at(prefix.as_bytes(), Revision(4), None, 10).unwrap().iter().map(|o| o.mod_revision.0).collect();
+        assert_eq!(at4, [4]);
+        assert_eq!(store.stats().retained_versions, 3);
+        assert_eq!(store.memory(), store.recount());
+    }
+
     mod model {
         //! The shard stores beside a trivial model: a `BTreeMap` per revision.
         use super::super::*;
@@ -507,11 +724,19 @@ mod tests {
         proptest! {
             #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
             #[test]
-            fn shards_match_the_model(ops in proptest::collection::vec(op(), 1..120), shard_count in 1u16..4) {
+            fn shards_match_the_model(
+                ops in proptest::collection::vec(op(), 1..120),
+                shard_count in 1u16..4,
+                budget in proptest::option::of(0usize..600),
+            ) {
                 let fields: Vec<ResourceInfo> = Vec::new();
                 let window_ms = 1000;
-                let mut stores: Vec<ShardStore> =
-                    (0..shard_count).map(|s| ShardStore::new(ShardId(s), shard_count, window_ms)).collect();
+                let mut stores: Vec<ShardStore> = (0..shard_count)
+                    .map(|s| {
+                        let store = ShardStore::new(ShardId(s), shard_count, window_ms);
+                        match budget { Some(bytes) => store.with_history_bytes_max(bytes), None => store }
+                    })
+                    .collect();
                 // states[r] = the model's map after revision r; times[r] = when r was applied.
                 let mut states: Vec<std::collections::BTreeMap<Bytes, (u64, u64)>> = vec![Default::default()];
                 let mut times = vec![0u64];
@@ -536,6 +761,8 @@ mod tests {
                     };
                     for store in &mut stores {
                         store.apply(std::slice::from_ref(&entry), now, &fields);
+                        prop_assert_eq!(store.memory(), store.recount());
+                        prop_assert!(store.memory().superseded_json_bytes <= budget.unwrap_or(usize::MAX));
                     }
                     states.push(state);
                     times.push(now);
@@ -546,6 +773,7 @@ mod tests {
                 let mut merged: Vec<(Bytes, u64)> = Vec::new();
                 for store in &stores {
                     prop_assert_eq!(store.applied(), head);
+                    prop_assert!(store.compacted() <= head, "the current state is always exact");
                     for object in store.list(prefix.as_bytes(), None, usize::MAX) {
                         prop_assert!(store.owns(&object.key));
                         merged.push((object.key.clone(), object.mod_revision.0));
@@ -565,7 +793,8 @@ mod tests {
                         }
                     }
                     let superseded_within_window = times[r as usize + 1..].iter().all(|t| now - t < window_ms);
-                    if superseded_within_window {
+                    // A byte budget may refuse more, never answer wrongly.
+                    if superseded_within_window && budget.is_none() {
                         prop_assert!(complete, "revision {} is inside the window", r);
                     }
                     if complete {

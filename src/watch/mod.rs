@@ -24,8 +24,10 @@
 //! Invariants: no I/O; events reach a watcher in revision order with no gap
 //! and no duplicate (entries are dispatched in order, and a resumed watcher
 //! only gets entries after its start revision); a watcher whose queue is full
-//! is closed and counted, never waited for; history is bounded by time and
-//! count, and a start older than it is refused (410).
+//! is closed and counted, never waited for; history is bounded by time,
+//! count and bytes (`history_bytes_max`: each kept entry's key, value and
+//! previous value, which every shard's hub shares), the oldest entries
+//! leaving first, and a start older than it is refused (410).
 
 pub mod queue;
 
@@ -181,6 +183,15 @@ struct HistoryEntry {
     at_ms: u64,
 }
 
+/// The bytes a kept entry holds: its key, value and previous value.
+fn entry_bytes(entry: &Entry) -> usize {
+    let value = match &entry.operation {
+        Operation::Put(value) => value.len(),
+        Operation::Delete => 0,
+    };
+    entry.key.len() + value + entry.previous.as_ref().map_or(0, |p| p.value.len())
+}
+
 /// Why a watch could not start.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StartError {
@@ -196,6 +207,8 @@ pub struct HubStats {
     /// Watchers closed because their queue was full (or their client gone).
     pub closed_slow: u64,
     pub history_entries: usize,
+    /// Bytes the history's entries hold (keys, values, previous values).
+    pub history_bytes: usize,
     /// Events offered to watchers and accepted (history replays included;
     /// bookmarks and initial state not).
     pub events_dispatched: u64,
@@ -220,6 +233,8 @@ pub struct WatchHub {
     applied: Revision,
     history_window_ms: u64,
     history_entries_max: usize,
+    history_bytes: usize,
+    history_bytes_max: usize,
     closed_slow: u64,
     events_dispatched: u64,
     initial_events_sent: u64,
@@ -238,10 +253,18 @@ impl WatchHub {
             applied,
             history_window_ms,
             history_entries_max: history_entries_max.max(1),
+            history_bytes: 0,
+            history_bytes_max: usize::MAX,
             closed_slow: 0,
             events_dispatched: 0,
             initial_events_sent: 0,
         }
+    }
+
+    /// Bounds the bytes of the entries kept for resumption.
+    pub fn with_history_bytes_max(mut self, history_bytes_max: usize) -> WatchHub {
+        self.history_bytes_max = history_bytes_max;
+        self
     }
 
     pub fn stats(&self) -> HubStats {
@@ -249,6 +272,7 @@ impl WatchHub {
             watchers: self.watchers.len(),
             closed_slow: self.closed_slow,
             history_entries: self.history.len(),
+            history_bytes: self.history_bytes,
             events_dispatched: self.events_dispatched,
             initial_events_sent: self.initial_events_sent,
         }
@@ -385,6 +409,7 @@ impl WatchHub {
         for entry in entries {
             debug_assert!(entry.revision > self.applied, "entries out of order");
             self.applied = entry.revision;
+            self.history_bytes += entry_bytes(entry);
             self.history.push_back(HistoryEntry { entry: entry.clone(), at_ms: now_ms });
             let mut candidates = std::mem::take(&mut self.candidates);
             candidates.clear();
@@ -438,10 +463,14 @@ impl WatchHub {
     fn trim(&mut self, now_ms: u64) {
         while let Some(front) = self.history.front() {
             let too_old = now_ms.saturating_sub(front.at_ms) >= self.history_window_ms;
-            if !too_old && self.history.len() <= self.history_entries_max {
+            if !too_old
+                && self.history.len() <= self.history_entries_max
+                && self.history_bytes <= self.history_bytes_max
+            {
                 break;
             }
             if let Some(gone) = self.history.pop_front() {
+                self.history_bytes -= entry_bytes(&gone.entry);
                 self.history_start = gone.entry.revision;
             }
         }
@@ -480,8 +509,8 @@ impl<'a> EncodedEntry<'a> {
     /// The trigger field's value in the new state and in the previous one.
     fn trigger_values(&self) -> (Option<&str>, Option<&str>) {
         let Some(field) = self.trigger else { return (None, None) };
-        let current = self.current.as_deref().and_then(|o| o.meta.field(field));
-        let previous = self.previous.as_deref().and_then(|o| o.meta.field(field));
+        let current = self.current.as_deref().and_then(|o| o.meta().field(field));
+        let previous = self.previous.as_deref().and_then(|o| o.meta().field(field));
         (current, previous)
     }
 
@@ -576,7 +605,7 @@ mod tests {
     fn web_only() -> WatchFilter {
         WatchFilter {
             prefix: Bytes::from(crate::types::key::collection_prefix("", "pods", Some("ns"))),
-            matches: Some(Box::new(|o: &CachedObject| o.meta.label("app") == Some("web"))),
+            matches: Some(Box::new(|o: &CachedObject| o.meta().label("app") == Some("web"))),
             bookmarks: Some(BookmarkSpec { kind: "Pod".into(), api_version: "v1".into(), interval_ms: 1000 }),
             name: None,
             trigger: None,
@@ -634,6 +663,28 @@ mod tests {
             StartError::TooOld { requested: Revision(2), oldest: Revision(7) }
         );
         assert!(hub.start(web_only(), Box::new(Collect::default()), Revision(7), 0, &fields).unwrap().is_some());
+    }
+
+    /// Past the byte budget the oldest entries leave first, and a watch
+    /// that needed them is refused while later starts replay exactly.
+    #[test]
+    fn the_history_budget_drops_the_oldest_entries_first() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        let entries: Vec<Entry> = (0..4).map(|i| log.put(&format!("p{i}"), "web")).collect();
+        let size = entry_bytes(&entries[0]);
+        assert!(entries.iter().all(|e| entry_bytes(e) == size));
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000).with_history_bytes_max(2 * size);
+        hub.dispatch(&entries, 0, &fields);
+        assert_eq!((hub.stats().history_entries, hub.stats().history_bytes), (2, 2 * size));
+        assert_eq!(
+            hub.start(web_only(), Box::new(Collect::default()), Revision(1), 0, &fields).unwrap_err(),
+            StartError::TooOld { requested: Revision(1), oldest: Revision(2) }
+        );
+        let sink = Collect::default();
+        let seen = sink.0.clone();
+        hub.start(web_only(), Box::new(sink), Revision(2), 0, &fields).unwrap();
+        assert_eq!(seen.borrow().iter().map(|e| e.1).collect::<Vec<_>>(), [3, 4]);
     }
 
     #[test]
@@ -737,7 +788,7 @@ mod tests {
             prefix: Bytes::from(crate::types::key::collection_prefix("", "pods", None)),
             matches: Some(Box::new(move |o: &CachedObject| {
                 assert!(!panic_if_asked, "a watcher of another node was asked");
-                o.meta.field("spec.nodeName") == Some(wanted.as_str())
+                o.meta().field("spec.nodeName") == Some(wanted.as_str())
             })),
             bookmarks: None,
             name: None,

@@ -324,7 +324,7 @@ async fn claimed(backend: &impl Backend, like: &Claimable) -> Result<Vec<String>
                 store
                     .list(prefix.as_bytes(), None, usize::MAX)
                     .into_iter()
-                    .map(|o| o.meta.name.clone())
+                    .map(|o| o.meta().name().to_string())
                     .collect::<Vec<_>>()
             })
             .await

@@ -41,12 +41,12 @@ impl Preconditions {
     /// kube's precondition failure (409 on the object), or `Ok`.
     pub fn check(&self, resolved: &Resolved, current: &crate::cache::CachedObject) -> Result<(), ApiError> {
         if let Some(uid) = &self.uid {
-            if *uid != current.meta.uid {
+            if *uid != current.meta().uid() {
                 return Err(ApiError::Conflict {
                     target: resolved.target(),
                     message: format!(
                         "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        current.meta.uid
+                        current.meta().uid()
                     ),
                 });
             }

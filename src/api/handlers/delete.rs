@@ -480,12 +480,12 @@ pub async fn delete_object(
             }
         };
         if let Some(uid) = &options.uid {
-            if *uid != current.meta.uid {
+            if uid != current.meta().uid() {
                 return Err(precondition_failed(
                     resolved,
                     format!(
                         "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        current.meta.uid
+                        current.meta().uid()
                     ),
                 ));
             }
@@ -575,7 +575,7 @@ pub async fn serve<B: Backend + 'static>(
             let body = if returns_deleted_object(resolved) {
                 last.json.clone()
             } else {
-                success_status(&resolved.target(), &last.meta.uid)
+                success_status(&resolved.target(), last.meta().uid())
             };
             Ok(respond(StatusCode::OK, "application/json", body))
         }
@@ -624,8 +624,8 @@ pub async fn list_current(
 
 /// The object `object` names, as a delete target of `info`'s resource.
 pub fn resolved_for(info: &ResourceInfo, object: &CachedObject) -> Resolved {
-    let namespace = if info.namespaced { object.meta.namespace.clone() } else { String::new() };
-    Resolved { info: info.clone(), namespace: Some(namespace), name: Some(object.meta.name.clone()), subresource: None }
+    let namespace = if info.namespaced { object.meta().namespace().to_string() } else { String::new() };
+    Resolved { info: info.clone(), namespace: Some(namespace), name: Some(object.meta().name().to_string()), subresource: None }
 }
 
 /// DELETE on a collection: deletes every object the selectors match (each
@@ -648,13 +648,13 @@ pub async fn serve_collection<B: Backend + 'static>(
     let mut items = Vec::with_capacity(matched.len());
     for object in matched {
         let target = resolved_for(&resolved.info, &object);
-        if is_namespace(&resolved.info) && PROTECTED_NAMESPACES.contains(&object.meta.name.as_str()) {
+        if is_namespace(&resolved.info) && PROTECTED_NAMESPACES.contains(&object.meta().name()) {
             continue;
         }
         match delete_object(backend, &target, &options).await {
             Ok(Outcome::Kept(_)) => {
                 if is_namespace(&resolved.info) && !options.dry_run_all && backend.config().controllers.namespace {
-                    let (backend, name) = (shared.clone(), object.meta.name.clone());
+                    let (backend, name) = (shared.clone(), object.meta().name().to_string());
                     shared.spawn(Box::pin(async move { super::namespace::finalize(backend, name).await }));
                 }
             }

@@ -97,7 +97,7 @@ pub async fn serve(
     let mut delete_options = options.clone();
     let mut unready_pod = false;
     if let Some(budget) = budgets.first() {
-        let budget_name = budget.meta.name.clone();
+        let budget_name = budget.meta().name().to_string();
         let stored: Value = serde_json::from_slice(&budget.json).unwrap_or(Value::Null);
         let status = &stored["status"];
         let number = |v: &Value| v.as_i64().unwrap_or(0);

@@ -361,7 +361,7 @@ async fn attempt(
         return Ok(Attempted::Stays);
     }
     let registry = backend.registry();
-    let namespace = current.meta.namespace.clone();
+    let namespace = current.meta().namespace().to_string();
     let (mut solid, mut dangling, mut waiting) = (0usize, Vec::new(), Vec::new());
     for r in &refs {
         let text = |f: &str| r[f].as_str().unwrap_or("").to_string();
@@ -373,7 +373,7 @@ async fn attempt(
         };
         let Some(owner_key) = ObjectKey::decode(&owner) else { continue };
         match read_current(backend, &owner_key, backend.committed_revision()).await? {
-            Some(found) if found.meta.uid == uid => {
+            Some(found) if found.meta().uid() == uid => {
                 let owner_object: Object =
                     serde_json::from_slice(&found.json).map_err(|e| ApiError::Internal(e.to_string()))?;
                 if is_deleting(&owner_object) && finalizers(&owner_object).iter().any(|f| f == FINALIZER_FOREGROUND) {
@@ -393,7 +393,7 @@ async fn attempt(
         let gone: Vec<String> = dangling.into_iter().chain(waiting).collect();
         return remove_references(backend, current, object, &gone).await;
     }
-    let own_uid = current.meta.uid.clone();
+    let own_uid = current.meta().uid().to_string();
     let policy = if !waiting.is_empty() && graph.borrow().has_dependents(&current.key, &own_uid) {
         "Foreground"
     } else {
@@ -454,7 +454,7 @@ async fn remove_references(
 async fn pass(backend: &impl Backend, graph: &SharedGraph, owner: &Resolved, uid: &str) -> Result<bool, ApiError> {
     let key = owner.key(owner.name.as_deref().unwrap_or(""));
     let Some(current) = read_current(backend, &key, backend.committed_revision()).await? else { return Ok(true) };
-    if current.meta.uid != uid {
+    if current.meta().uid() != uid {
         return Ok(true);
     }
     let stored: Object =

@@ -64,7 +64,7 @@ impl Selectors {
     }
 
     pub fn matches(&self, object: &CachedObject) -> bool {
-        self.labels.matches(|k| object.meta.label(k)) && self.fields.matches(|k| object.meta.field(k))
+        self.labels.matches(|k| object.meta().label(k)) && self.fields.matches(|k| object.meta().field(k))
     }
 }
 
@@ -89,6 +89,8 @@ pub async fn wait_for(backend: &impl Backend, revision: Revision) -> Result<(), 
 }
 
 /// kube-apiserver's words for a continue token whose snapshot is gone.
+/// kube-apiserver's 410 for a list at a resourceVersion older than the history.
+const LIST_EXPIRED: &str = "The resourceVersion for the provided list is too old.";
 const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 /// One round of reads: each shard's first `per_shard` matching objects after
@@ -202,7 +204,7 @@ pub async fn serve<B: Backend + 'static>(
         (None, Some(_)) => Some(config.list_page_objects_max),
         (None, None) => None,
     };
-    let expired = |compacted: Revision| {
+    let expired = |_compacted: Revision| {
         if continuing {
             let fresh = ContinueToken {
                 revision: backend.committed_revision(),
@@ -210,10 +212,9 @@ pub async fn serve<B: Backend + 'static>(
             };
             ApiError::Expired { message: CONTINUE_EXPIRED.into(), continue_token: Some(fresh.encode()) }
         } else {
-            ApiError::Expired {
-                message: format!("too old resource version: {} ({})", revision, compacted),
-                continue_token: None,
-            }
+            // etcd's answer through kube-apiserver (storage/etcd3's
+            // `interpretListError` on ErrCompacted).
+            ApiError::Expired { message: LIST_EXPIRED.into(), continue_token: None }
         }
     };
     let other_format = !matches!(representation, Representation::Json | Representation::Table { .. });
@@ -527,7 +528,7 @@ mod tests {
         let a = vec![object("a", "1"), object("b", "1")];
         let b = vec![object("a", "2"), object("c", "0")];
         let merged: Vec<String> =
-            merge(vec![a, vec![], b]).iter().map(|o| format!("{}/{}", o.meta.namespace, o.meta.name)).collect();
+            merge(vec![a, vec![], b]).iter().map(|o| format!("{}/{}", o.meta().namespace(), o.meta().name())).collect();
         assert_eq!(merged, ["a/1", "a/2", "b/1", "c/0"]);
     }
 

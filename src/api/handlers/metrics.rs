@@ -188,5 +188,6 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
     if let Some(process) = backend.process_stats() {
         process.render(&mut out);
     }
+    super::memory::write(&mut out, backend).await?;
     Ok(respond(StatusCode::OK, "text/plain; version=0.0.4", Bytes::from(out)))
 }

@@ -19,6 +19,7 @@ pub mod garbage;
 pub mod get;
 pub mod health;
 pub mod list;
+pub mod memory;
 pub mod metrics;
 pub mod namespace;
 pub mod patch;

@@ -53,7 +53,7 @@ pub async fn resume_terminating<B: Backend + 'static>(backend: Rc<B>) {
         let terminating = serde_json::from_slice::<Value>(&namespace.json)
             .is_ok_and(|v| v["metadata"].get("deletionTimestamp").is_some_and(|t| !t.is_null()));
         if terminating {
-            let name = namespace.meta.name.clone();
+            let name = namespace.meta().name().to_string();
             let task_backend = backend.clone();
             backend.spawn(Box::pin(async move { finalize(task_backend, name).await }));
         }

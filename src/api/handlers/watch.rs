@@ -123,7 +123,7 @@ pub async fn serve<B: Backend + 'static>(
     let matches = {
         let selectors = selectors.clone();
         let name = name.clone();
-        move |o: &CachedObject| selectors.matches(o) && name.as_ref().is_none_or(|n| o.meta.name == *n)
+        move |o: &CachedObject| selectors.matches(o) && name.as_ref().is_none_or(|n| o.meta().name() == n.as_str())
     };
     validate(head)?;
     let builtin = crate::api::protobuf_encode::has_schema(&resolved.info.api_version(), &resolved.info.kind);
@@ -417,7 +417,7 @@ fn initial_rounds<B: Backend + 'static>(
         state.cursor = round.last().map(|o| o.key.clone());
         let mut frames = Vec::with_capacity(round.len() * 3);
         let mut sent = 0u64;
-        for object in round.iter().filter(|o| state.name.as_ref().is_none_or(|n| o.meta.name == *n)) {
+        for object in round.iter().filter(|o| state.name.as_ref().is_none_or(|n| o.meta().name() == n.as_str())) {
             frames.extend((state.render)(EventType::Added, Some(object), object.json.clone()));
             sent += 1;
         }
