@@ -16,6 +16,7 @@ pub mod fieldmanager;
 pub mod fuzzing;
 pub mod list;
 pub mod log;
+pub mod memory;
 pub mod patch;
 pub mod runtime;
 pub mod store;

@@ -180,5 +180,7 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
         let _ = writeln!(out, "# TYPE {name} gauge");
         let _ = writeln!(out, "{name} {value}");
     }
+    // Heap in use (the server's counting allocator) and resident memory.
+    crate::memory::write_metrics(&mut out);
     Ok(respond(StatusCode::OK, "text/plain; version=0.0.4", Bytes::from(out)))
 }
