@@ -8,7 +8,6 @@
 
 mod common;
 
-use bytes::Bytes;
 use common::{Launch, Server};
 use std::time::{Duration, Instant};
 
@@ -61,7 +60,7 @@ async fn ten_thousand_idle_watch_streams_cost_at_most_two_kib_each() {
     let mut drivers = Vec::new();
     for _ in 0..CONNECTIONS {
         let tcp = tokio::net::TcpStream::connect(s.addr).await.expect("connect");
-        let (client, connection) = h2::client::handshake::<_, Bytes>(tcp).await.expect("h2 handshake");
+        let (client, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
         drivers.push(tokio::spawn(async move {
             let _ = connection.await;
         }));

@@ -13,6 +13,7 @@
 //! acknowledged only after the log made it durable; shutdown stops accepting,
 //! drains connections, then closes (flushes) the log.
 
+mod deadlines;
 #[cfg(feature = "etcd")]
 mod etcd_log;
 pub mod hyper_glue;
@@ -232,6 +233,8 @@ struct Local {
     /// Watchers with events waiting, woken in bounded rounds by
     /// `delivery_loop` so requests run between rounds.
     delivery: Rc<RefCell<crate::watch::queue::DeliveryRounds>>,
+    /// The deadlines of `Backend::sleep` (watch timeouts), woken by one timer task.
+    deadlines: Rc<deadlines::Deadlines>,
 }
 
 impl Local {
@@ -439,11 +442,7 @@ impl Backend for ShardBackend {
     }
 
     fn sleep(&self, duration: Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
-        Box::pin(Deadline {
-            at: Instant::now() + duration,
-            timer: Box::pin(glommio::timer::sleep(duration)),
-            waker: None,
-        })
+        Box::pin(self.local.deadlines.until(Instant::now() + duration))
     }
 
     fn watch_stats(&self) -> Vec<crate::watch::HubStats> {
@@ -551,32 +550,6 @@ impl Backend for ShardBackend {
                 detail: "the server is shutting down".into(),
             },
         ]
-    }
-}
-
-/// A sleep polled often by the same task (a watch body's timeout is polled
-/// with every event): glommio's timer re-files itself in the reactor's
-/// timer map on every poll, so this polls it only when the waker changes and
-/// otherwise compares the clock.
-struct Deadline<T> {
-    at: Instant,
-    timer: std::pin::Pin<Box<T>>,
-    /// The waker the timer holds.
-    waker: Option<std::task::Waker>,
-}
-
-impl<T: std::future::Future> std::future::Future for Deadline<T> {
-    type Output = ();
-
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        if Instant::now() >= self.at {
-            return std::task::Poll::Ready(());
-        }
-        if self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            return std::task::Poll::Pending;
-        }
-        self.waker = Some(cx.waker().clone());
-        self.timer.as_mut().poll(cx).map(|_| ())
     }
 }
 
@@ -814,6 +787,7 @@ async fn shard_main(
         rbac: RefCell::default(),
         user_watches: RefCell::default(),
         delivery: Rc::default(),
+        deadlines: Rc::default(),
     });
 
     let log = match inbox.log_rx {
@@ -839,6 +813,7 @@ async fn shard_main(
     glommio::spawn_local(invoke_loop(local.clone(), inbox.invoke_rx)).detach();
     glommio::spawn_local(bookmark_loop(local.clone(), shared.clone(), config.watch_bookmark_check_interval)).detach();
     glommio::spawn_local(delivery_loop(local.delivery.clone(), config.watch_delivery_round_watchers)).detach();
+    glommio::spawn_local(deadlines::run(local.deadlines.clone())).detach();
 
     let listener = match TcpListener::bind(config.listen) {
         Ok(l) => l,
@@ -1269,7 +1244,13 @@ async fn serve_connection<T>(
         if let Some(certificate) = &certificate {
             request.extensions_mut().insert(certificate.clone());
         }
-        async move { Ok::<_, Infallible>(api::handle(&backend, request).await) }
+        // Boxed: hyper keeps an HTTP/2 stream's service future inside the
+        // stream's task (an enum beside the response body), so an unboxed
+        // future's size would stay allocated for as long as a watch streams.
+        // The box is freed once the response head is out.
+        let future: std::pin::Pin<Box<dyn std::future::Future<Output = _>>> =
+            Box::pin(async move { Ok::<_, Infallible>(api::handle(&backend, request).await) });
+        future
     });
     let connection = builder.serve_connection(io, service);
     futures_util::pin_mut!(connection);

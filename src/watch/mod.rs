@@ -140,8 +140,9 @@ fn index_keys(key: &[u8]) -> [&[u8]; 3] {
 /// What a bookmark of this watch looks like, and how often one is sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BookmarkSpec {
-    pub kind: String,
-    pub api_version: String,
+    /// Shared with the watch's response body (its final bookmark).
+    pub kind: Arc<str>,
+    pub api_version: Arc<str>,
     pub interval_ms: u64,
 }
 
@@ -205,7 +206,9 @@ pub struct HubStats {
 }
 
 pub struct WatchHub {
-    watchers: BTreeMap<WatchId, Watcher>,
+    /// Boxed: the map's nodes are half empty on average, and an idle
+    /// watcher should cost its own size, not twice it.
+    watchers: BTreeMap<WatchId, Box<Watcher>>,
     /// Watchers by index key (collection prefix, or object key): an entry
     /// only visits the watchers that can match it.
     index: HashMap<Bytes, Vec<WatchId>>,
@@ -261,7 +264,18 @@ impl WatchHub {
 
     /// Files a watcher in the index: under its trigger value when it has one
     /// (and is not a single-object watch), else under its index key.
-    fn file(&mut self, id: WatchId, filter: &WatchFilter) {
+    fn file(&mut self, id: WatchId, filter: &mut WatchFilter) {
+        // Watchers of one collection share one copy of its prefix: the
+        // index's key (a clone of a shared `Bytes` is a count, not a copy).
+        if filter.name.is_none() {
+            let filed = match &filter.trigger {
+                None => self.index.get_key_value(&filter.prefix[..]).map(|(k, _)| k),
+                Some(_) => self.triggered.get_key_value(&filter.prefix[..]).map(|(k, _)| k),
+            };
+            if let Some(key) = filed {
+                filter.prefix = key.clone();
+            }
+        }
         let key = filter.index_key();
         match (&filter.name, &filter.trigger) {
             (None, Some(value)) => self.triggered.entry(key).or_default().entry(value.clone()).or_default().push(id),
@@ -306,7 +320,7 @@ impl WatchHub {
     /// smaller than the backlog) is not registered; the client resumes.
     pub fn start(
         &mut self,
-        filter: WatchFilter,
+        mut filter: WatchFilter,
         mut sink: Box<dyn EventSink>,
         after: Revision,
         now_ms: u64,
@@ -330,8 +344,8 @@ impl WatchHub {
         let id = WatchId(self.next_id);
         self.next_id += 1;
         let after = delivered.max(after);
-        self.file(id, &filter);
-        self.watchers.insert(id, Watcher { filter, sink, after, bookmarked_at_ms: now_ms, bookmarked: after });
+        self.file(id, &mut filter);
+        self.watchers.insert(id, Box::new(Watcher { filter, sink, after, bookmarked_at_ms: now_ms, bookmarked: after }));
         Ok(Some(id))
     }
 
