@@ -60,7 +60,14 @@ async fn ten_thousand_idle_watch_streams_cost_at_most_two_kib_each() {
     let mut drivers = Vec::new();
     for _ in 0..CONNECTIONS {
         let tcp = tokio::net::TcpStream::connect(s.addr).await.expect("connect");
-        let (client, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
+        // Windows large enough for every stream's event at once (the
+        // streams are read one after the other).
+        let (client, connection) = h2::client::Builder::new()
+            .initial_window_size(1 << 20)
+            .initial_connection_window_size(1 << 24)
+            .handshake::<_, bytes::Bytes>(tcp)
+            .await
+            .expect("h2 handshake");
         drivers.push(tokio::spawn(async move {
             let _ = connection.await;
         }));

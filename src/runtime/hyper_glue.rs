@@ -295,12 +295,12 @@ pub struct LocalExecutor;
 impl<F> Executor<F> for LocalExecutor
 where
     F: Future + 'static,
+    F::Output: 'static,
 {
+    /// The future is the task itself (no wrapping future): an HTTP/2
+    /// stream's task lives as long as its watch.
     fn execute(&self, future: F) {
-        glommio::spawn_local(async move {
-            future.await;
-        })
-        .detach();
+        glommio::spawn_local(future).detach();
     }
 }
 

@@ -429,16 +429,15 @@ impl Backend for ShardBackend {
             self.shared.publish_watch_stats(self.local.id, &hub);
             started?
         };
-        let guard: Box<dyn std::any::Any> = match started {
-            Some(id) => Box::new(WatchGuard {
-                local: self.local.clone(),
-                shared: self.shared.clone(),
-                id,
-                epoch: self.local.hub_epoch.get(),
-            }),
-            None => Box::new(()),
-        };
-        Ok(api::backend::WatchStream { events: Box::pin(receiver), guard })
+        let guard = started.map(|id| WatchGuard {
+            local: self.local.clone(),
+            shared: self.shared.clone(),
+            id,
+            epoch: self.local.hub_epoch.get(),
+        });
+        // The guard rides in the events' box (one allocation per watch,
+        // not two); the `guard` box holds nothing and allocates nothing.
+        Ok(api::backend::WatchStream { events: Box::pin(LocalWatch { _guard: guard, receiver }), guard: Box::new(()) })
     }
 
     fn sleep(&self, duration: Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
@@ -550,6 +549,24 @@ impl Backend for ShardBackend {
                 detail: "the server is shutting down".into(),
             },
         ]
+    }
+}
+
+/// A watcher's queue with its guard: the body's stream of events, which
+/// unregisters the watcher when dropped.
+struct LocalWatch {
+    _guard: Option<WatchGuard>,
+    receiver: crate::watch::queue::QueueReceiver,
+}
+
+impl futures_util::Stream for LocalWatch {
+    type Item = crate::watch::WatchEvent;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<crate::watch::WatchEvent>> {
+        std::pin::Pin::new(&mut self.receiver).poll_next(cx)
     }
 }
 

@@ -225,9 +225,11 @@ pub async fn serve<B: Backend + 'static>(
         api_version: api_version.clone(),
         interval_ms: config.watch_bookmark_interval.as_millis() as u64,
     });
+    // A watch of everything (no selector, no name) keeps no filter.
+    let everything = selectors.labels.requirements.is_empty() && selectors.fields.requirements.is_empty();
     let filter = WatchFilter {
         prefix: Bytes::copy_from_slice(prefix.as_bytes()),
-        matches: Some(Box::new(matches)),
+        matches: (!everything || name.is_some()).then(|| Box::new(matches) as Box<dyn Fn(&CachedObject) -> bool>),
         bookmarks,
         name: indexed_name,
         trigger,
@@ -284,7 +286,7 @@ pub async fn serve<B: Backend + 'static>(
     // streaming list ends it with a bookmark (built lazily, after the
     // initial events: only the first Table has columns). Boxed apart from
     // the body, and dropped once sent.
-    let initial: Option<Frames> = first_round.is_some().then(|| {
+    let initial: Option<Box<Initial>> = first_round.is_some().then(|| {
         let rounds = initial_rounds(
             shared.clone(),
             InitialRounds {
@@ -303,7 +305,7 @@ pub async fn serve<B: Backend + 'static>(
         let initial_end = futures_util::stream::iter((send_initial == Some(true)).then_some(())).map(move |()| {
             Ok(to_table.frames(EventType::Bookmark, None, bookmark_object(&end_kind, &end_api_version, after, true)))
         });
-        Box::pin(rounds.chain(initial_end)) as Frames
+        Box::new(Initial { rounds: Some(Box::pin(rounds.chain(initial_end))), frames: Vec::new().into_iter() })
     });
     // With bookmarks, the watch ends a little early with one last bookmark,
     // so the client resumes from there instead of relisting.
@@ -312,7 +314,6 @@ pub async fn serve<B: Backend + 'static>(
         if wants_bookmarks && timeout > FINAL_BOOKMARK_LEAD * 2 { timeout - FINAL_BOOKMARK_LEAD } else { timeout };
     let body = WatchBody {
         initial,
-        frames: Vec::new().into_iter(),
         events: Some(stream.events),
         guard: Some(stream.guard),
         deadline: Some(backend.sleep(ending)),
@@ -324,8 +325,13 @@ pub async fn serve<B: Backend + 'static>(
     Ok(watch_response(ResponseBody::new(body), content_type))
 }
 
-/// A stream of rounds of frames (the initial state).
-type Frames = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Vec<Bytes>, BodyError>>>>;
+/// The initial state of a watch: its rounds, and the frames of the current
+/// round not sent yet.
+struct Initial {
+    /// `None` once the watch has timed out (the current round's frames still go).
+    rounds: Option<std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Vec<Bytes>, BodyError>>>>>,
+    frames: std::vec::IntoIter<Bytes>,
+}
 
 /// The last bookmark of a watch with bookmarks, sent when it times out.
 struct FinalBookmark {
@@ -345,9 +351,7 @@ struct FinalBookmark {
 /// only this struct, its queue's receiver, its guard and its deadline: what
 /// it needs for the initial state is dropped once that is sent.
 struct WatchBody {
-    initial: Option<Frames>,
-    /// Frames of the current round not sent yet.
-    frames: std::vec::IntoIter<Bytes>,
+    initial: Option<Box<Initial>>,
     /// The watcher's queue; `None` once the watch has ended.
     events: Option<std::pin::Pin<Box<dyn futures_util::Stream<Item = crate::watch::WatchEvent>>>>,
     /// Unregisters the watcher when dropped (with `events`).
@@ -367,7 +371,9 @@ impl WatchBody {
         self.guard = None;
         self.events = None;
         self.deadline = None;
-        self.initial = None;
+        if let Some(initial) = &mut self.initial {
+            initial.rounds = None;
+        }
     }
 }
 
@@ -382,7 +388,7 @@ impl http_body::Body for WatchBody {
         use std::task::Poll;
         let this = self.get_mut();
         loop {
-            if let Some(frame) = this.frames.next() {
+            if let Some(frame) = this.initial.as_mut().and_then(|i| i.frames.next()) {
                 return Poll::Ready(Some(Ok(http_body::Frame::data(frame))));
             }
             if let Some(deadline) = &mut this.deadline {
@@ -391,8 +397,12 @@ impl http_body::Body for WatchBody {
                 }
             }
             if let Some(initial) = &mut this.initial {
-                match initial.as_mut().poll_next(cx) {
-                    Poll::Ready(Some(Ok(frames))) => this.frames = frames.into_iter(),
+                let Some(rounds) = &mut initial.rounds else {
+                    this.initial = None;
+                    continue;
+                };
+                match rounds.as_mut().poll_next(cx) {
+                    Poll::Ready(Some(Ok(frames))) => initial.frames = frames.into_iter(),
                     Poll::Ready(Some(Err(e))) => {
                         this.initial = None;
                         return Poll::Ready(Some(Err(e)));
@@ -435,8 +445,10 @@ impl http_body::Body for WatchBody {
             if let Some(last) = this.final_bookmark.take() {
                 if !last.exact || this.delivered > last.after {
                     let bookmark = bookmark_object(&last.kind, &last.api_version, this.delivered, false);
-                    this.frames = this.render.frames(EventType::Bookmark, None, bookmark).into_iter();
-                    continue;
+                    let frames = this.render.frames(EventType::Bookmark, None, bookmark);
+                    if !frames.is_empty() {
+                        return Poll::Ready(Some(Ok(http_body::Frame::data(coalesce(frames)))));
+                    }
                 }
             }
             return Poll::Ready(None);
