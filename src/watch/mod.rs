@@ -112,18 +112,16 @@ pub fn trigger_field(group: &str, resource: &str) -> Option<&'static str> {
     }
 }
 
-impl WatchFilter {
-    /// The key this watcher is indexed under: the object's key for a
-    /// single-object watch, else the collection prefix.
-    fn index_key(&self) -> Bytes {
-        match &self.name {
-            Some(name) => {
-                let mut key = self.prefix.to_vec();
-                key.extend_from_slice(name.as_bytes());
-                Bytes::from(key)
-            }
-            None => self.prefix.clone(),
+/// The key a watcher is indexed under: the object's key for a
+/// single-object watch, else the collection prefix.
+fn index_key(prefix: &Bytes, name: Option<&str>) -> Bytes {
+    match name {
+        Some(name) => {
+            let mut key = prefix.to_vec();
+            key.extend_from_slice(name.as_bytes());
+            Bytes::from(key)
         }
+        None => prefix.clone(),
     }
 }
 
@@ -158,14 +156,31 @@ pub fn bookmark_object(kind: &str, api_version: &str, revision: Revision, initia
     ))
 }
 
-impl WatchFilter {
+/// What a registered watcher selects: its collection and predicate.
+struct Selection {
+    prefix: Bytes,
+    matches: Option<Box<dyn Fn(&CachedObject) -> bool>>,
+}
+
+impl Selection {
     fn accepts(&self, key: &[u8], object: Option<&CachedObject>) -> bool {
         key.starts_with(&self.prefix) && object.is_some_and(|o| self.matches.as_ref().is_none_or(|m| m(o)))
     }
 }
 
+/// A watcher's name (single-object watch) and trigger value, for the index.
+/// Most watchers have neither, and keep nothing.
+struct IndexedBy {
+    name: Option<String>,
+    trigger: Option<String>,
+}
+
+/// A registered watcher. Compact, since an idle watch is mostly this: the
+/// rare parts (`indexed_by`) are boxed apart.
 struct Watcher {
-    filter: WatchFilter,
+    selection: Selection,
+    bookmarks: Option<BookmarkSpec>,
+    indexed_by: Option<Box<IndexedBy>>,
     sink: Box<dyn EventSink>,
     /// Events at or before this revision were already delivered (or are part
     /// of the initial state the client was sent).
@@ -264,28 +279,30 @@ impl WatchHub {
 
     /// Files a watcher in the index: under its trigger value when it has one
     /// (and is not a single-object watch), else under its index key.
-    fn file(&mut self, id: WatchId, filter: &mut WatchFilter) {
+    fn file(&mut self, id: WatchId, prefix: &mut Bytes, by: Option<&IndexedBy>) {
+        let (name, trigger) = by.map_or((None, None), |b| (b.name.as_deref(), b.trigger.as_ref()));
         // Watchers of one collection share one copy of its prefix: the
         // index's key (a clone of a shared `Bytes` is a count, not a copy).
-        if filter.name.is_none() {
-            let filed = match &filter.trigger {
-                None => self.index.get_key_value(&filter.prefix[..]).map(|(k, _)| k),
-                Some(_) => self.triggered.get_key_value(&filter.prefix[..]).map(|(k, _)| k),
+        if name.is_none() {
+            let filed = match trigger {
+                None => self.index.get_key_value(&prefix[..]).map(|(k, _)| k),
+                Some(_) => self.triggered.get_key_value(&prefix[..]).map(|(k, _)| k),
             };
             if let Some(key) = filed {
-                filter.prefix = key.clone();
+                *prefix = key.clone();
             }
         }
-        let key = filter.index_key();
-        match (&filter.name, &filter.trigger) {
+        let key = index_key(prefix, name);
+        match (name, trigger) {
             (None, Some(value)) => self.triggered.entry(key).or_default().entry(value.clone()).or_default().push(id),
             _ => self.index.entry(key).or_default().push(id),
         }
     }
 
-    fn unfile(&mut self, id: WatchId, filter: &WatchFilter) {
-        let key = filter.index_key();
-        match (&filter.name, &filter.trigger) {
+    fn unfile(&mut self, id: WatchId, prefix: &Bytes, by: Option<&IndexedBy>) {
+        let (name, trigger) = by.map_or((None, None), |b| (b.name.as_deref(), b.trigger.as_ref()));
+        let key = index_key(prefix, name);
+        match (name, trigger) {
             (None, Some(value)) => {
                 if let Some(by_value) = self.triggered.get_mut(&key) {
                     if let Some(ids) = by_value.get_mut(value) {
@@ -320,7 +337,7 @@ impl WatchHub {
     /// smaller than the backlog) is not registered; the client resumes.
     pub fn start(
         &mut self,
-        mut filter: WatchFilter,
+        filter: WatchFilter,
         mut sink: Box<dyn EventSink>,
         after: Revision,
         now_ms: u64,
@@ -329,10 +346,13 @@ impl WatchHub {
         if after < self.history_start {
             return Err(StartError::TooOld { requested: after, oldest: self.history_start });
         }
+        let WatchFilter { prefix, matches, bookmarks, name, trigger } = filter;
+        let mut selection = Selection { prefix, matches };
+        let indexed_by = (name.is_some() || trigger.is_some()).then(|| Box::new(IndexedBy { name, trigger }));
         let mut delivered = after;
         for kept in self.history.iter().filter(|h| h.entry.revision > after) {
             let encoded = EncodedEntry::new(&kept.entry, fields);
-            if let Some(event) = encoded.event_for(&filter) {
+            if let Some(event) = encoded.event_for(&selection) {
                 if !sink.offer(event) {
                     self.closed_slow += 1;
                     return Ok(None);
@@ -344,8 +364,11 @@ impl WatchHub {
         let id = WatchId(self.next_id);
         self.next_id += 1;
         let after = delivered.max(after);
-        self.file(id, &mut filter);
-        self.watchers.insert(id, Box::new(Watcher { filter, sink, after, bookmarked_at_ms: now_ms, bookmarked: after }));
+        self.file(id, &mut selection.prefix, indexed_by.as_deref());
+        self.watchers.insert(
+            id,
+            Box::new(Watcher { selection, bookmarks, indexed_by, sink, after, bookmarked_at_ms: now_ms, bookmarked: after }),
+        );
         Ok(Some(id))
     }
 
@@ -359,7 +382,7 @@ impl WatchHub {
         for (id, watcher) in self.watchers.iter_mut() {
             // A registered watcher has been offered every entry up to `applied`.
             watcher.after = watcher.after.max(applied);
-            let Some(spec) = &watcher.filter.bookmarks else { continue };
+            let Some(spec) = &watcher.bookmarks else { continue };
             if now_ms.saturating_sub(watcher.bookmarked_at_ms) < spec.interval_ms || watcher.after <= watcher.bookmarked
             {
                 continue;
@@ -383,7 +406,7 @@ impl WatchHub {
 
     fn remove(&mut self, id: WatchId) {
         if let Some(watcher) = self.watchers.remove(&id) {
-            self.unfile(id, &watcher.filter);
+            self.unfile(id, &watcher.selection.prefix, watcher.indexed_by.as_deref());
         }
     }
 
@@ -429,7 +452,7 @@ impl WatchHub {
                 if entry.revision <= watcher.after {
                     continue;
                 }
-                if let Some(event) = encoded.event_for(&watcher.filter) {
+                if let Some(event) = encoded.event_for(&watcher.selection) {
                     if !watcher.sink.offer(event) {
                         closed.push(id);
                         continue;
@@ -499,7 +522,7 @@ impl<'a> EncodedEntry<'a> {
         (current, previous)
     }
 
-    fn event_for(&self, filter: &WatchFilter) -> Option<WatchEvent> {
+    fn event_for(&self, filter: &Selection) -> Option<WatchEvent> {
         if !self.entry.key.starts_with(&filter.prefix) {
             return None;
         }
