@@ -413,6 +413,7 @@ impl Backend for ShardBackend {
         &self,
         filter: crate::watch::WatchFilter,
         after: Revision,
+        closes_in: Duration,
     ) -> Result<api::backend::WatchStream, crate::watch::StartError> {
         let config = &self.shared.config;
         let (sender, receiver) = crate::watch::queue::watch_queue_in_rounds(
@@ -425,7 +426,12 @@ impl Backend for ShardBackend {
         let started = {
             let mut hub = self.local.hub.borrow_mut();
             let registry = self.local.registry.borrow().clone();
-            let started = hub.start(filter, Box::new(sender), after, self.local.now_ms(), &*registry);
+            let now_ms = self.local.now_ms();
+            let started = hub.start(filter, Box::new(sender), after, now_ms, &*registry);
+            // The timeout is the hub's (checked by `bookmark_loop`), not a timer per watch.
+            if let Ok(Some(id)) = &started {
+                hub.close_at(*id, now_ms.saturating_add(closes_in.as_millis() as u64));
+            }
             self.shared.publish_watch_stats(self.local.id, &hub);
             started?
         };
@@ -1155,6 +1161,8 @@ async fn bookmark_loop(local: Rc<Local>, shared: Arc<Shared>, interval: Duration
         let now_ms = local.now_ms();
         let mut hub = local.hub.borrow_mut();
         hub.bookmark_tick(now_ms);
+        // Watches whose time is up end here, within one interval of it.
+        hub.close_expired(now_ms);
         shared.publish_watch_stats(local.id, &hub);
     }
 }

@@ -189,6 +189,8 @@ struct Watcher {
     bookmarked_at_ms: u64,
     /// The revision of the last bookmark: bookmarks never go backwards.
     bookmarked: Revision,
+    /// When the watch's time is up ([`WatchHub::close_at`]; `u64::MAX`: never).
+    closes_at_ms: u64,
 }
 
 /// A committed entry kept for resumption.
@@ -367,7 +369,16 @@ impl WatchHub {
         self.file(id, &mut selection.prefix, indexed_by.as_deref());
         self.watchers.insert(
             id,
-            Box::new(Watcher { selection, bookmarks, indexed_by, sink, after, bookmarked_at_ms: now_ms, bookmarked: after }),
+            Box::new(Watcher {
+                selection,
+                bookmarks,
+                indexed_by,
+                sink,
+                after,
+                bookmarked_at_ms: now_ms,
+                bookmarked: after,
+                closes_at_ms: u64::MAX,
+            }),
         );
         Ok(Some(id))
     }
@@ -402,6 +413,25 @@ impl WatchHub {
             self.closed_slow += 1;
         }
         sent
+    }
+
+    /// Closes the watcher at `at_ms` (at the first [`WatchHub::close_expired`]
+    /// from then on): its queue's reader gets what is queued, then the end.
+    /// A watch's timeout, kept here rather than as a timer per watch.
+    pub fn close_at(&mut self, id: WatchId, at_ms: u64) {
+        if let Some(watcher) = self.watchers.get_mut(&id) {
+            watcher.closes_at_ms = at_ms;
+        }
+    }
+
+    /// Closes the watchers whose time is up at `now_ms`; returns how many.
+    pub fn close_expired(&mut self, now_ms: u64) -> usize {
+        let expired: Vec<WatchId> =
+            self.watchers.iter().filter(|(_, w)| w.closes_at_ms <= now_ms).map(|(id, _)| *id).collect();
+        for id in &expired {
+            self.remove(*id);
+        }
+        expired.len()
     }
 
     fn remove(&mut self, id: WatchId) {
@@ -740,6 +770,29 @@ mod tests {
         assert!(other_seen.borrow().is_empty());
         hub.stop(WatchId(1));
         hub.stop(WatchId(2));
+        assert!(hub.index.is_empty());
+    }
+
+    #[test]
+    fn a_watcher_is_closed_when_its_time_is_up_and_its_queue_ends() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
+        let (sender, receiver) = queue::watch_queue(queue::QueueBounds { events_max: 10, bytes_max: 1 << 20 });
+        let id = hub.start(web_only(), Box::new(sender), Revision(0), 0, &fields).unwrap().unwrap();
+        let other = hub.start(web_only(), Box::new(Collect::default()), Revision(0), 0, &fields).unwrap().unwrap();
+        hub.close_at(id, 5_000);
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        hub.dispatch(&[log.put("a", "web")], 1_000, &fields);
+        assert_eq!(hub.close_expired(4_999), 0, "not yet");
+        assert_eq!(hub.close_expired(5_000), 1);
+        assert_eq!(hub.stats().watchers, 1);
+        assert_eq!(hub.stats().closed_slow, 0, "a timeout is not a slow watcher");
+        // The reader gets the event queued before, then the end.
+        let events: Vec<u64> = futures_lite::future::block_on(futures_util::StreamExt::collect::<Vec<_>>(
+            futures_util::StreamExt::map(receiver, |e| e.revision.0),
+        ));
+        assert_eq!(events, [1]);
+        hub.stop(other);
         assert!(hub.index.is_empty());
     }
 

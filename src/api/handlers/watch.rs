@@ -241,7 +241,14 @@ pub async fn serve<B: Backend + 'static>(
             config.watch_timeout_min + Duration::from_millis(if span == 0 { 0 } else { rand::random::<u64>() % span })
         }
     };
-    let stream = match backend.start_watch(filter, after).await {
+    // With bookmarks, the watch ends a little early with one last bookmark,
+    // so the client resumes from there instead of relisting.
+    let wants_bookmarks = head.params.allow_watch_bookmarks;
+    let ending =
+        if wants_bookmarks && timeout > FINAL_BOOKMARK_LEAD * 2 { timeout - FINAL_BOOKMARK_LEAD } else { timeout };
+    // The hub closes the watcher at `ending` (within
+    // `watch_bookmark_check_interval`): an idle watch keeps no timer.
+    let stream = match backend.start_watch(filter, after, ending).await {
         Ok(stream) => stream,
         Err(StartError::TooOld { requested, oldest }) => {
             return Ok(error_event(
@@ -307,16 +314,14 @@ pub async fn serve<B: Backend + 'static>(
         });
         Box::new(Initial { rounds: Some(Box::pin(rounds.chain(initial_end))), frames: Vec::new().into_iter() })
     });
-    // With bookmarks, the watch ends a little early with one last bookmark,
-    // so the client resumes from there instead of relisting.
-    let wants_bookmarks = head.params.allow_watch_bookmarks;
-    let ending =
-        if wants_bookmarks && timeout > FINAL_BOOKMARK_LEAD * 2 { timeout - FINAL_BOOKMARK_LEAD } else { timeout };
+    // The initial state's rounds are cut at `ending` by this deadline (the
+    // hub's close ends the live events, not a round being read).
+    let deadline = initial.is_some().then(|| backend.sleep(ending));
     let body = WatchBody {
         initial,
         events: Some(stream.events),
         guard: Some(stream.guard),
-        deadline: Some(backend.sleep(ending)),
+        deadline,
         render,
         frame_events_max: config.watch_frame_events_max.max(1),
         delivered: after,
@@ -356,6 +361,8 @@ struct WatchBody {
     events: Option<std::pin::Pin<Box<dyn futures_util::Stream<Item = crate::watch::WatchEvent>>>>,
     /// Unregisters the watcher when dropped (with `events`).
     guard: Option<Box<dyn std::any::Any>>,
+    /// While the initial state is sent: when to stop (the hub closes the
+    /// watcher itself at the same time, which ends `events`).
     deadline: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>>,
     render: Render,
     frame_events_max: usize,
@@ -407,7 +414,10 @@ impl http_body::Body for WatchBody {
                         this.initial = None;
                         return Poll::Ready(Some(Err(e)));
                     }
-                    Poll::Ready(None) => this.initial = None,
+                    Poll::Ready(None) => {
+                        this.initial = None;
+                        this.deadline = None;
+                    }
                     Poll::Pending => return Poll::Pending,
                 }
                 continue;
