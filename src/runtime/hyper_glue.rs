@@ -44,7 +44,11 @@ thread_local! {
 /// Reads from `reader` into hyper's buffer. Safe code cannot hand hyper's
 /// uninitialized buffer to a futures-io reader: the bytes go through an
 /// initialized scratch buffer (the thread's) and are copied.
-fn read_into<R: AsyncRead + Unpin>(reader: &mut R, cx: &mut Context<'_>, mut buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
+fn read_into<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    cx: &mut Context<'_>,
+    mut buf: ReadBufCursor<'_>,
+) -> Poll<io::Result<()>> {
     let mut read = |scratch: &mut [u8]| {
         let want = buf.remaining().min(scratch.len());
         match Pin::new(&mut *reader).poll_read(cx, &mut scratch[..want]) {

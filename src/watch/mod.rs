@@ -159,8 +159,11 @@ pub fn bookmark_object(kind: &str, api_version: &str, revision: Revision, initia
 /// What a registered watcher selects: its collection and predicate.
 struct Selection {
     prefix: Bytes,
-    matches: Option<Box<dyn Fn(&CachedObject) -> bool>>,
+    matches: Option<Box<Predicate>>,
 }
+
+/// A watcher's label and field selectors, as [`WatchFilter::matches`] has them.
+type Predicate = dyn Fn(&CachedObject) -> bool;
 
 impl Selection {
     fn accepts(&self, key: &[u8], object: Option<&CachedObject>) -> bool {

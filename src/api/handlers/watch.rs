@@ -108,8 +108,10 @@ fn frames_in(
 #[derive(Clone)]
 enum Render {
     Json,
-    Other(Rc<dyn Fn(EventType, Option<&CachedObject>, Bytes) -> Vec<Bytes>>),
+    Other(Rc<RenderFn>),
 }
+
+type RenderFn = dyn Fn(EventType, Option<&CachedObject>, Bytes) -> Vec<Bytes>;
 
 impl Render {
     fn frames(&self, event_type: EventType, source: Option<&CachedObject>, object: Bytes) -> Vec<Bytes> {
@@ -276,17 +278,19 @@ pub async fn serve<B: Backend + 'static>(
         let first = std::cell::Cell::new(true);
         let representation = representation.clone();
         let info = resolved.info.clone();
-        Render::Other(Rc::new(move |event_type: EventType, source: Option<&CachedObject>, object: Bytes| match &table {
-            Some(table) => {
-                event_frames(event_type, table.watch_event(&object, first.replace(false), clock.now())).to_vec()
-            }
-            // A custom resource read in a version other than its storage one.
-            None if super::custom::needs_conversion(&info) => {
-                frames_in(&representation, type_name(event_type), None, super::custom::convert(&info, &object))
-            }
-            None if representation == Representation::Json => event_frames(event_type, object).to_vec(),
-            None => frames_in(&representation, type_name(event_type), source, object),
-        }))
+        Render::Other(Rc::new(
+            move |event_type: EventType, source: Option<&CachedObject>, object: Bytes| match &table {
+                Some(table) => {
+                    event_frames(event_type, table.watch_event(&object, first.replace(false), clock.now())).to_vec()
+                }
+                // A custom resource read in a version other than its storage one.
+                None if super::custom::needs_conversion(&info) => {
+                    frames_in(&representation, type_name(event_type), None, super::custom::convert(&info, &object))
+                }
+                None if representation == Representation::Json => event_frames(event_type, object).to_vec(),
+                None => frames_in(&representation, type_name(event_type), source, object),
+            },
+        ))
     };
     // The initial state at `after`, in rounds of `batch` per shard, while
     // the live events after `after` wait in the watcher's bounded queue; a
@@ -330,11 +334,14 @@ pub async fn serve<B: Backend + 'static>(
     Ok(watch_response(ResponseBody::new(body), content_type))
 }
 
+/// Rounds of frames of the initial state.
+type Rounds = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Vec<Bytes>, BodyError>>>>;
+
 /// The initial state of a watch: its rounds, and the frames of the current
 /// round not sent yet.
 struct Initial {
     /// `None` once the watch has timed out (the current round's frames still go).
-    rounds: Option<std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Vec<Bytes>, BodyError>>>>>,
+    rounds: Option<Rounds>,
     frames: std::vec::IntoIter<Bytes>,
 }
 
