@@ -120,7 +120,8 @@ pub struct Config {
     /// How often a watch with `allowWatchBookmarks=true` gets a bookmark when
     /// it has made progress (kube-apiserver: about once a minute).
     pub watch_bookmark_interval: Duration,
-    /// How often each shard checks which watchers are due a bookmark.
+    /// How often each shard checks which watchers are due a bookmark, and
+    /// which watches' time is up (a watch ends within this after its timeout).
     pub watch_bookmark_check_interval: Duration,
     /// Concurrent HTTP/2 streams per connection (each watch is one stream),
     /// advertised as SETTINGS_MAX_CONCURRENT_STREAMS; a client opening more

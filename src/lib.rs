@@ -18,6 +18,7 @@ pub mod fuzzing;
 pub mod list;
 pub mod log;
 pub mod metrics;
+pub mod memory;
 pub mod patch;
 pub mod runtime;
 pub mod store;

@@ -11,6 +11,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Counts the heap in use for `/metrics` (`shardline::memory`).
+#[global_allocator]
+static ALLOCATOR: shardline::memory::CountingAllocator = shardline::memory::CountingAllocator;
+
 #[derive(Parser)]
 #[command(name = "shardline", version, about = "A thread-per-core Kubernetes list/watch API server")]
 struct Cli {

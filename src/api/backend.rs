@@ -104,11 +104,13 @@ pub trait Backend {
     /// `timeout`; `Err` carries the commit point when time ran out.
     async fn wait_for_revision(&self, revision: Revision, timeout: std::time::Duration) -> Result<(), Revision>;
     /// Registers a watcher on this shard that has seen everything up to
-    /// `after`; its events start with the history after it.
+    /// `after`; its events start with the history after it. The watcher is
+    /// closed (its stream ends) once `closes_in` has passed.
     async fn start_watch(
         &self,
         filter: crate::watch::WatchFilter,
         after: Revision,
+        closes_in: std::time::Duration,
     ) -> Result<WatchStream, crate::watch::StartError>;
     /// Each shard's watch counters (for /metrics), in shard order.
     fn watch_stats(&self) -> Vec<crate::watch::HubStats>;

@@ -219,11 +219,14 @@ where
     let body = read_body(body, limit).await?;
     let response = match route {
         Route::Resource(path) if handlers::review::serves(&path) => {
-            handlers::review::serve(shared, &head, &path, &body).await
+            Box::pin(handlers::review::serve(shared, &head, &path, &body)).await
         }
-        Route::Resource(path) => handlers::resource(shared, &head, &path, body).await,
+        // Boxed: the handlers' futures are large, and the request's future
+        // would carry the largest of them while it waits in the pipeline
+        // (10,000 watches opening at once wait there together).
+        Route::Resource(path) => Box::pin(handlers::resource(shared, &head, &path, body)).await,
         Route::Health { kind, check } => Ok(handlers::health::serve(backend, &head, &kind, check.as_deref())),
-        Route::Metrics => handlers::metrics::serve(backend).await,
+        Route::Metrics => Box::pin(handlers::metrics::serve(backend)).await,
         Route::OpenIdConfiguration | Route::OpenIdKeys => handlers::token::issuer_document(backend, &route),
         Route::NotFound => Err(ApiError::PathNotFound),
         other => {

@@ -187,10 +187,12 @@ impl Backend for MemoryBackend {
         }
     }
 
+    /// Tests end their watches by dropping them: `closes_in` never runs out here.
     async fn start_watch(
         &self,
         filter: crate::watch::WatchFilter,
         after: Revision,
+        _closes_in: Duration,
     ) -> Result<super::backend::WatchStream, crate::watch::StartError> {
         let (sender, receiver) = crate::watch::queue::watch_queue(crate::watch::queue::QueueBounds {
             events_max: self.config.watch_queue_events_max,

@@ -11,6 +11,9 @@
 //! are copied into it and a sender task per connection sends them, so what
 //! many HTTP/2 streams write in one pass leaves in one `send`.
 //!
+//! Reads copy through one buffer per thread (safe code cannot hand hyper's
+//! uninitialized buffer to a futures-io reader), not one per connection.
+//!
 //! Invariant: everything here runs on the executor that accepted the
 //! connection; nothing crosses cores. An outbox is bounded
 //! (`connection_outbox_bytes_max`): past it, hyper's writes wait.
@@ -31,32 +34,54 @@ use std::time::{Duration, Instant};
 /// Bytes read per `poll_read` when hyper's buffer is larger.
 const READ_CHUNK_BYTES: usize = 16 * 1024;
 
-/// hyper I/O over a futures-io stream (glommio TCP or a rustls stream on it).
-pub struct HyperIo<T> {
-    inner: T,
-    scratch: Box<[u8]>,
+thread_local! {
+    /// The read buffer of every connection of this shard's thread: a read
+    /// copies through it and is done with it before returning, so one per
+    /// thread serves them all (an idle connection keeps none).
+    static READ_SCRATCH: RefCell<Box<[u8]>> = RefCell::new(vec![0u8; READ_CHUNK_BYTES].into_boxed_slice());
 }
 
-impl<T> HyperIo<T> {
-    pub fn new(inner: T) -> HyperIo<T> {
-        HyperIo { inner, scratch: vec![0u8; READ_CHUNK_BYTES].into_boxed_slice() }
-    }
-}
-
-impl<T: AsyncRead + Unpin> hyper::rt::Read for HyperIo<T> {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, mut buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        // Safe code cannot hand hyper's uninitialized buffer to a futures-io
-        // reader; read into an initialized scratch buffer and copy.
-        let want = buf.remaining().min(this.scratch.len());
-        match Pin::new(&mut this.inner).poll_read(cx, &mut this.scratch[..want]) {
+/// Reads from `reader` into hyper's buffer. Safe code cannot hand hyper's
+/// uninitialized buffer to a futures-io reader: the bytes go through an
+/// initialized scratch buffer (the thread's) and are copied.
+fn read_into<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    cx: &mut Context<'_>,
+    mut buf: ReadBufCursor<'_>,
+) -> Poll<io::Result<()>> {
+    let mut read = |scratch: &mut [u8]| {
+        let want = buf.remaining().min(scratch.len());
+        match Pin::new(&mut *reader).poll_read(cx, &mut scratch[..want]) {
             Poll::Ready(Ok(n)) => {
-                buf.put_slice(&this.scratch[..n]);
+                buf.put_slice(&scratch[..n]);
                 Poll::Ready(Ok(()))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Pending => Poll::Pending,
         }
+    };
+    READ_SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut scratch) => read(&mut scratch),
+        // Not expected (a read does not read through another connection);
+        // a buffer of its own then.
+        Err(_) => read(&mut vec![0u8; READ_CHUNK_BYTES]),
+    })
+}
+
+/// hyper I/O over a futures-io stream (glommio TCP or a rustls stream on it).
+pub struct HyperIo<T> {
+    inner: T,
+}
+
+impl<T> HyperIo<T> {
+    pub fn new(inner: T) -> HyperIo<T> {
+        HyperIo { inner }
+    }
+}
+
+impl<T: AsyncRead + Unpin> hyper::rt::Read for HyperIo<T> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
+        read_into(&mut self.get_mut().inner, cx, buf)
     }
 }
 
@@ -98,7 +123,6 @@ const OUTBOX_KEEP_BYTES: usize = 64 * 1024;
 /// dropped until they are sent or the socket fails).
 pub struct TcpIo {
     outbox: Rc<RefCell<Outbox>>,
-    scratch: Box<[u8]>,
 }
 
 struct Outbox {
@@ -168,7 +192,7 @@ impl TcpIo {
             closed: false,
         }));
         glommio::spawn_local(send_outbox(outbox.clone())).detach();
-        TcpIo { outbox, scratch: vec![0u8; READ_CHUNK_BYTES].into_boxed_slice() }
+        TcpIo { outbox }
     }
 }
 
@@ -234,18 +258,8 @@ impl Drop for TcpIo {
 }
 
 impl hyper::rt::Read for TcpIo {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, mut buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let want = buf.remaining().min(this.scratch.len());
-        let mut outbox = this.outbox.borrow_mut();
-        match Pin::new(&mut outbox.stream).poll_read(cx, &mut this.scratch[..want]) {
-            Poll::Ready(Ok(n)) => {
-                buf.put_slice(&this.scratch[..n]);
-                Poll::Ready(Ok(()))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => Poll::Pending,
-        }
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
+        read_into(&mut self.outbox.borrow_mut().stream, cx, buf)
     }
 }
 
@@ -295,12 +309,12 @@ pub struct LocalExecutor;
 impl<F> Executor<F> for LocalExecutor
 where
     F: Future + 'static,
+    F::Output: 'static,
 {
+    /// The future is the task itself (no wrapping future): an HTTP/2
+    /// stream's task lives as long as its watch.
     fn execute(&self, future: F) {
-        glommio::spawn_local(async move {
-            future.await;
-        })
-        .detach();
+        glommio::spawn_local(future).detach();
     }
 }
 

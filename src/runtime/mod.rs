@@ -13,6 +13,7 @@
 //! acknowledged only after the log made it durable; shutdown stops accepting,
 //! drains connections, then closes (flushes) the log.
 
+mod deadlines;
 #[cfg(feature = "etcd")]
 mod etcd_log;
 pub mod hyper_glue;
@@ -255,6 +256,8 @@ struct Local {
     /// The garbage collector's owner index (`garbage.rs`), kept on the log's
     /// shard when `--controllers` runs the garbage-collector-controller.
     garbage: Option<api::handlers::garbage::SharedGraph>,
+    /// The deadlines of `Backend::sleep` (watch timeouts), woken by one timer task.
+    deadlines: Rc<deadlines::Deadlines>,
 }
 
 impl Local {
@@ -474,6 +477,7 @@ impl Backend for ShardBackend {
         &self,
         filter: crate::watch::WatchFilter,
         after: Revision,
+        closes_in: Duration,
     ) -> Result<api::backend::WatchStream, crate::watch::StartError> {
         let config = &self.shared.config;
         let (sender, receiver) = crate::watch::queue::watch_queue_in_rounds(
@@ -486,28 +490,28 @@ impl Backend for ShardBackend {
         let started = {
             let mut hub = self.local.hub.borrow_mut();
             let registry = self.local.registry.borrow().clone();
-            let started = hub.start(filter, Box::new(sender), after, self.local.now_ms(), &*registry);
+            let now_ms = self.local.now_ms();
+            let started = hub.start(filter, Box::new(sender), after, now_ms, &*registry);
+            // The timeout is the hub's (checked by `bookmark_loop`), not a timer per watch.
+            if let Ok(Some(id)) = &started {
+                hub.close_at(*id, now_ms.saturating_add(closes_in.as_millis() as u64));
+            }
             self.shared.publish_watch_stats(self.local.id, &hub);
             started?
         };
-        let guard: Box<dyn std::any::Any> = match started {
-            Some(id) => Box::new(WatchGuard {
-                local: self.local.clone(),
-                shared: self.shared.clone(),
-                id,
-                epoch: self.local.hub_epoch.get(),
-            }),
-            None => Box::new(()),
-        };
-        Ok(api::backend::WatchStream { events: Box::pin(receiver), guard })
+        let guard = started.map(|id| WatchGuard {
+            local: self.local.clone(),
+            shared: self.shared.clone(),
+            id,
+            epoch: self.local.hub_epoch.get(),
+        });
+        // The guard rides in the events' box (one allocation per watch,
+        // not two); the `guard` box holds nothing and allocates nothing.
+        Ok(api::backend::WatchStream { events: Box::pin(LocalWatch { _guard: guard, receiver }), guard: Box::new(()) })
     }
 
     fn sleep(&self, duration: Duration) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
-        Box::pin(Deadline {
-            at: Instant::now() + duration,
-            timer: Box::pin(glommio::timer::sleep(duration)),
-            waker: None,
-        })
+        Box::pin(self.local.deadlines.until(Instant::now() + duration))
     }
 
     fn watch_stats(&self) -> Vec<crate::watch::HubStats> {
@@ -686,29 +690,21 @@ impl Backend for ShardBackend {
     }
 }
 
-/// A sleep polled often by the same task (a watch body's timeout is polled
-/// with every event): glommio's timer re-files itself in the reactor's
-/// timer map on every poll, so this polls it only when the waker changes and
-/// otherwise compares the clock.
-struct Deadline<T> {
-    at: Instant,
-    timer: std::pin::Pin<Box<T>>,
-    /// The waker the timer holds.
-    waker: Option<std::task::Waker>,
+/// A watcher's queue with its guard: the body's stream of events, which
+/// unregisters the watcher when dropped.
+struct LocalWatch {
+    _guard: Option<WatchGuard>,
+    receiver: crate::watch::queue::QueueReceiver,
 }
 
-impl<T: std::future::Future> std::future::Future for Deadline<T> {
-    type Output = ();
+impl futures_util::Stream for LocalWatch {
+    type Item = crate::watch::WatchEvent;
 
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        if Instant::now() >= self.at {
-            return std::task::Poll::Ready(());
-        }
-        if self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            return std::task::Poll::Pending;
-        }
-        self.waker = Some(cx.waker().clone());
-        self.timer.as_mut().poll(cx).map(|_| ())
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<crate::watch::WatchEvent>> {
+        std::pin::Pin::new(&mut self.receiver).poll_next(cx)
     }
 }
 
@@ -965,6 +961,7 @@ async fn shard_main(
         delivery: Rc::default(),
         metrics: Rc::new(crate::metrics::ShardMetrics::new(config.metrics_commit_times_max)),
         garbage: (inbox.log_rx.is_some() && config.controllers.garbage_collector).then(Rc::default),
+        deadlines: Rc::default(),
     });
 
     let log = match inbox.log_rx {
@@ -1000,6 +997,7 @@ async fn shard_main(
     glommio::spawn_local(invoke_loop(local.clone(), inbox.invoke_rx)).detach();
     glommio::spawn_local(bookmark_loop(local.clone(), shared.clone(), config.watch_bookmark_check_interval)).detach();
     glommio::spawn_local(delivery_loop(local.delivery.clone(), config.watch_delivery_round_watchers)).detach();
+    glommio::spawn_local(deadlines::run(local.deadlines.clone())).detach();
 
     let listener = match TcpListener::bind(config.listen) {
         Ok(l) => l,
@@ -1408,6 +1406,8 @@ async fn bookmark_loop(local: Rc<Local>, shared: Arc<Shared>, interval: Duration
         let now_ms = local.now_ms();
         let mut hub = local.hub.borrow_mut();
         hub.bookmark_tick(now_ms);
+        // Watches whose time is up end here, within one interval of it.
+        hub.close_expired(now_ms);
         shared.publish_watch_stats(local.id, &hub);
     }
 }
@@ -1517,7 +1517,13 @@ async fn serve_connection<T>(
         if let Some(certificate) = &certificate {
             request.extensions_mut().insert(certificate.clone());
         }
-        async move { Ok::<_, Infallible>(api::handle(&backend, request).await) }
+        // Boxed: hyper keeps an HTTP/2 stream's service future inside the
+        // stream's task (an enum beside the response body), so an unboxed
+        // future's size would stay allocated for as long as a watch streams.
+        // The box is freed once the response head is out.
+        let future: std::pin::Pin<Box<dyn std::future::Future<Output = _>>> =
+            Box::pin(async move { Ok::<_, Infallible>(api::handle(&backend, request).await) });
+        future
     });
     let connection = builder.serve_connection(io, service);
     futures_util::pin_mut!(connection);

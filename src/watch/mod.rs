@@ -114,18 +114,16 @@ pub fn trigger_field(group: &str, resource: &str) -> Option<&'static str> {
     }
 }
 
-impl WatchFilter {
-    /// The key this watcher is indexed under: the object's key for a
-    /// single-object watch, else the collection prefix.
-    fn index_key(&self) -> Bytes {
-        match &self.name {
-            Some(name) => {
-                let mut key = self.prefix.to_vec();
-                key.extend_from_slice(name.as_bytes());
-                Bytes::from(key)
-            }
-            None => self.prefix.clone(),
+/// The key a watcher is indexed under: the object's key for a
+/// single-object watch, else the collection prefix.
+fn index_key(prefix: &Bytes, name: Option<&str>) -> Bytes {
+    match name {
+        Some(name) => {
+            let mut key = prefix.to_vec();
+            key.extend_from_slice(name.as_bytes());
+            Bytes::from(key)
         }
+        None => prefix.clone(),
     }
 }
 
@@ -142,8 +140,9 @@ fn index_keys(key: &[u8]) -> [&[u8]; 3] {
 /// What a bookmark of this watch looks like, and how often one is sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BookmarkSpec {
-    pub kind: String,
-    pub api_version: String,
+    /// Shared with the watch's response body (its final bookmark).
+    pub kind: Arc<str>,
+    pub api_version: Arc<str>,
     pub interval_ms: u64,
 }
 
@@ -159,14 +158,34 @@ pub fn bookmark_object(kind: &str, api_version: &str, revision: Revision, initia
     ))
 }
 
-impl WatchFilter {
+/// What a registered watcher selects: its collection and predicate.
+struct Selection {
+    prefix: Bytes,
+    matches: Option<Box<Predicate>>,
+}
+
+/// A watcher's label and field selectors, as [`WatchFilter::matches`] has them.
+type Predicate = dyn Fn(&CachedObject) -> bool;
+
+impl Selection {
     fn accepts(&self, key: &[u8], object: Option<&CachedObject>) -> bool {
         key.starts_with(&self.prefix) && object.is_some_and(|o| self.matches.as_ref().is_none_or(|m| m(o)))
     }
 }
 
+/// A watcher's name (single-object watch) and trigger value, for the index.
+/// Most watchers have neither, and keep nothing.
+struct IndexedBy {
+    name: Option<String>,
+    trigger: Option<String>,
+}
+
+/// A registered watcher. Compact, since an idle watch is mostly this: the
+/// rare parts (`indexed_by`) are boxed apart.
 struct Watcher {
-    filter: WatchFilter,
+    selection: Selection,
+    bookmarks: Option<BookmarkSpec>,
+    indexed_by: Option<Box<IndexedBy>>,
     sink: Box<dyn EventSink>,
     /// Events at or before this revision were already delivered (or are part
     /// of the initial state the client was sent).
@@ -175,6 +194,8 @@ struct Watcher {
     bookmarked_at_ms: u64,
     /// The revision of the last bookmark: bookmarks never go backwards.
     bookmarked: Revision,
+    /// When the watch's time is up ([`WatchHub::close_at`]; `u64::MAX`: never).
+    closes_at_ms: u64,
 }
 
 /// A committed entry kept for resumption.
@@ -218,7 +239,9 @@ pub struct HubStats {
 }
 
 pub struct WatchHub {
-    watchers: BTreeMap<WatchId, Watcher>,
+    /// Boxed: the map's nodes are half empty on average, and an idle
+    /// watcher should cost its own size, not twice it.
+    watchers: BTreeMap<WatchId, Box<Watcher>>,
     /// Watchers by index key (collection prefix, or object key): an entry
     /// only visits the watchers that can match it.
     index: HashMap<Bytes, Vec<WatchId>>,
@@ -285,17 +308,30 @@ impl WatchHub {
 
     /// Files a watcher in the index: under its trigger value when it has one
     /// (and is not a single-object watch), else under its index key.
-    fn file(&mut self, id: WatchId, filter: &WatchFilter) {
-        let key = filter.index_key();
-        match (&filter.name, &filter.trigger) {
+    fn file(&mut self, id: WatchId, prefix: &mut Bytes, by: Option<&IndexedBy>) {
+        let (name, trigger) = by.map_or((None, None), |b| (b.name.as_deref(), b.trigger.as_ref()));
+        // Watchers of one collection share one copy of its prefix: the
+        // index's key (a clone of a shared `Bytes` is a count, not a copy).
+        if name.is_none() {
+            let filed = match trigger {
+                None => self.index.get_key_value(&prefix[..]).map(|(k, _)| k),
+                Some(_) => self.triggered.get_key_value(&prefix[..]).map(|(k, _)| k),
+            };
+            if let Some(key) = filed {
+                *prefix = key.clone();
+            }
+        }
+        let key = index_key(prefix, name);
+        match (name, trigger) {
             (None, Some(value)) => self.triggered.entry(key).or_default().entry(value.clone()).or_default().push(id),
             _ => self.index.entry(key).or_default().push(id),
         }
     }
 
-    fn unfile(&mut self, id: WatchId, filter: &WatchFilter) {
-        let key = filter.index_key();
-        match (&filter.name, &filter.trigger) {
+    fn unfile(&mut self, id: WatchId, prefix: &Bytes, by: Option<&IndexedBy>) {
+        let (name, trigger) = by.map_or((None, None), |b| (b.name.as_deref(), b.trigger.as_ref()));
+        let key = index_key(prefix, name);
+        match (name, trigger) {
             (None, Some(value)) => {
                 if let Some(by_value) = self.triggered.get_mut(&key) {
                     if let Some(ids) = by_value.get_mut(value) {
@@ -339,10 +375,13 @@ impl WatchHub {
         if after < self.history_start {
             return Err(StartError::TooOld { requested: after, oldest: self.history_start });
         }
+        let WatchFilter { prefix, matches, bookmarks, name, trigger } = filter;
+        let mut selection = Selection { prefix, matches };
+        let indexed_by = (name.is_some() || trigger.is_some()).then(|| Box::new(IndexedBy { name, trigger }));
         let mut delivered = after;
         for kept in self.history.iter().filter(|h| h.entry.revision > after) {
             let encoded = EncodedEntry::new(&kept.entry, fields);
-            if let Some(event) = encoded.event_for(&filter) {
+            if let Some(event) = encoded.event_for(&selection) {
                 if !sink.offer(event) {
                     self.closed_slow += 1;
                     return Ok(None);
@@ -354,8 +393,20 @@ impl WatchHub {
         let id = WatchId(self.next_id);
         self.next_id += 1;
         let after = delivered.max(after);
-        self.file(id, &filter);
-        self.watchers.insert(id, Watcher { filter, sink, after, bookmarked_at_ms: now_ms, bookmarked: after });
+        self.file(id, &mut selection.prefix, indexed_by.as_deref());
+        self.watchers.insert(
+            id,
+            Box::new(Watcher {
+                selection,
+                bookmarks,
+                indexed_by,
+                sink,
+                after,
+                bookmarked_at_ms: now_ms,
+                bookmarked: after,
+                closes_at_ms: u64::MAX,
+            }),
+        );
         Ok(Some(id))
     }
 
@@ -369,7 +420,7 @@ impl WatchHub {
         for (id, watcher) in self.watchers.iter_mut() {
             // A registered watcher has been offered every entry up to `applied`.
             watcher.after = watcher.after.max(applied);
-            let Some(spec) = &watcher.filter.bookmarks else { continue };
+            let Some(spec) = &watcher.bookmarks else { continue };
             if now_ms.saturating_sub(watcher.bookmarked_at_ms) < spec.interval_ms || watcher.after <= watcher.bookmarked
             {
                 continue;
@@ -391,9 +442,28 @@ impl WatchHub {
         sent
     }
 
+    /// Closes the watcher at `at_ms` (at the first [`WatchHub::close_expired`]
+    /// from then on): its queue's reader gets what is queued, then the end.
+    /// A watch's timeout, kept here rather than as a timer per watch.
+    pub fn close_at(&mut self, id: WatchId, at_ms: u64) {
+        if let Some(watcher) = self.watchers.get_mut(&id) {
+            watcher.closes_at_ms = at_ms;
+        }
+    }
+
+    /// Closes the watchers whose time is up at `now_ms`; returns how many.
+    pub fn close_expired(&mut self, now_ms: u64) -> usize {
+        let expired: Vec<WatchId> =
+            self.watchers.iter().filter(|(_, w)| w.closes_at_ms <= now_ms).map(|(id, _)| *id).collect();
+        for id in &expired {
+            self.remove(*id);
+        }
+        expired.len()
+    }
+
     fn remove(&mut self, id: WatchId) {
         if let Some(watcher) = self.watchers.remove(&id) {
-            self.unfile(id, &watcher.filter);
+            self.unfile(id, &watcher.selection.prefix, watcher.indexed_by.as_deref());
         }
     }
 
@@ -440,7 +510,7 @@ impl WatchHub {
                 if entry.revision <= watcher.after {
                     continue;
                 }
-                if let Some(event) = encoded.event_for(&watcher.filter) {
+                if let Some(event) = encoded.event_for(&watcher.selection) {
                     if !watcher.sink.offer(event) {
                         closed.push(id);
                         continue;
@@ -514,7 +584,7 @@ impl<'a> EncodedEntry<'a> {
         (current, previous)
     }
 
-    fn event_for(&self, filter: &WatchFilter) -> Option<WatchEvent> {
+    fn event_for(&self, filter: &Selection) -> Option<WatchEvent> {
         if !self.entry.key.starts_with(&filter.prefix) {
             return None;
         }
@@ -754,6 +824,29 @@ mod tests {
         assert!(other_seen.borrow().is_empty());
         hub.stop(WatchId(1));
         hub.stop(WatchId(2));
+        assert!(hub.index.is_empty());
+    }
+
+    #[test]
+    fn a_watcher_is_closed_when_its_time_is_up_and_its_queue_ends() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
+        let (sender, receiver) = queue::watch_queue(queue::QueueBounds { events_max: 10, bytes_max: 1 << 20 });
+        let id = hub.start(web_only(), Box::new(sender), Revision(0), 0, &fields).unwrap().unwrap();
+        let other = hub.start(web_only(), Box::new(Collect::default()), Revision(0), 0, &fields).unwrap().unwrap();
+        hub.close_at(id, 5_000);
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        hub.dispatch(&[log.put("a", "web")], 1_000, &fields);
+        assert_eq!(hub.close_expired(4_999), 0, "not yet");
+        assert_eq!(hub.close_expired(5_000), 1);
+        assert_eq!(hub.stats().watchers, 1);
+        assert_eq!(hub.stats().closed_slow, 0, "a timeout is not a slow watcher");
+        // The reader gets the event queued before, then the end.
+        let events: Vec<u64> = futures_lite::future::block_on(futures_util::StreamExt::collect::<Vec<_>>(
+            futures_util::StreamExt::map(receiver, |e| e.revision.0),
+        ));
+        assert_eq!(events, [1]);
+        hub.stop(other);
         assert!(hub.index.is_empty());
     }
 

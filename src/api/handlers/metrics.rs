@@ -189,5 +189,7 @@ pub async fn serve(backend: &impl Backend) -> Result<Response<ResponseBody>, Api
         process.render(&mut out);
     }
     super::memory::write(&mut out, backend).await?;
+    // Heap in use (the server's counting allocator) and resident memory.
+    crate::memory::write_metrics(&mut out);
     Ok(respond(StatusCode::OK, "text/plain; version=0.0.4", Bytes::from(out)))
 }

@@ -106,9 +106,26 @@ fn frames_in(
     crate::api::encode::watch_event(representation, event_type, source, &json).unwrap_or_default()
 }
 
-/// Renders one event (object, bookmark) for a watcher: JSON, a one-row
-/// Table, or the cached protobuf/CBOR encoding.
-type Render = Rc<dyn Fn(EventType, Option<&CachedObject>, Bytes) -> Vec<Bytes>>;
+/// Renders one event (object, bookmark) for a watcher: JSON (the event's
+/// cached bytes between a prefix and a suffix, nothing kept per watch), or
+/// a one-row Table, a converted custom resource, or the cached
+/// protobuf/CBOR encoding.
+#[derive(Clone)]
+enum Render {
+    Json,
+    Other(Rc<RenderFn>),
+}
+
+type RenderFn = dyn Fn(EventType, Option<&CachedObject>, Bytes) -> Vec<Bytes>;
+
+impl Render {
+    fn frames(&self, event_type: EventType, source: Option<&CachedObject>, object: Bytes) -> Vec<Bytes> {
+        match self {
+            Render::Json => event_frames(event_type, object).to_vec(),
+            Render::Other(render) => render(event_type, source, object),
+        }
+    }
+}
 
 pub async fn serve<B: Backend + 'static>(
     shared: &Rc<B>,
@@ -207,16 +224,19 @@ pub async fn serve<B: Backend + 'static>(
             .map(|r| r.value.clone())
     });
     let config = backend.config();
-    let kind = resolved.info.kind.clone();
-    let api_version = resolved.info.api_version();
+    // Shared by the hub's bookmarks and the body's final bookmark.
+    let kind: Arc<str> = resolved.info.kind.as_str().into();
+    let api_version: Arc<str> = resolved.info.api_version().into();
     let bookmarks = head.params.allow_watch_bookmarks.then(|| BookmarkSpec {
         kind: kind.clone(),
         api_version: api_version.clone(),
         interval_ms: config.watch_bookmark_interval.as_millis() as u64,
     });
+    // A watch of everything (no selector, no name) keeps no filter.
+    let everything = selectors.labels.requirements.is_empty() && selectors.fields.requirements.is_empty();
     let filter = WatchFilter {
         prefix: Bytes::copy_from_slice(prefix.as_bytes()),
-        matches: Some(Box::new(matches)),
+        matches: (!everything || name.is_some()).then(|| Box::new(matches) as Box<dyn Fn(&CachedObject) -> bool>),
         bookmarks,
         name: indexed_name,
         trigger,
@@ -229,7 +249,14 @@ pub async fn serve<B: Backend + 'static>(
         }
     };
     let watch_started = std::time::Instant::now();
-    let stream = match backend.start_watch(filter, after).await {
+    // With bookmarks, the watch ends a little early with one last bookmark,
+    // so the client resumes from there instead of relisting.
+    let wants_bookmarks = head.params.allow_watch_bookmarks;
+    let ending =
+        if wants_bookmarks && timeout > FINAL_BOOKMARK_LEAD * 2 { timeout - FINAL_BOOKMARK_LEAD } else { timeout };
+    // The hub closes the watcher at `ending` (within
+    // `watch_bookmark_check_interval`): an idle watch keeps no timer.
+    let stream = match backend.start_watch(filter, after, ending).await {
         Ok(stream) => stream,
         Err(StartError::TooOld { requested, oldest }) => {
             return Ok(error_event(
@@ -242,119 +269,260 @@ pub async fn serve<B: Backend + 'static>(
             ));
         }
     };
-    let guard = stream.guard;
     // A watch from a given resourceVersion never gets a bookmark at or
     // before it (that one may not even be reached yet).
     let exact = requested.is_some_and(|v| v != "0") && first_round.is_none();
     // Column definitions go in the first event's Table only; bookmarks are
     // tabulated too, as kube-apiserver's watch encoder transforms them.
-    let render: Render = {
+    let render = if table.is_none()
+        && representation == Representation::Json
+        && !super::custom::needs_conversion(&resolved.info)
+    {
+        Render::Json
+    } else {
         let clock = shared.clone();
         let first = std::cell::Cell::new(true);
         let representation = representation.clone();
         let info = resolved.info.clone();
-        Rc::new(move |event_type: EventType, source: Option<&CachedObject>, object: Bytes| match &table {
-            Some(table) => {
-                event_frames(event_type, table.watch_event(&object, first.replace(false), clock.now())).to_vec()
-            }
-            // PartialObjectMetadata: the metadata is the same in every version.
-            None if matches!(representation, Representation::Metadata(_)) => {
-                frames_in(&representation, type_name(event_type), source, object)
-            }
-            // A custom resource read in a version other than its storage one.
-            None if super::custom::needs_conversion(&info) => {
-                frames_in(&representation, type_name(event_type), None, super::custom::convert(&info, &object))
-            }
-            None if representation == Representation::Json => event_frames(event_type, object).to_vec(),
-            None => frames_in(&representation, type_name(event_type), source, object),
-        })
+        Render::Other(Rc::new(
+            move |event_type: EventType, source: Option<&CachedObject>, object: Bytes| match &table {
+                Some(table) => {
+                    event_frames(event_type, table.watch_event(&object, first.replace(false), clock.now())).to_vec()
+                }
+                // PartialObjectMetadata: the metadata is the same in every version.
+                None if matches!(representation, Representation::Metadata(_)) => {
+                    frames_in(&representation, type_name(event_type), source, object)
+                }
+                // A custom resource read in a version other than its storage one.
+                None if super::custom::needs_conversion(&info) => {
+                    frames_in(&representation, type_name(event_type), None, super::custom::convert(&info, &object))
+                }
+                None if representation == Representation::Json => event_frames(event_type, object).to_vec(),
+                None => frames_in(&representation, type_name(event_type), source, object),
+            },
+        ))
     };
     // The initial state at `after`, in rounds of `batch` per shard, while
-    // the live events after `after` wait in the watcher's bounded queue.
-    let initial = initial_rounds(
-        shared.clone(),
-        InitialRounds {
-            prefix,
-            selectors,
-            name,
-            revision: after,
-            batch,
-            pending: first_round,
-            cursor: None,
-            render: render.clone(),
-        },
-    );
-    let to_table = render.clone();
-    // A streaming list ends its initial events with this bookmark. Built
-    // lazily, after the initial events: only the first Table has columns.
-    let (end_kind, end_api_version) = (kind.clone(), api_version.clone());
-    let initial_end = futures_util::stream::iter((send_initial == Some(true)).then_some(())).map(move |()| {
-        Ok(to_table(EventType::Bookmark, None, bookmark_object(&end_kind, &end_api_version, after, true)))
-    });
-    let initial = initial.chain(initial_end);
-    let last_to_table = render.clone();
-    // The highest revision delivered so far: the final bookmark's.
-    let delivered = Rc::new(std::cell::Cell::new(after));
-    let seen = delivered.clone();
-    // The events queued when the body is polled leave as one frame (up to
-    // `watch_frame_events_max`): one chunk or DATA frame per wake-up rather
-    // than three per event.
-    let frame_events_max = config.watch_frame_events_max.max(1);
-    let metrics = backend.metrics().cloned();
-    let live = stream.events.ready_chunks(frame_events_max).map(move |events| {
-        // The guard lives as long as the body: dropping the body unregisters the watcher.
-        let _ = &guard;
-        // Write-to-watch latency: each event from its commit to now.
-        if let Some(metrics) = &metrics {
-            let changes = events.iter().filter(|e| e.event_type != EventType::Bookmark).map(|e| e.revision);
-            metrics.delivered(watch_started, std::time::Instant::now(), changes);
-        }
-        let mut parts = Vec::with_capacity(events.len() * 3);
-        for event in events {
-            if event.revision > seen.get() {
-                seen.set(event.revision);
-            }
-            parts.extend(render(event.event_type, event.source.as_deref(), event.object));
-        }
-        // An event that could not be encoded has no parts: no empty frame.
-        Ok(if parts.is_empty() { Vec::new() } else { vec![coalesce(parts)] })
-    });
-    // With bookmarks, one bookmark 2 s before the timeout at the highest
-    // revision delivered (kube-apiserver's cache watcher: `nextBookmarkTime`
-    // caps the next one at deadline - 2 s), so the client resumes from there
-    // instead of relisting; the watch itself lasts its whole timeout.
-    let wants_bookmarks = head.params.allow_watch_bookmarks && timeout > FINAL_BOOKMARK_LEAD;
-    let last_bookmark = if wants_bookmarks {
-        // The timer starts now: the bookmark is due at deadline - 2 s however long the initial events take.
-        let due_at = backend.sleep(timeout - FINAL_BOOKMARK_LEAD);
-        futures_util::stream::once(due_at)
-            .filter_map(move |()| {
-                let due = !exact || delivered.get() > after;
-                let frames = due.then(|| {
-                    let bookmark = bookmark_object(&kind, &api_version, delivered.get(), false);
-                    Ok(last_to_table(EventType::Bookmark, None, bookmark))
-                });
-                std::future::ready(frames)
-            })
-            .left_stream()
-    } else {
-        futures_util::stream::empty().right_stream()
-    };
-    let live = futures_util::stream::select(live, last_bookmark);
-    let frames =
-        initial.chain(live).take_until(backend.sleep(timeout)).flat_map(|round: Result<Vec<Bytes>, BodyError>| {
-            let frames: Vec<Result<http_body::Frame<Bytes>, BodyError>> = match round {
-                Ok(frames) => frames.into_iter().map(|b| Ok(http_body::Frame::data(b))).collect(),
-                Err(e) => vec![Err(e)],
-            };
-            futures_util::stream::iter(frames)
+    // the live events after `after` wait in the watcher's bounded queue; a
+    // streaming list ends it with a bookmark (built lazily, after the
+    // initial events: only the first Table has columns). Boxed apart from
+    // the body, and dropped once sent.
+    let initial: Option<Box<Initial>> = first_round.is_some().then(|| {
+        let rounds = initial_rounds(
+            shared.clone(),
+            InitialRounds {
+                prefix,
+                selectors,
+                name,
+                revision: after,
+                batch,
+                pending: first_round,
+                cursor: None,
+                render: render.clone(),
+            },
+        );
+        let to_table = render.clone();
+        let (end_kind, end_api_version) = (kind.clone(), api_version.clone());
+        let initial_end = futures_util::stream::iter((send_initial == Some(true)).then_some(())).map(move |()| {
+            Ok(to_table.frames(EventType::Bookmark, None, bookmark_object(&end_kind, &end_api_version, after, true)))
         });
-    // as=PartialObjectMetadataList on a watch: kube-apiserver cannot convert
-    // an event's object to a list, and its watch ends at the first event
-    // (having sent nothing of it).
-    let ends_at_first_event = matches!(&representation, Representation::Metadata(m) if m.list);
-    let frames = frames.take_while(move |_| std::future::ready(!ends_at_first_event));
-    Ok(watch_response(ResponseBody::new(http_body_util::StreamBody::new(frames)), content_type))
+        Box::new(Initial { rounds: Some(Box::pin(rounds.chain(initial_end))), frames: Vec::new().into_iter() })
+    });
+    // The initial state's rounds are cut at `ending` by this deadline (the
+    // hub's close ends the live events, not a round being read).
+    let deadline = initial.is_some().then(|| backend.sleep(ending));
+    let body = WatchBody {
+        initial,
+        events: Some(stream.events),
+        guard: Some(stream.guard),
+        deadline,
+        render,
+        frame_events_max: config.watch_frame_events_max.max(1),
+        delivered: after,
+        final_bookmark: wants_bookmarks.then(|| Box::new(FinalBookmark { kind, api_version, after, exact })),
+        delivery: backend.metrics().cloned().map(|metrics| Box::new(Delivery { metrics, watch_started })),
+        // as=PartialObjectMetadataList on a watch: kube-apiserver cannot
+        // convert an event's object to a list, and its watch ends at the
+        // first event (having sent nothing of it).
+        ends_at_first_event: matches!(&representation, Representation::Metadata(m) if m.list),
+    };
+    Ok(watch_response(ResponseBody::new(body), content_type))
+}
+
+/// Rounds of frames of the initial state.
+type Rounds = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Vec<Bytes>, BodyError>>>>;
+
+/// The initial state of a watch: its rounds, and the frames of the current
+/// round not sent yet.
+struct Initial {
+    /// `None` once the watch has timed out (the current round's frames still go).
+    rounds: Option<Rounds>,
+    frames: std::vec::IntoIter<Bytes>,
+}
+
+/// The last bookmark of a watch with bookmarks, sent when it times out.
+struct FinalBookmark {
+    kind: Arc<str>,
+    api_version: Arc<str>,
+    /// Where the watch started.
+    after: Revision,
+    /// It started at a given resourceVersion: no bookmark at or before it.
+    exact: bool,
+}
+
+/// A watch's response body: the initial state's frames, then the live
+/// events (every event queued when it is polled, up to
+/// `watch_frame_events_max`, as one frame: one chunk or DATA frame per
+/// wake-up rather than three per event), until the deadline or the end of
+/// the watcher; then, with bookmarks, one last bookmark. An idle watch holds
+/// only this struct, its queue's receiver, its guard and its deadline: what
+/// it needs for the initial state is dropped once that is sent.
+struct WatchBody {
+    initial: Option<Box<Initial>>,
+    /// The watcher's queue; `None` once the watch has ended.
+    events: Option<std::pin::Pin<Box<dyn futures_util::Stream<Item = crate::watch::WatchEvent>>>>,
+    /// Unregisters the watcher when dropped (with `events`).
+    guard: Option<Box<dyn std::any::Any>>,
+    /// While the initial state is sent: when to stop (the hub closes the
+    /// watcher itself at the same time, which ends `events`).
+    deadline: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>>,
+    render: Render,
+    frame_events_max: usize,
+    /// The highest revision delivered so far: the final bookmark's.
+    delivered: Revision,
+    final_bookmark: Option<Box<FinalBookmark>>,
+    /// Where write-to-watch latency is recorded (`None` without metrics).
+    delivery: Option<Box<Delivery>>,
+    /// `as=PartialObjectMetadataList`: the body ends where its first frame would be.
+    ends_at_first_event: bool,
+}
+
+/// What a watch needs to time its events from their commit.
+struct Delivery {
+    metrics: Rc<crate::metrics::ShardMetrics>,
+    /// Events committed before the watch started are not timed.
+    watch_started: std::time::Instant,
+}
+
+impl WatchBody {
+    /// The watch is over: the watcher goes (with its queue), the final
+    /// bookmark may follow.
+    fn end(&mut self) {
+        self.guard = None;
+        self.events = None;
+        self.deadline = None;
+        if let Some(initial) = &mut self.initial {
+            initial.rounds = None;
+        }
+    }
+}
+
+impl http_body::Body for WatchBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BodyError>>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        let polled = this.poll_next_frame(cx);
+        if this.ends_at_first_event {
+            if let Poll::Ready(Some(Ok(_))) = polled {
+                this.end();
+                this.final_bookmark = None;
+                return Poll::Ready(None);
+            }
+        }
+        polled
+    }
+}
+
+impl WatchBody {
+    fn poll_next_frame(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BodyError>>> {
+        use std::task::Poll;
+        let this = self;
+        loop {
+            if let Some(frame) = this.initial.as_mut().and_then(|i| i.frames.next()) {
+                return Poll::Ready(Some(Ok(http_body::Frame::data(frame))));
+            }
+            if let Some(deadline) = &mut this.deadline {
+                if deadline.as_mut().poll(cx).is_ready() {
+                    this.end();
+                }
+            }
+            if let Some(initial) = &mut this.initial {
+                let Some(rounds) = &mut initial.rounds else {
+                    this.initial = None;
+                    continue;
+                };
+                match rounds.as_mut().poll_next(cx) {
+                    Poll::Ready(Some(Ok(frames))) => initial.frames = frames.into_iter(),
+                    Poll::Ready(Some(Err(e))) => {
+                        this.initial = None;
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                    Poll::Ready(None) => {
+                        this.initial = None;
+                        this.deadline = None;
+                    }
+                    Poll::Pending => return Poll::Pending,
+                }
+                continue;
+            }
+            if let Some(events) = &mut this.events {
+                let mut parts = Vec::new();
+                let mut taken = 0;
+                let mut ended = false;
+                while taken < this.frame_events_max {
+                    match events.as_mut().poll_next(cx) {
+                        Poll::Ready(Some(event)) => {
+                            taken += 1;
+                            this.delivered = this.delivered.max(event.revision);
+                            // Write-to-watch latency: each change from its commit to now.
+                            if let Some(delivery) = &this.delivery {
+                                if event.event_type != EventType::Bookmark {
+                                    let now = std::time::Instant::now();
+                                    delivery.metrics.delivered(delivery.watch_started, now, [event.revision]);
+                                }
+                            }
+                            parts.extend(this.render.frames(event.event_type, event.source.as_deref(), event.object));
+                        }
+                        Poll::Ready(None) => {
+                            ended = true;
+                            break;
+                        }
+                        Poll::Pending => break,
+                    }
+                }
+                if ended {
+                    this.end();
+                }
+                // An event that could not be encoded has no parts: no empty frame.
+                if !parts.is_empty() {
+                    return Poll::Ready(Some(Ok(http_body::Frame::data(coalesce(parts)))));
+                }
+                if taken > 0 || ended {
+                    continue;
+                }
+                return Poll::Pending;
+            }
+            if let Some(last) = this.final_bookmark.take() {
+                if !last.exact || this.delivered > last.after {
+                    let bookmark = bookmark_object(&last.kind, &last.api_version, this.delivered, false);
+                    let frames = this.render.frames(EventType::Bookmark, None, bookmark);
+                    if !frames.is_empty() {
+                        return Poll::Ready(Some(Ok(http_body::Frame::data(coalesce(frames)))));
+                    }
+                }
+            }
+            return Poll::Ready(None);
+        }
+    }
 }
 
 /// Where the initial state's stream is.
@@ -417,8 +585,8 @@ fn initial_rounds<B: Backend + 'static>(
         state.cursor = round.last().map(|o| o.key.clone());
         let mut frames = Vec::with_capacity(round.len() * 3);
         let mut sent = 0u64;
-        for object in round.iter().filter(|o| state.name.as_ref().is_none_or(|n| o.meta().name() == n.as_str())) {
-            frames.extend((state.render)(EventType::Added, Some(object), object.json.clone()));
+        for object in round.iter().filter(|o| state.name.as_ref().is_none_or(|n| o.meta.name == *n)) {
+            frames.extend(state.render.frames(EventType::Added, Some(object), object.json.clone()));
             sent += 1;
         }
         backend.count_initial_events(sent);
