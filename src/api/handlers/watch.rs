@@ -585,7 +585,7 @@ fn initial_rounds<B: Backend + 'static>(
         state.cursor = round.last().map(|o| o.key.clone());
         let mut frames = Vec::with_capacity(round.len() * 3);
         let mut sent = 0u64;
-        for object in round.iter().filter(|o| state.name.as_ref().is_none_or(|n| o.meta.name == *n)) {
+        for object in round.iter().filter(|o| state.name.as_ref().is_none_or(|n| o.meta().name() == n.as_str())) {
             frames.extend(state.render.frames(EventType::Added, Some(object), object.json.clone()));
             sent += 1;
         }
