@@ -131,14 +131,14 @@ macro_rules! kinds {
 }
 
 use k8s_pb::api::rbac::v1 as rbac;
+use k8s_pb::api::{
+    admissionregistration::v1 as admissionregistration, autoscaling::v1 as autoscaling1,
+    autoscaling::v2 as autoscaling2, certificates::v1 as certificates, discovery::v1 as discovery,
+    events::v1 as events, flowcontrol::v1 as flowcontrol, networking::v1 as networking, node::v1 as node,
+    policy::v1 as policy, resource::v1 as resource, scheduling::v1 as scheduling, storage::v1 as storage,
+};
 use k8s_pb::api::{apps::v1 as apps, batch::v1 as batch, coordination::v1 as coordination, core::v1 as core};
 use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
-use k8s_pb::api::{
-    admissionregistration::v1 as admissionregistration, autoscaling::v1 as autoscaling1, autoscaling::v2 as autoscaling2,
-    certificates::v1 as certificates, discovery::v1 as discovery, events::v1 as events, flowcontrol::v1 as flowcontrol,
-    networking::v1 as networking, node::v1 as node, policy::v1 as policy, resource::v1 as resource,
-    scheduling::v1 as scheduling, storage::v1 as storage,
-};
 use k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
 
 /// Served kinds this test cannot check, and why.

@@ -29,11 +29,7 @@ fn names(list: &Value) -> Vec<String> {
 /// The value of each `shardline_memory_bytes` sample of `kind`.
 fn memory_samples(metrics: &str, kind: &str) -> Vec<usize> {
     let prefix = format!("shardline_memory_bytes{{kind=\"{kind}\"");
-    metrics
-        .lines()
-        .filter(|l| l.starts_with(&prefix))
-        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
-        .collect()
+    metrics.lines().filter(|l| l.starts_with(&prefix)).map(|l| l.rsplit(' ').next().unwrap().parse().unwrap()).collect()
 }
 
 #[test]

@@ -55,8 +55,7 @@ impl MemoryBackend {
             revision: Cell::new(0),
             now_ms: Cell::new(0),
             hub: RefCell::new(
-                crate::watch::WatchHub::new(Revision::ZERO, window_ms, 100_000)
-                    .with_history_bytes_max(hub_bytes_max),
+                crate::watch::WatchHub::new(Revision::ZERO, window_ms, 100_000).with_history_bytes_max(hub_bytes_max),
             ),
             spawned: RefCell::new(Vec::new()),
             metrics: std::rc::Rc::new(crate::metrics::ShardMetrics::new(commit_times_max)),

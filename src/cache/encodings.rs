@@ -113,7 +113,11 @@ pub struct DerivedBudget {
 
 impl DerivedBudget {
     pub const fn new(bytes_max: u64) -> DerivedBudget {
-        DerivedBudget { held_bytes: AtomicU64::new(0), bytes_max: AtomicU64::new(bytes_max), not_kept: AtomicU64::new(0) }
+        DerivedBudget {
+            held_bytes: AtomicU64::new(0),
+            bytes_max: AtomicU64::new(bytes_max),
+            not_kept: AtomicU64::new(0),
+        }
     }
 
     pub fn held_bytes(&self) -> u64 {

@@ -235,9 +235,11 @@ impl<'a> Meta<'a> {
         let view = *self;
         let meta: &'a ObjectMeta = self.meta;
         let paths: &'a [String] = meta.paths.as_deref().map_or(&[], |p| p.as_slice());
-        paths.iter().zip(&meta.spans[FIXED_SPANS..]).filter(|(_, span)| **span != Span::ABSENT).map(
-            move |(path, span)| (path.as_str(), view.text(*span)),
-        )
+        paths
+            .iter()
+            .zip(&meta.spans[FIXED_SPANS..])
+            .filter(|(_, span)| **span != Span::ABSENT)
+            .map(move |(path, span)| (path.as_str(), view.text(*span)))
     }
 
     /// Everything above as owned values (tests and fuzzing compare them).
@@ -768,11 +770,19 @@ mod tests {
         assert_eq!(size_of::<Encodings>(), 16);
         assert_eq!(size_of::<ObjectMeta>(), 40);
         assert_eq!(size_of::<CachedObject>(), 136);
-        let fields: Vec<String> = ["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-            "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let fields: Vec<String> = [
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let value = br#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"ns","uid":"0b7c","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"app":"web","tier":"front","pod-template-hash":"7d4b9c"}},"spec":{"nodeName":"node-17","restartPolicy":"Always"},"status":{"phase":"Running"}}"#;
         let object = encode_stored(Bytes::from_static(b"k"), value, Revision(7), Revision(7), &fields).unwrap();
         assert_eq!(object.metadata_bytes(), 16 + 136 + (4 + 8 + 2 * 3) * 8);

@@ -536,7 +536,8 @@ mod tests {
         store.apply(&[put(1, "b"), put(2, "a"), put(3, "c"), delete(4, "c", 3)], 0, &fields);
         assert_eq!(store.applied(), Revision(4));
         let prefix = crate::types::key::collection_prefix("", "pods", Some("ns"));
-        let names: Vec<_> = store.list(prefix.as_bytes(), None, 10).iter().map(|o| o.meta().name().to_string()).collect();
+        let names: Vec<_> =
+            store.list(prefix.as_bytes(), None, 10).iter().map(|o| o.meta().name().to_string()).collect();
         assert_eq!(names, ["a", "b"]);
         let after_a = ObjectKey::new("", "pods", "ns", "a").encode();
         let names: Vec<_> =
@@ -672,7 +673,8 @@ mod tests {
             entry
         };
         // Room for two superseded versions of "a" (revisions 1..9 are one digit).
-        let size = r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"1"}}"#.len();
+        let size =
+            r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"1"}}"#.len();
         let mut store = ShardStore::new(ShardId(0), 1, 60_000).with_history_bytes_max(2 * size);
         let key = ObjectKey::new("", "pods", "ns", "a").encode();
         store.apply(&[put(1, "a"), one("a", 2), one("a", 3)], 0, &fields);

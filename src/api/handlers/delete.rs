@@ -625,7 +625,12 @@ pub async fn list_current(
 /// The object `object` names, as a delete target of `info`'s resource.
 pub fn resolved_for(info: &ResourceInfo, object: &CachedObject) -> Resolved {
     let namespace = if info.namespaced { object.meta().namespace().to_string() } else { String::new() };
-    Resolved { info: info.clone(), namespace: Some(namespace), name: Some(object.meta().name().to_string()), subresource: None }
+    Resolved {
+        info: info.clone(),
+        namespace: Some(namespace),
+        name: Some(object.meta().name().to_string()),
+        subresource: None,
+    }
 }
 
 /// DELETE on a collection: deletes every object the selectors match (each
