@@ -384,3 +384,35 @@ fn every_object_and_revision_comes_back_after_several_snapshots() {
     assert_eq!(event["object"], expected, "a deleted object's event holds its last state");
     assert!(rv_number(&event["object"]) > rv_number(&last));
 }
+
+/// The shards' listeners use SO_REUSEPORT; without a check a second server of
+/// the same user could bind the same port and the kernel would split new
+/// connections between the two (a write answered by one, then a 404 from the
+/// other). A port in use must be refused at start-up, as kube-apiserver
+/// refuses it, and the first server keeps every connection.
+#[test]
+fn a_port_in_use_is_refused_not_shared() {
+    let first = Server::start();
+    assert_eq!(first.post_json(CM, &configmap("mine", &[])).status, 201);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut second = std::process::Command::new(common::shardline_bin())
+        .args(["serve", "--listen", &first.addr.to_string(), "--data-dir"])
+        .arg(dir.path().join("data"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the second server");
+    let status = common::wait_timeout(&mut second, common::TERMINATE_TIMEOUT).unwrap_or_else(|| {
+        let _ = second.kill();
+        let _ = second.wait();
+        panic!("a second server on {} kept running: the port was shared", first.addr)
+    });
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(second.stderr.as_mut().expect("stderr"), &mut stderr).expect("read stderr");
+    assert!(!status.success(), "the second server exited with {}; stderr:\n{stderr}", describe(status));
+    assert!(stderr.contains("Address already in use"), "stderr:\n{stderr}");
+    // Every new connection still reaches the first server.
+    for _ in 0..20 {
+        assert_eq!(first.get(&format!("{CM}/mine")).status, 200);
+    }
+}

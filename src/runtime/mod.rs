@@ -773,14 +773,18 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         config.io_memory_bytes,
         config.data_dir.display()
     );
-    let mut listen = config.listen;
-    if listen.port() == 0 {
-        // Every shard must bind the same port: pick one now.
-        let probe = std::net::TcpListener::bind(listen)
-            .map_err(|e| RuntimeError::Listen { addr: listen.to_string(), reason: e.to_string() })?;
-        listen =
-            probe.local_addr().map_err(|e| RuntimeError::Listen { addr: listen.to_string(), reason: e.to_string() })?;
-    }
+    // The shards' listeners share the port with SO_REUSEPORT, which would
+    // also let them join another process's listeners on it (same user): the
+    // kernel would then split connections between two servers. Bind it once
+    // without SO_REUSEPORT first, so a port in use is refused ("address
+    // already in use", as kube-apiserver refuses it); with port 0 this also
+    // picks the port every shard binds. The probe is released just before
+    // the shards bind.
+    let probe = std::net::TcpListener::bind(config.listen)
+        .map_err(|e| RuntimeError::Listen { addr: config.listen.to_string(), reason: e.to_string() })?;
+    let listen = probe
+        .local_addr()
+        .map_err(|e| RuntimeError::Listen { addr: config.listen.to_string(), reason: e.to_string() })?;
     let shard_count = config.shards.max(1);
     let mut invoke_tx = Vec::new();
     let mut apply_tx = Vec::new();
@@ -836,6 +840,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
     spawn_signal_thread(shared.clone())?;
 
     let cpus = allowed_cpus();
+    drop(probe);
     let (bound_tx, bound_rx) = std::sync::mpsc::channel::<Result<ShardId, String>>();
     let mut handles = Vec::new();
     for (index, inbox) in inboxes.into_iter().enumerate() {
