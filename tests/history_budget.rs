@@ -4,7 +4,8 @@
 //! continuing an old list, then gets kube's 410 Expired, and a watch from it
 //! gets the 410 ERROR event, while reads and watches from recent revisions
 //! are still served exactly. `/metrics` shows the bytes held within the
-//! budget.
+//! budget. The derived-encodings budget (`--derived-encodings-bytes-max`)
+//! drops the oldest kept encodings for newer ones.
 
 mod common;
 
@@ -104,4 +105,50 @@ fn versions_past_the_byte_budget_are_410_while_recent_ones_are_served() {
     let live = memory_samples(&metrics, "live_json");
     assert!(live.iter().sum::<usize>() > filler.len(), "{live:?}");
     assert!(metrics.contains(&format!("shardline_history_bytes_max {BUDGET_BYTES}\n")), "{metrics}");
+}
+
+/// The value of the unlabelled sample of `name`.
+fn counter(metrics: &str, name: &str) -> u64 {
+    let prefix = format!("{name} ");
+    metrics.lines().find_map(|l| l.strip_prefix(&prefix)).map_or(0, |v| v.trim().parse().unwrap())
+}
+
+/// The derived-encodings budget (`--derived-encodings-bytes-max`): protobuf
+/// encodings of more objects than it holds are kept newest first (the oldest
+/// dropped for room and counted), the bytes kept never pass it, and every
+/// answer is still the right object.
+#[test]
+fn derived_encodings_past_their_budget_drop_the_oldest() {
+    const DERIVED_BYTES_MAX: usize = 6_000;
+    // One shard, so one core keeps them all and its oldest can be dropped.
+    let s = Server::start_with(Launch {
+        shards: Some(1),
+        extra_args: vec!["--derived-encodings-bytes-max".into(), DERIVED_BYTES_MAX.to_string()],
+        ..Launch::default()
+    });
+    let filler = "x".repeat(1_000);
+    for i in 0..12 {
+        assert_eq!(s.post_json(CM, &configmap(&format!("enc-{i:02}"), &[("v", &filler)])).status, 201);
+    }
+    let protobuf = [("Accept", "application/vnd.kubernetes.protobuf")];
+    let mut first_answers = Vec::new();
+    for i in 0..12 {
+        let r = s.request("GET", &format!("{CM}/enc-{i:02}"), &protobuf, None);
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert!(r.body.starts_with(b"k8s\0"), "a protobuf envelope");
+        let name = format!("enc-{i:02}");
+        assert!(r.body.windows(name.len()).any(|w| w == name.as_bytes()), "the answer names {name}");
+        first_answers.push(r.body.clone());
+    }
+    let metrics = s.get("/metrics").text();
+    let held: usize = memory_samples(&metrics, "derived_encodings").iter().sum();
+    assert!(held > 0 && held <= DERIVED_BYTES_MAX, "derived encodings hold {held} bytes of {DERIVED_BYTES_MAX}");
+    let evicted = counter(&metrics, "shardline_derived_encodings_evicted_total");
+    assert!(evicted >= 6, "12 encodings of ~1 KiB in a 6,000-byte budget: {evicted} dropped\n{metrics}");
+    assert_eq!(counter(&metrics, "shardline_derived_encodings_not_kept_total"), 0);
+    // Dropped or kept, every object answers the same bytes again.
+    for (i, first) in first_answers.iter().enumerate() {
+        let r = s.request("GET", &format!("{CM}/enc-{i:02}"), &protobuf, None);
+        assert_eq!(&r.body, first, "enc-{i:02} answered differently once its encoding was dropped");
+    }
 }

@@ -78,5 +78,11 @@ pub async fn write(out: &mut String, backend: &impl Backend) -> Result<(), ApiEr
         "Encodings served but not kept because the derived encodings budget was full.",
         &[(String::new(), crate::cache::encodings::derived_not_kept())],
     );
+    family(
+        "shardline_derived_encodings_evicted_total",
+        "counter",
+        "Kept encodings dropped, oldest first, to make room in the derived encodings budget.",
+        &[(String::new(), crate::cache::encodings::derived_evicted())],
+    );
     Ok(())
 }
