@@ -11,6 +11,7 @@ pub mod encode;
 pub mod field_validation;
 pub mod handlers;
 pub mod instrument;
+pub mod kube_storage;
 pub mod metadata;
 pub mod negotiate;
 pub mod object;

@@ -397,9 +397,26 @@ pub fn set_resource_version(metadata: &mut serde_json::Map<String, Value>, revis
         *slot = value;
         return;
     }
-    let position =
-        ["name", "generateName", "namespace", "selfLink", "uid"].iter().filter(|k| metadata.contains_key(**k)).count();
+    let position = resource_version_position(metadata.keys().map(String::as_str));
     metadata.shift_insert(position, "resourceVersion".to_string(), value);
+}
+
+/// Where `resourceVersion` goes among metadata members that lack it. A typed
+/// object's metadata is in ObjectMeta's field order (`name`, `generateName`,
+/// `namespace`, `selfLink`, `uid`, then `resourceVersion`); a custom
+/// resource's, as kube-apiserver stores and serves it (an unstructured Go map),
+/// in ascending key order, where it goes after the keys that sort before it.
+/// The two are told apart by the first key: typed order starts with `name`
+/// whenever it is present, ascending order starts with a key before it
+/// (`creationTimestamp` is on every stored object).
+fn resource_version_position<'a>(keys: impl Iterator<Item = &'a str> + Clone) -> usize {
+    let mut sorted = keys.clone().zip(keys.clone().skip(1)).all(|(a, b)| a < b);
+    sorted &= keys.clone().next().is_some_and(|first| first < "name");
+    if sorted {
+        keys.filter(|k| *k < "resourceVersion").count()
+    } else {
+        keys.filter(|k| ["name", "generateName", "namespace", "selfLink", "uid"].contains(k)).count()
+    }
 }
 
 /// The reference metadata: every value decoded, kept in the side buffer.
@@ -605,8 +622,7 @@ mod fast {
                 (start, start + existing.get().len(), rv)
             }
             None => {
-                let preceding = ["name", "generateName", "namespace", "selfLink", "uid"];
-                let position = metadata.0.iter().filter(|(k, _)| preceding.contains(k)).count();
+                let position = super::resource_version_position(metadata.0.iter().map(|(k, _)| *k));
                 if position == 0 {
                     let start = offset_in(text, metadata_text)? + 1;
                     let comma = if metadata.0.is_empty() { "" } else { "," };
@@ -658,6 +674,26 @@ mod fast {
 
 #[cfg(test)]
 mod tests {
+
+    /// A custom resource's metadata is in ascending key order (kube stores
+    /// and serves an unstructured map): the resourceVersion goes where that
+    /// order puts it, on both paths; a typed object's goes after `uid`.
+    #[test]
+    fn resource_version_follows_the_metadata_order() {
+        let custom = br#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"creationTimestamp":"t","generation":1,"labels":{"a":"b"},"name":"w","namespace":"n","uid":"u"},"spec":{}}"#;
+        let typed = br#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"n","uid":"u","creationTimestamp":"t"}}"#;
+        for (value, after, before) in
+            [(&custom[..], "\"namespace\":\"n\"", "\"uid\""), (&typed[..], "\"uid\":\"u\"", "\"creationTimestamp\"")]
+        {
+            for encoded in [
+                encode_stored(Bytes::from_static(b"/k"), value, Revision(9), Revision(1), &[]).unwrap(),
+                encode_stored_slow(Bytes::from_static(b"/k"), value, Revision(9), Revision(1), &[]).unwrap(),
+            ] {
+                let text = std::str::from_utf8(&encoded.json).unwrap();
+                assert!(text.contains(&format!("{after},\"resourceVersion\":\"9\",{before}")), "{text}");
+            }
+        }
+    }
     use super::*;
 
     /// The fast path agrees with the reference encoding on canonical input

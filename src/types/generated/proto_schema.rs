@@ -797,13 +797,13 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "metrics", message: 76, field: 3 },
         Slot { name: "behavior", message: 76, field: 4 },
     ], by_name: &[4, 2, 3, 1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus", form: Object, go_name: "HorizontalPodAutoscalerStatus", known: false, fields: &[
-        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 2, json: "lastScaleTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 3, json: "currentReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "desiredReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "currentMetrics", ty: Msg(80), shape: Repeated, go: "[]v2.MetricStatus", go_element: "v2.MetricStatus", go_flags: 0 },
-        Field { tag: 6, json: "conditions", ty: Msg(74), shape: Repeated, go: "[]v2.HorizontalPodAutoscalerCondition", go_element: "v2.HorizontalPodAutoscalerCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus", form: Object, go_name: "HorizontalPodAutoscalerStatus", known: true, fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 2, json: "lastScaleTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
+        Field { tag: 3, json: "currentReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 4, json: "desiredReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 5, json: "currentMetrics", ty: Msg(80), shape: Repeated, go: "[]v2.MetricStatus", go_element: "v2.MetricStatus", go_flags: 1 },
+        Field { tag: 6, json: "conditions", ty: Msg(74), shape: Repeated, go: "[]v2.HorizontalPodAutoscalerCondition", go_element: "v2.HorizontalPodAutoscalerCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "observedGeneration", message: 77, field: 0 },
         Slot { name: "lastScaleTime", message: 77, field: 1 },
@@ -4127,12 +4127,12 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "handSize", message: 367, field: 1 },
         Slot { name: "queueLengthLimit", message: 367, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.ResourcePolicyRule", form: Object, go_name: "ResourcePolicyRule", known: false, fields: &[
-        Field { tag: 1, json: "verbs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "apiGroups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "resources", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "clusterScope", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 5, json: "namespaces", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.ResourcePolicyRule", form: Object, go_name: "ResourcePolicyRule", known: true, fields: &[
+        Field { tag: 1, json: "verbs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "apiGroups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "resources", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "clusterScope", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 5, json: "namespaces", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "verbs", message: 368, field: 0 },
         Slot { name: "apiGroups", message: 368, field: 1 },
@@ -4483,14 +4483,14 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "maxUnavailable", message: 413, field: 2 },
         Slot { name: "unhealthyPodEvictionPolicy", message: 413, field: 3 },
     ], by_name: &[2, 0, 1, 3] },
-    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetStatus", form: Object, go_name: "PodDisruptionBudgetStatus", known: false, fields: &[
-        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 2, json: "disruptedPods", ty: Msg(534), shape: Map, go: "map[string]v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 3, json: "disruptionsAllowed", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "currentHealthy", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "desiredHealthy", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "expectedPods", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 7, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 0 },
+    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetStatus", form: Object, go_name: "PodDisruptionBudgetStatus", known: true, fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 2, json: "disruptedPods", ty: Msg(534), shape: Map, go: "map[string]v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 3, json: "disruptionsAllowed", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "currentHealthy", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 5, json: "desiredHealthy", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 6, json: "expectedPods", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 7, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 5 },
     ], json: &[
         Slot { name: "observedGeneration", message: 414, field: 0 },
         Slot { name: "disruptedPods", message: 414, field: 1 },
@@ -5007,12 +5007,12 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "perDeviceNodeSelection", message: 469, field: 6 },
         Slot { name: "sharedCounters", message: 469, field: 7 },
     ], by_name: &[4, 5, 0, 2, 3, 6, 1, 7] },
-    Message { name: "io.k8s.api.scheduling.v1.PriorityClass", form: Object, go_name: "PriorityClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "globalDefault", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 4, json: "description", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "preemptionPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.scheduling.v1.PriorityClass", form: Object, go_name: "PriorityClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "value", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "globalDefault", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 4, json: "description", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "preemptionPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "metadata", message: 470, field: 0 },
         Slot { name: "value", message: 470, field: 1 },
