@@ -237,6 +237,11 @@ pub struct Config {
     /// Keys per range request when an etcd-backed instance loads the state at
     /// start-up (all pages at one revision). Bounds one response's size.
     pub etcd_range_page_objects: i64,
+    /// How keys and values are laid out in etcd (`--storage-layout`, with
+    /// `--log etcd`): Shardline's own (the default), or kube-apiserver's keys
+    /// and storage encodings, to serve a Kubernetes cluster's etcd
+    /// (`api::kube_storage`).
+    pub storage_layout: crate::api::kube_storage::StorageLayout,
     /// How often an etcd-backed instance compacts etcd's history
     /// (kube-apiserver's `--etcd-compaction-interval`, default 5 min; zero
     /// disables). Each round compacts to a revision recorded at least
@@ -369,6 +374,7 @@ impl Config {
             etcd_request_timeout: Duration::from_secs(5),
             etcd_value_bytes_max: 1536 * 1024 - 16 * 1024,
             etcd_range_page_objects: 1000,
+            storage_layout: crate::api::kube_storage::StorageLayout::Shardline,
             etcd_compaction_interval: Duration::from_secs(5 * 60),
             etcd_tls: EtcdTls::default(),
             etcd_fence_after: Duration::from_millis(20),

@@ -155,6 +155,11 @@ struct ServeArgs {
     /// Prefix put before every key in etcd (with --log etcd); keys are PREFIX/registry/...
     #[arg(long, default_value = "")]
     etcd_prefix: String,
+    /// How keys and values are laid out in etcd (with --log etcd): `shardline`
+    /// (JSON under /registry/GROUP/RESOURCE/...) or `kubernetes` (kube-apiserver's
+    /// keys and storage encodings: serve a Kubernetes cluster's etcd).
+    #[arg(long, default_value = "shardline", value_parser = ["shardline", "kubernetes"])]
+    storage_layout: String,
     /// How long one etcd request may take before a write answers 504 (e.g. 5s).
     #[arg(long, value_parser = parse_duration)]
     etcd_request_timeout: Option<Duration>,
@@ -279,6 +284,9 @@ fn config_from(args: ServeArgs) -> Config {
     if args.log == "etcd" {
         config.log = shardline::config::LogKind::Etcd { endpoints: args.etcd_endpoints, key_prefix: args.etcd_prefix };
     }
+    // clap allows only the two names.
+    config.storage_layout =
+        shardline::api::kube_storage::StorageLayout::parse(&args.storage_layout).unwrap_or_default();
     if let Some(v) = args.etcd_request_timeout {
         config.etcd_request_timeout = v;
     }

@@ -4,8 +4,17 @@
 //! at R (`lists/`). Every value Shardline can map is decoded and compared,
 //! byte for byte, with the item kube-apiserver served for it.
 //!
+//! Then through a real etcd: the same keys and values written at the same
+//! revisions (padding writes outside `/registry/` move etcd's revision to
+//! each key's mod_revision), Shardline started on it with `--storage-layout
+//! kubernetes`, every list compared with kube's answer, and the changes of
+//! `watch.json` replayed in order while Shardline's watches are compared with
+//! kube's (`watch-answers.json`).
+//!
 //! Owns: the translation of kube's keys and storage encodings
 //! (`api::kube_storage`) held to kube's own answers.
+
+mod common;
 
 use base64::Engine;
 use bytes::Bytes;
@@ -122,4 +131,143 @@ fn every_stored_object_decodes_to_what_kube_apiserver_served() {
     eprintln!("{equal} objects byte-for-byte equal; keys not ours: {ignored:?}");
     assert!(differences.is_empty(), "{} differences:\n{}", differences.len(), differences.join("\n"));
     assert!(equal > 200, "only {equal} objects compared");
+}
+
+/// A keep-alive connection to etcd's JSON gateway.
+struct EtcdWriter {
+    conn: common::http::Conn,
+}
+
+impl EtcdWriter {
+    fn new(etcd: &common::etcd::Etcd) -> EtcdWriter {
+        let addr = etcd.url().trim_start_matches("http://").parse().expect("etcd's client address");
+        EtcdWriter { conn: common::http::Conn::connect(addr).expect("connect to etcd") }
+    }
+
+    /// One request; etcd's revision after it.
+    fn call(&mut self, path: &str, body: Value) -> u64 {
+        let body = body.to_string();
+        let r = self
+            .conn
+            .request("POST", path, &[("Content-Type", "application/json")], Some(body.as_bytes()))
+            .expect("etcd request");
+        assert_eq!(r.status, 200, "{path}: {}", r.text());
+        let answer: Value = serde_json::from_str(&common::etcd::de_chunk(&r.text())).expect("etcd's JSON");
+        answer["header"]["revision"].as_str().and_then(|v| v.parse().ok()).expect("a revision")
+    }
+
+    fn put(&mut self, key_b64: &str, value_b64: &str) -> u64 {
+        self.call("/v3/kv/put", serde_json::json!({"key": key_b64, "value": value_b64}))
+    }
+
+    fn delete(&mut self, key_b64: &str) -> u64 {
+        self.call("/v3/kv/deleterange", serde_json::json!({"key": key_b64}))
+    }
+
+    /// Writes outside `/registry/` until etcd's revision is `revision`.
+    fn pad_to(&mut self, mut current: u64, revision: u64) -> u64 {
+        let padding = base64::engine::general_purpose::STANDARD.encode("/padding");
+        while current < revision {
+            current = self.put(&padding, "");
+        }
+        current
+    }
+}
+
+fn kube_path(group: &str, version: &str, resource: &str) -> String {
+    if group == "core" {
+        format!("/api/{version}/{resource}")
+    } else {
+        format!("/apis/{group}/{version}/{resource}")
+    }
+}
+
+/// Lists kube's answers hold that these keys cannot give (justified):
+/// events.k8s.io/v1 events are kube's conversion of the core events, which
+/// Shardline does not do from this layout yet; componentstatuses are
+/// kube-apiserver's probes of its own components, not stored objects.
+const LISTS_NOT_COMPARED: &[&str] = &["events.k8s.io_v1_events.json", "core_v1_componentstatuses.json"];
+
+#[test]
+fn a_kubernetes_etcd_is_served_as_kube_apiserver_served_it() {
+    let range: Value = serde_json::from_slice(&std::fs::read(fixtures().join("range.json")).unwrap()).unwrap();
+    let revision_at = range["header"]["revision"].as_u64().unwrap();
+    let etcd = common::etcd::Etcd::start();
+    let mut writer = EtcdWriter::new(&etcd);
+    let mut kvs: Vec<&Value> = range["kvs"].as_array().unwrap().iter().collect();
+    let mod_revision = |kv: &Value| kv["mod_revision"].as_u64().unwrap();
+    kvs.sort_by_key(|kv| mod_revision(kv));
+    let mut current = 1;
+    for kv in kvs {
+        current = writer.pad_to(current, mod_revision(kv) - 1);
+        current = writer.put(kv["key"].as_str().unwrap(), kv["value"].as_str().unwrap());
+        assert_eq!(current, mod_revision(kv), "etcd's revision follows the fixture's");
+    }
+    current = writer.pad_to(current, revision_at);
+    assert_eq!(current, revision_at);
+
+    let s = common::etcd::shardline_on(&etcd, &["--storage-layout", "kubernetes", "--controllers=-*"]);
+    let metrics = s.get("/metrics").text();
+    assert!(metrics.contains("shardline_storage_decode_errors_total 0"), "every value decodes");
+
+    // Every list, as kube-apiserver answered it at the same revision.
+    let mut compared = 0;
+    for entry in std::fs::read_dir(fixtures().join("lists")).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_str().unwrap().to_string();
+        if LISTS_NOT_COMPARED.contains(&file.as_str()) {
+            continue;
+        }
+        let stem = file.trim_end_matches(".json");
+        let mut parts = stem.splitn(3, '_');
+        let (group, version, resource) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+        let url =
+            format!("{}?resourceVersion={revision_at}&resourceVersionMatch=Exact", kube_path(group, version, resource));
+        let r = s.get(&url);
+        assert_eq!(r.status, 200, "{url}: {}", r.text());
+        let expected: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let ours: Value = r.json();
+        assert_eq!(
+            serde_json::to_string(&ours).unwrap(),
+            serde_json::to_string(&expected).unwrap(),
+            "{url} differs from kube-apiserver's answer"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 55, "only {compared} lists compared");
+
+    // The changes of watch.json, replayed in order, as kube's watches saw them.
+    let watch: Value = serde_json::from_slice(&std::fs::read(fixtures().join("watch.json")).unwrap()).unwrap();
+    let answers: Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join("watch-answers.json")).unwrap()).unwrap();
+    let mut streams: Vec<(String, common::watch::Watch, Vec<Value>)> = answers["watches"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, w)| {
+            let path = w["path"].as_str().unwrap().to_string();
+            (name.clone(), common::watch::Watch::open(&s, &path), w["events"].as_array().unwrap().clone())
+        })
+        .collect();
+    for event in watch["events"].as_array().unwrap() {
+        let kv = &event["kv"];
+        let wanted = kv["mod_revision"].as_u64().unwrap();
+        current = writer.pad_to(current, wanted - 1);
+        current = if event["type"].as_u64() == Some(1) {
+            writer.delete(kv["key"].as_str().unwrap())
+        } else {
+            writer.put(kv["key"].as_str().unwrap(), kv["value"].as_str().unwrap())
+        };
+        assert_eq!(current, wanted, "etcd's revision follows the fixture's watch");
+    }
+    for (name, stream, expected) in &mut streams {
+        for (i, want) in expected.iter().enumerate() {
+            let got = stream.next();
+            assert_eq!(
+                serde_json::to_string(&got).unwrap(),
+                serde_json::to_string(want).unwrap(),
+                "watch {name}, event {i} differs from kube-apiserver's"
+            );
+        }
+    }
 }

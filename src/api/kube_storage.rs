@@ -66,6 +66,19 @@ impl StorageLayout {
 
 const KEY_ROOT: &str = "/registry/";
 
+/// Values read from etcd that could not be decoded (skipped), process-wide.
+static DECODE_ERRORS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts one value that could not be decoded (`shardline_storage_decode_errors_total`).
+pub fn count_decode_error() {
+    DECODE_ERRORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Values read from etcd that could not be decoded and were skipped.
+pub fn decode_errors() -> u64 {
+    DECODE_ERRORS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// (group, resource, kube's prefix) where the prefix is not the plural name.
 /// The last row is Shardline's own: the node-port claims it writes, one key
 /// per port (kube keeps one bitmap under `ranges/`), kept apart from

@@ -44,6 +44,7 @@
 //! no glommio type enters its thread.
 
 use super::{Applied, FreshRequest, InitialState, LogRequest, Shared};
+use crate::api::kube_storage::{self, StorageLayout};
 use crate::api::BackendError;
 use crate::config::{EtcdTls, LogKind};
 use crate::log::{AppendError, Entry, KeyValue, Operation, Precondition, PreviousValue, Proposal, Revision};
@@ -101,18 +102,49 @@ impl EtcdLog {
     }
 }
 
-/// Where our keys live in etcd.
+/// Where our keys live in etcd, and in which layout (`--storage-layout`).
 #[derive(Clone)]
 struct Keys {
     prefix: Vec<u8>,
+    layout: StorageLayout,
 }
 
 impl Keys {
+    /// The etcd key of one of our keys (objects in the layout's form; the
+    /// fence, the compaction key and the range root as they are).
     fn etcd_key(&self, key: &[u8]) -> Vec<u8> {
+        let translated = match self.layout {
+            StorageLayout::Kubernetes => kube_storage::kube_key(key),
+            StorageLayout::Shardline => None,
+        };
+        let key = translated.as_deref().unwrap_or(key);
         let mut k = Vec::with_capacity(self.prefix.len() + key.len());
         k.extend_from_slice(&self.prefix);
         k.extend_from_slice(key);
         k
+    }
+
+    /// The value stored in etcd for an object's JSON.
+    fn etcd_value(&self, json: &[u8]) -> Result<Vec<u8>, String> {
+        match self.layout {
+            StorageLayout::Kubernetes => kube_storage::encode_value(json),
+            StorageLayout::Shardline => Ok(json.to_vec()),
+        }
+    }
+
+    /// The JSON of a value read from etcd under `etcd_key`: an `Err` (counted
+    /// and reported, with the key) when the layout's decoding refuses it.
+    fn object_value(&self, etcd_key: &[u8], value: &[u8]) -> Result<Bytes, ()> {
+        match self.layout {
+            StorageLayout::Shardline => Ok(Bytes::copy_from_slice(value)),
+            StorageLayout::Kubernetes => kube_storage::decode_value(value).map(Bytes::from).map_err(|reason| {
+                kube_storage::count_decode_error();
+                eprintln!(
+                    "shardline: etcd key {}: cannot decode its value ({reason}); skipped",
+                    String::from_utf8_lossy(etcd_key)
+                );
+            }),
+        }
     }
 
     /// The first key of our range and the key after its end.
@@ -126,8 +158,15 @@ impl Keys {
         (start, end)
     }
 
-    fn object_key(&self, etcd_key: &[u8]) -> Bytes {
-        Bytes::copy_from_slice(etcd_key.strip_prefix(self.prefix.as_slice()).unwrap_or(etcd_key))
+    /// Our key for an etcd key of our range; `None` for keys of nothing
+    /// served (in the Kubernetes layout: kube's own bookkeeping, such as
+    /// `/registry/ranges/...`).
+    fn object_key(&self, etcd_key: &[u8]) -> Option<Bytes> {
+        let key = etcd_key.strip_prefix(self.prefix.as_slice()).unwrap_or(etcd_key);
+        match self.layout {
+            StorageLayout::Shardline => Some(Bytes::copy_from_slice(key)),
+            StorageLayout::Kubernetes => kube_storage::internal_key(key),
+        }
     }
 
     fn is_fence(&self, etcd_key: &[u8]) -> bool {
@@ -184,7 +223,7 @@ pub(super) async fn start(
     if endpoints.is_empty() {
         return Err("--log etcd needs --etcd-endpoints URL[,URL...]".into());
     }
-    let keys = Keys { prefix: key_prefix.into_bytes() };
+    let keys = Keys { prefix: key_prefix.into_bytes(), layout: shared.config.storage_layout };
     let (ready_tx, ready_rx) = flume::bounded::<Result<(), String>>(1);
     let (stop_tx, stop_rx) = flume::bounded::<()>(1);
     let thread = std::thread::Builder::new()
@@ -311,9 +350,11 @@ async fn load(client: &Client, keys: &Keys, page: i64, timeout: Duration) -> Res
             revision = response.header().map(|h| h.revision()).unwrap_or(0);
         }
         for item in response.kvs().iter().filter(|item| !keys.is_fence(item.key())) {
+            let Some(key) = keys.object_key(item.key()) else { continue };
+            let Ok(value) = keys.object_value(item.key(), item.value()) else { continue };
             live.push(KeyValue {
-                key: keys.object_key(item.key()),
-                value: Bytes::copy_from_slice(item.value()),
+                key,
+                value,
                 create_revision: Revision(item.create_revision() as u64),
                 mod_revision: Revision(item.mod_revision() as u64),
             });
@@ -411,20 +452,33 @@ async fn follow(
                 if keys.is_fence(kv.key()) {
                     continue;
                 }
-                let previous = event.prev_kv().map(|p| PreviousValue {
-                    mod_revision: Revision(p.mod_revision() as u64),
-                    create_revision: Revision(p.create_revision() as u64),
-                    value: Bytes::copy_from_slice(p.value()),
+                let Some(key) = keys.object_key(kv.key()) else { continue };
+                // A previous value that cannot be decoded was never served.
+                let previous = event.prev_kv().and_then(|p| {
+                    Some(PreviousValue {
+                        mod_revision: Revision(p.mod_revision() as u64),
+                        create_revision: Revision(p.create_revision() as u64),
+                        value: keys.object_value(p.key(), p.value()).ok()?,
+                    })
                 });
                 let (operation, create_revision) = match event.event_type() {
-                    EventType::Put => {
-                        (Operation::Put(Bytes::copy_from_slice(kv.value())), Revision(kv.create_revision() as u64))
-                    }
+                    EventType::Put => match keys.object_value(kv.key(), kv.value()) {
+                        Ok(value) => (Operation::Put(value), Revision(kv.create_revision() as u64)),
+                        // Undecodable now: what was served for the key is no
+                        // longer its state, so it leaves (as a deletion).
+                        Err(()) if previous.is_some() => {
+                            (Operation::Delete, previous.as_ref().map_or(Revision::ZERO, |p| p.create_revision))
+                        }
+                        Err(()) => continue,
+                    },
                     EventType::Delete => {
+                        if previous.is_none() && event.prev_kv().is_some() {
+                            continue;
+                        }
                         (Operation::Delete, previous.as_ref().map(|p| p.create_revision).unwrap_or(Revision::ZERO))
                     }
                 };
-                entries.push(Entry { revision, key: keys.object_key(kv.key()), operation, create_revision, previous });
+                entries.push(Entry { revision, key, operation, create_revision, previous });
             }
             shared.log_healthy.store(true, Ordering::Release);
             if let Some(last) = entries.last().map(|e| e.revision) {
@@ -647,13 +701,22 @@ async fn append(client: &mut Client, keys: &Keys, proposal: Proposal, shared: &S
         }
     }
     let key = keys.etcd_key(&proposal.key);
+    let stored = match &proposal.operation {
+        Operation::Put(value) => match keys.etcd_value(value) {
+            Ok(stored) => Some(stored),
+            Err(reason) => return Err(AppendError::Unavailable(format!("encoding for etcd: {reason}"))),
+        },
+        Operation::Delete => None,
+    };
     let compare = match proposal.precondition {
         Precondition::None => vec![],
         Precondition::Absent => vec![Compare::create_revision(key.clone(), CompareOp::Equal, 0)],
         Precondition::ModRevision(r) => vec![Compare::mod_revision(key.clone(), CompareOp::Equal, r.0 as i64)],
     };
     let op = match &proposal.operation {
-        Operation::Put(value) => TxnOp::put(key.clone(), value.to_vec(), Some(PutOptions::new().with_prev_key())),
+        Operation::Put(_) => {
+            TxnOp::put(key.clone(), stored.unwrap_or_default(), Some(PutOptions::new().with_prev_key()))
+        }
         Operation::Delete => TxnOp::delete(key.clone(), Some(DeleteOptions::new().with_prev_key())),
     };
     let txn = Txn::new().when(compare).and_then(vec![op]).or_else(vec![TxnOp::get(key.clone(), None)]);
@@ -672,19 +735,21 @@ async fn append(client: &mut Client, keys: &Keys, proposal: Proposal, shared: &S
         });
         return Err(AppendError::Conflict { current: current.flatten() });
     }
-    let previous_of = |p: &etcd_client::KeyValue| PreviousValue {
-        mod_revision: Revision(p.mod_revision() as u64),
-        create_revision: Revision(p.create_revision() as u64),
-        value: Bytes::copy_from_slice(p.value()),
+    let previous_of = |p: &etcd_client::KeyValue| {
+        Some(PreviousValue {
+            mod_revision: Revision(p.mod_revision() as u64),
+            create_revision: Revision(p.create_revision() as u64),
+            value: keys.object_value(p.key(), p.value()).ok()?,
+        })
     };
     match (responses.first(), proposal.operation) {
         (Some(TxnOpResponse::Put(put)), Operation::Put(value)) => {
-            let previous = put.prev_key().map(previous_of);
+            let previous = put.prev_key().and_then(previous_of);
             let create_revision = previous.as_ref().map(|p| p.create_revision).unwrap_or(revision);
             Ok(Entry { revision, key: proposal.key, operation: Operation::Put(value), create_revision, previous })
         }
         (Some(TxnOpResponse::Delete(delete)), Operation::Delete) => {
-            let Some(previous) = delete.prev_kvs().first().map(previous_of) else {
+            let Some(deleted) = delete.prev_kvs().first() else {
                 // Nothing was deleted, so etcd's revision did not move.
                 return Err(AppendError::Conflict { current: None });
             };
@@ -692,8 +757,8 @@ async fn append(client: &mut Client, keys: &Keys, proposal: Proposal, shared: &S
                 revision,
                 key: proposal.key,
                 operation: Operation::Delete,
-                create_revision: previous.create_revision,
-                previous: Some(previous),
+                create_revision: Revision(deleted.create_revision() as u64),
+                previous: previous_of(deleted),
             })
         }
         _ => Err(AppendError::Unavailable("etcd answered the transaction with an unexpected response".into())),
@@ -702,13 +767,13 @@ async fn append(client: &mut Client, keys: &Keys, proposal: Proposal, shared: &S
 
 #[cfg(test)]
 mod tests {
-    use super::{connect_options, Keys};
+    use super::{connect_options, Keys, StorageLayout};
     use crate::config::EtcdTls;
     use std::time::Duration;
 
     #[test]
     fn the_fence_key_is_in_our_range_and_never_an_object() {
-        let keys = Keys { prefix: b"/t".to_vec() };
+        let keys = Keys { prefix: b"/t".to_vec(), layout: StorageLayout::Shardline };
         let (start, end) = keys.range();
         let fence = keys.etcd_key(super::FENCE_KEY);
         assert!(start <= fence && fence < end, "the prefix watch sees the fence");
@@ -736,13 +801,20 @@ mod tests {
 
     #[test]
     fn keys_map_to_the_prefixed_registry_range_and_back() {
-        let keys = Keys { prefix: b"/tenant-a".to_vec() };
+        let keys = Keys { prefix: b"/tenant-a".to_vec(), layout: StorageLayout::Shardline };
         assert_eq!(keys.etcd_key(b"/registry/core/pods/ns/a"), b"/tenant-a/registry/core/pods/ns/a".to_vec());
         let (start, end) = keys.range();
         assert_eq!(start, b"/tenant-a/registry/".to_vec());
         assert_eq!(end, b"/tenant-a/registry0".to_vec());
-        assert_eq!(&keys.object_key(b"/tenant-a/registry/core/pods/ns/a")[..], b"/registry/core/pods/ns/a");
-        let plain = Keys { prefix: Vec::new() };
+        assert_eq!(&keys.object_key(b"/tenant-a/registry/core/pods/ns/a").unwrap()[..], b"/registry/core/pods/ns/a");
+        let plain = Keys { prefix: Vec::new(), layout: StorageLayout::Shardline };
         assert_eq!(plain.range().0, b"/registry/".to_vec());
+        // kube-apiserver's layout, behind the same prefix; its bookkeeping keys are not ours.
+        let kube = Keys { prefix: b"/tenant-a".to_vec(), layout: StorageLayout::Kubernetes };
+        assert_eq!(kube.etcd_key(b"/registry/core/nodes//n1"), b"/tenant-a/registry/minions/n1".to_vec());
+        assert_eq!(&kube.object_key(b"/tenant-a/registry/minions/n1").unwrap()[..], b"/registry/core/nodes//n1");
+        assert_eq!(kube.object_key(b"/tenant-a/registry/ranges/serviceips"), None);
+        assert_eq!(kube.etcd_key(super::FENCE_KEY), b"/tenant-a/registry/~fence".to_vec(), "the fence stays ours");
+        assert!(kube.object_value(b"/k", b"not a kube value").is_err());
     }
 }

@@ -282,7 +282,8 @@ pub async fn serve<B: Backend + 'static>(
             ));
         }
         None => {
-            let frames = page_frames(
+            let frames = page_frames_of(
+                resolved.info.custom.is_none(),
                 &resolved.info.list_kind,
                 &resolved.info.api_version(),
                 revision.0,
@@ -342,7 +343,16 @@ async fn stream_list<B: Backend + 'static>(
     let ends_in_first_round = first.iter().all(|run| run.len() < batch);
     let first_bytes: usize = first.iter().flatten().map(|o| o.json.len()).sum();
     let gzip_ok = gzip_ok && !(ends_in_first_round && first_bytes <= crate::api::encode::GZIP_THRESHOLD_BYTES);
-    let head = list_head(&resolved.info.list_kind, &resolved.info.api_version(), revision.0, None, None);
+    let head = if resolved.info.custom.is_none() {
+        list_head(&resolved.info.list_kind, &resolved.info.api_version(), revision.0, None, None)
+    } else {
+        unstructured_list_head(&resolved.info.api_version())
+    };
+    let tail = if resolved.info.custom.is_none() {
+        Bytes::from_static(b"]}")
+    } else {
+        unstructured_list_tail(&resolved.info.list_kind, revision.0, None, None)
+    };
     struct Round<B> {
         backend: Rc<B>,
         prefix: Arc<str>,
@@ -356,6 +366,8 @@ async fn stream_list<B: Backend + 'static>(
         info: crate::types::registry::ResourceInfo,
         /// Items sent so far (the list's size, recorded when it ends).
         items: usize,
+        /// The closing bytes.
+        tail: Bytes,
     }
     let state = Round {
         backend: shared,
@@ -369,6 +381,7 @@ async fn stream_list<B: Backend + 'static>(
         done: false,
         info: resolved.info.clone(),
         items: 0,
+        tail,
     };
     let rounds = futures_util::stream::unfold(state, |mut state| async move {
         if state.done {
@@ -407,16 +420,25 @@ async fn stream_list<B: Backend + 'static>(
         };
         let merged = lists::merge(runs, state.batch);
         let mut frames = Vec::with_capacity(merged.len() * 2 + 1);
+        let typed = state.info.custom.is_none();
         for object in &merged {
-            if !state.first_item {
-                frames.push(Bytes::from_static(b","));
+            match typed.then(|| without_type_meta(&object.json)).flatten() {
+                Some(rest) => {
+                    frames.push(Bytes::from_static(if state.first_item { b"{" } else { b",{" }));
+                    frames.push(rest);
+                }
+                None => {
+                    if !state.first_item {
+                        frames.push(Bytes::from_static(b","));
+                    }
+                    frames.push(super::custom::convert(&state.info, &object.json));
+                }
             }
             state.first_item = false;
-            frames.push(super::custom::convert(&state.info, &object.json));
         }
         state.items += merged.len();
         if merged.len() < state.batch {
-            frames.push(Bytes::from_static(b"]}"));
+            frames.push(state.tail.clone());
             state.done = true;
             crate::api::instrument::list_returned(&*state.backend, &state.info, state.items);
         } else {
@@ -483,8 +505,9 @@ fn list_head(
     head.freeze()
 }
 
-/// A page as frames: the head, each item's cached encoding (shared, not
-/// copied) preceded by a separator, and the closing bytes.
+/// A page of a built-in kind as frames: the head, each item's cached
+/// encoding (shared, not copied) preceded by a separator, and the closing
+/// bytes (see [`page_frames_of`]).
 pub fn page_frames(
     list_kind: &str,
     api_version: &str,
@@ -493,16 +516,97 @@ pub fn page_frames(
     remaining: Option<usize>,
     objects: &[Arc<CachedObject>],
 ) -> Vec<Bytes> {
+    page_frames_of(true, list_kind, api_version, revision, continue_token, remaining, objects)
+}
+
+/// A page as frames. Items of a built-in (`typed`) kind are written as
+/// kube-apiserver writes a typed list's items: without their own `kind` and
+/// `apiVersion` (the list says them), the cached bytes after those two
+/// members behind a `{` (still a slice, not a copy). A custom resource's list
+/// is kube's unstructured list: its members in key order (`apiVersion`,
+/// `items`, `kind`, `metadata` with `continue` always present), each item
+/// whole.
+pub fn page_frames_of(
+    typed: bool,
+    list_kind: &str,
+    api_version: &str,
+    revision: u64,
+    continue_token: Option<&str>,
+    remaining: Option<usize>,
+    objects: &[Arc<CachedObject>],
+) -> Vec<Bytes> {
     let mut frames = Vec::with_capacity(objects.len() * 2 + 2);
-    frames.push(list_head(list_kind, api_version, revision, continue_token, remaining));
+    frames.push(if typed {
+        list_head(list_kind, api_version, revision, continue_token, remaining)
+    } else {
+        unstructured_list_head(api_version)
+    });
     for (i, object) in objects.iter().enumerate() {
-        if i > 0 {
-            frames.push(Bytes::from_static(b","));
+        match typed.then(|| without_type_meta(&object.json)).flatten() {
+            Some(rest) => {
+                frames.push(Bytes::from_static(if i == 0 { b"{" } else { b",{" }));
+                frames.push(rest);
+            }
+            None => {
+                if i > 0 {
+                    frames.push(Bytes::from_static(b","));
+                }
+                frames.push(object.json.clone());
+            }
         }
-        frames.push(object.json.clone());
     }
-    frames.push(Bytes::from_static(b"]}"));
+    frames.push(if typed {
+        Bytes::from_static(b"]}")
+    } else {
+        unstructured_list_tail(list_kind, revision, continue_token, remaining)
+    });
     frames
+}
+
+/// `{"apiVersion":..,"items":[`: an unstructured list's head.
+fn unstructured_list_head(api_version: &str) -> Bytes {
+    let version = serde_json::to_string(api_version).unwrap_or_default();
+    Bytes::from(format!("{{\"apiVersion\":{version},\"items\":["))
+}
+
+/// `],"kind":..,"metadata":{"continue":..,"remainingItemCount":..,"resourceVersion":..}}`:
+/// an unstructured list's tail, its metadata's members in key order.
+fn unstructured_list_tail(
+    list_kind: &str,
+    revision: u64,
+    continue_token: Option<&str>,
+    remaining: Option<usize>,
+) -> Bytes {
+    let kind = serde_json::to_string(list_kind).unwrap_or_default();
+    let token = serde_json::to_string(continue_token.unwrap_or("")).unwrap_or_default();
+    let remaining = remaining.map(|n| format!(",\"remainingItemCount\":{n}")).unwrap_or_default();
+    Bytes::from(format!(
+        "],\"kind\":{kind},\"metadata\":{{\"continue\":{token}{remaining},\"resourceVersion\":\"{revision}\"}}}}"
+    ))
+}
+
+/// The members of a typed object's JSON after its leading `"kind"` and
+/// `"apiVersion"` (kube's field order puts them first), as a slice of the
+/// same bytes; `None` when the object does not start with exactly those two
+/// (then it is written whole).
+pub fn without_type_meta(json: &Bytes) -> Option<Bytes> {
+    let plain_string_end = |from: usize| -> Option<usize> {
+        let rest = json.get(from..)?;
+        let end = rest.iter().position(|b| *b == b'"' || *b == b'\\')?;
+        (rest[end] == b'"').then_some(from + end)
+    };
+    let kind = b"{\"kind\":\"".len();
+    if !json.starts_with(b"{\"kind\":\"") {
+        return None;
+    }
+    let kind_end = plain_string_end(kind)?;
+    let api_version = kind_end + 1;
+    if !json.get(api_version..)?.starts_with(b",\"apiVersion\":\"") {
+        return None;
+    }
+    let version_end = plain_string_end(api_version + b",\"apiVersion\":\"".len())?;
+    let after = version_end + 1;
+    (json.get(after) == Some(&b',')).then(|| json.slice(after + 1..))
 }
 
 /// A whole list as frames (no continue token).
@@ -541,8 +645,16 @@ mod tests {
         assert_eq!(list["kind"], "PodList");
         assert_eq!(list["metadata"]["resourceVersion"], "7");
         assert_eq!(list["items"].as_array().unwrap().len(), 2);
-        // The item frames are the cached encodings themselves, not copies.
-        assert_eq!(frames[1].as_ptr(), objects[0].json.as_ptr());
+        // Items carry no kind and apiVersion (kube's typed lists); their
+        // frames are slices of the cached encodings, not copies.
+        assert!(list["items"][0].get("kind").is_none() && list["items"][0].get("apiVersion").is_none());
+        assert_eq!(list["items"][1]["metadata"]["name"], "2");
+        let json = &objects[0].json;
+        assert!(json.as_ptr_range().contains(&frames[2].as_ptr()), "a slice of the cached bytes");
+        assert_eq!(&frames[1][..], b"{");
+        // Custom resources' items keep theirs.
+        let custom = page_frames_of(false, "WidgetList", "example.com/v1", 7, None, None, &objects);
+        assert_eq!(custom[1].as_ptr(), objects[0].json.as_ptr());
         let empty: Vec<u8> = list_frames("PodList", "v1", 7, &[]).iter().flat_map(|f| f.to_vec()).collect();
         assert_eq!(serde_json::from_slice::<serde_json::Value>(&empty).unwrap()["items"], serde_json::json!([]));
     }

@@ -79,6 +79,12 @@ pub async fn write(out: &mut String, backend: &impl Backend) -> Result<(), ApiEr
         &[(String::new(), crate::cache::encodings::derived_not_kept())],
     );
     family(
+        "shardline_storage_decode_errors_total",
+        "counter",
+        "Values read from etcd that could not be decoded in the storage layout (--storage-layout) and were skipped; each is logged with its key.",
+        &[(String::new(), crate::api::kube_storage::decode_errors())],
+    );
+    family(
         "shardline_derived_encodings_evicted_total",
         "counter",
         "Kept encodings dropped, oldest first, to make room in the derived encodings budget.",
