@@ -242,6 +242,11 @@ pub struct Config {
     /// and storage encodings, to serve a Kubernetes cluster's etcd
     /// (`api::kube_storage`).
     pub storage_layout: crate::api::kube_storage::StorageLayout,
+    /// `--log etcd`: the longest this instance may stay behind etcd (its
+    /// watch not caught up) and still answer `/readyz` ready (the
+    /// `etcd-lag` check): past it a load balancer sends clients to an
+    /// instance that is current. Liveness is not affected.
+    pub etcd_behind_ready_max: Duration,
     /// How often an etcd-backed instance compacts etcd's history
     /// (kube-apiserver's `--etcd-compaction-interval`, default 5 min; zero
     /// disables). Each round compacts to a revision recorded at least
@@ -375,6 +380,7 @@ impl Config {
             etcd_value_bytes_max: 1536 * 1024 - 16 * 1024,
             etcd_range_page_objects: 1000,
             storage_layout: crate::api::kube_storage::StorageLayout::Shardline,
+            etcd_behind_ready_max: Duration::from_secs(10),
             etcd_compaction_interval: Duration::from_secs(5 * 60),
             etcd_tls: EtcdTls::default(),
             etcd_fence_after: Duration::from_millis(20),

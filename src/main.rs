@@ -160,6 +160,9 @@ struct ServeArgs {
     /// keys and storage encodings: serve a Kubernetes cluster's etcd).
     #[arg(long, default_value = "shardline", value_parser = ["shardline", "kubernetes"])]
     storage_layout: String,
+    /// How long an etcd-backed instance may stay behind etcd and still be ready (/readyz `etcd-lag`), e.g. 10s.
+    #[arg(long, value_parser = parse_duration)]
+    etcd_behind_ready_max: Option<Duration>,
     /// How long one etcd request may take before a write answers 504 (e.g. 5s).
     #[arg(long, value_parser = parse_duration)]
     etcd_request_timeout: Option<Duration>,
@@ -287,6 +290,9 @@ fn config_from(args: ServeArgs) -> Config {
     // clap allows only the two names.
     config.storage_layout =
         shardline::api::kube_storage::StorageLayout::parse(&args.storage_layout).unwrap_or_default();
+    if let Some(v) = args.etcd_behind_ready_max {
+        config.etcd_behind_ready_max = v;
+    }
     if let Some(v) = args.etcd_request_timeout {
         config.etcd_request_timeout = v;
     }

@@ -260,6 +260,16 @@ fn a_kubernetes_etcd_is_served_as_kube_apiserver_served_it() {
         };
         assert_eq!(current, wanted, "etcd's revision follows the fixture's watch");
     }
+    // Caught up with etcd: the lag gauges say so once the last change is in.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let metrics = s.get("/metrics").text();
+        if metrics.contains("\nshardline_etcd_behind_revisions 0\n") && metrics.contains("\nshardline_etcd_behind_seconds 0\n") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still behind etcd:\n{metrics}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     for (name, stream, expected) in &mut streams {
         for (i, want) in expected.iter().enumerate() {
             let got = stream.next();

@@ -299,6 +299,12 @@ pub struct LogMetrics {
     /// Entries per durable batch; `None` for a log without group commit of
     /// its own (etcd: one transaction per append).
     pub batch: Option<AtomicHistogram>,
+    /// The etcd log only: how far this instance is behind etcd, as its
+    /// watch last measured it (etcd's revision in the response header minus
+    /// the last revision delivered to the shards), and for how long it has
+    /// not been caught up, in milliseconds (0 when it is).
+    pub behind_revisions: std::sync::atomic::AtomicU64,
+    pub behind_ms: std::sync::atomic::AtomicU64,
 }
 
 impl LogMetrics {
@@ -307,6 +313,8 @@ impl LogMetrics {
             log,
             commit: AtomicHistogram::new(FAST_DURATION),
             batch: group_commit.then(|| AtomicHistogram::new(BATCH_ENTRIES)),
+            behind_revisions: std::sync::atomic::AtomicU64::new(0),
+            behind_ms: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -315,6 +323,12 @@ impl LogMetrics {
             log: self.log,
             commit: self.commit.snapshot(),
             batch: self.batch.as_ref().map(AtomicHistogram::snapshot),
+            behind: (self.log == "etcd").then(|| {
+                (
+                    self.behind_revisions.load(std::sync::atomic::Ordering::Relaxed),
+                    self.behind_ms.load(std::sync::atomic::Ordering::Relaxed),
+                )
+            }),
         }
     }
 }
@@ -325,6 +339,8 @@ pub struct LogSnapshot {
     pub log: &'static str,
     pub commit: Histogram,
     pub batch: Option<Histogram>,
+    /// etcd only: (revisions behind etcd, milliseconds not caught up).
+    pub behind: Option<(u64, u64)>,
 }
 
 /// Everything a scrape gathered from the shards and the log.
@@ -438,6 +454,19 @@ impl Gathered {
                     Kind::Histogram,
                 );
                 text::histogram(out, name, &labels, batch);
+            }
+            if let Some((revisions, ms)) = log.behind {
+                let name = "shardline_etcd_behind_revisions";
+                text::header(
+                    out,
+                    name,
+                    "etcd's revision, as the last watch response reported it, minus the last revision this instance applied.",
+                    Kind::Gauge,
+                );
+                text::sample(out, name, &[], revisions);
+                let name = "shardline_etcd_behind_seconds";
+                text::header(out, name, "How long this instance has not been caught up with etcd (0 when it is).", Kind::Gauge);
+                text::sample(out, name, &[], ms as f64 / 1000.0);
             }
         }
     }

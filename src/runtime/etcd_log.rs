@@ -383,6 +383,8 @@ async fn follow(
     let (start, end) = keys.range();
     let mut backoff = Duration::from_millis(100);
     let mut delivered = after;
+    // Since when this instance has been behind etcd (None: caught up).
+    let mut behind_since: Option<Instant> = None;
     loop {
         let options = WatchOptions::new()
             .with_range(end.clone())
@@ -491,6 +493,18 @@ async fn follow(
                 shared.committed.fetch_max(last.0, Ordering::AcqRel);
                 delivered = last;
             }
+            // How far behind etcd: the response's header is etcd's revision
+            // when it was sent; a progress notification (no events) also
+            // says every change up to it has been sent.
+            let etcd_revision = response.header().map_or(0, |h| h.revision().max(0) as u64);
+            let behind = etcd_revision.saturating_sub(if response.events().is_empty() { delivered.0 } else { after.0 });
+            shared.log_metrics.behind_revisions.store(behind, Ordering::Relaxed);
+            if behind == 0 {
+                behind_since = None;
+            }
+            let since = *behind_since.get_or_insert_with(Instant::now);
+            let behind_ms = if behind == 0 { 0 } else { since.elapsed().as_millis() as u64 };
+            shared.log_metrics.behind_ms.store(behind_ms, Ordering::Relaxed);
             progress.send_if_modified(|p| {
                 let changed = p.seen != after || p.delivered != delivered;
                 *p = Progress { seen: after, delivered };

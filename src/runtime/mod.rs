@@ -670,7 +670,7 @@ impl Backend for ShardBackend {
     }
 
     fn health_checks(&self) -> Vec<HealthCheck> {
-        vec![
+        let mut checks = vec![
             HealthCheck {
                 name: "log",
                 ok: self.shared.log_healthy.load(Ordering::Acquire),
@@ -686,7 +686,22 @@ impl Backend for ShardBackend {
                 ok: !self.shared.shutting_down.load(Ordering::Acquire),
                 detail: "the server is shutting down".into(),
             },
-        ]
+        ];
+        if !matches!(self.shared.config.log, crate::config::LogKind::Embedded) {
+            let behind_ms = self.shared.log_metrics.behind_ms.load(Ordering::Relaxed);
+            let max = self.shared.config.etcd_behind_ready_max;
+            checks.push(HealthCheck {
+                name: "etcd-lag",
+                ok: u128::from(behind_ms) <= max.as_millis(),
+                detail: format!(
+                    "{} revisions behind etcd for {} ms (more than --etcd-behind-ready-max {} ms)",
+                    self.shared.log_metrics.behind_revisions.load(Ordering::Relaxed),
+                    behind_ms,
+                    max.as_millis()
+                ),
+            });
+        }
+        checks
     }
 }
 

@@ -42,8 +42,12 @@ pub fn checks_of(kind: &HealthKind, backend: Vec<HealthCheck>) -> Vec<HealthChec
     if let Some(namespaces) = take(BACKEND_NAMESPACES) {
         checks.push(HealthCheck { name: SYSTEM_NAMESPACES, ..namespaces });
     }
-    for other in backend.iter().filter(|c| !matches!(c.name, "log" | "shutdown" | BACKEND_NAMESPACES)) {
+    for other in backend.iter().filter(|c| !matches!(c.name, "log" | "shutdown" | "etcd-lag" | BACKEND_NAMESPACES)) {
         checks.push(other.clone());
+    }
+    // Behind etcd: not ready (send clients elsewhere), but alive.
+    if ready {
+        checks.extend(take("etcd-lag"));
     }
     if ready {
         checks.extend(take("shutdown"));
