@@ -654,3 +654,74 @@ fn roles_and_bindings_cannot_grant_more_than_their_author_holds() {
     let r = send_as(&s, "alice-token", "POST", &roles, &role("cm-deleter", "configmaps", &["delete"]));
     assert_eq!(r.status, 201, "{}", r.text());
 }
+
+/// `kubectl --as/--as-group` (the `Impersonate-*` headers): refused with
+/// kube-apiserver's 403 naming the requester until it may `impersonate`;
+/// then the request runs as the impersonated user, whose own permissions
+/// apply, in `system:authenticated`.
+#[test]
+fn kubectl_as_impersonates_only_with_the_impersonate_permission() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = common::tls::TestPki::new(dir.path());
+    let s = start(&dir, &["--authorization-mode", "RBAC"], Some(&pki));
+    let admin = |args: &[&str]| {
+        let out = s.kubectl_as("admin", "admin-token", args);
+        assert!(out.status.success(), "{args:?}: {}", out.stderr);
+    };
+    admin(&["create", "namespace", "team"]);
+    admin(&["create", "configmap", "only", "-n", "team"]);
+    let alice = |args: &[&str]| s.kubectl_as("alice", "alice-token", args);
+    let denied = alice(&["--as", "bob", "get", "configmaps", "-n", "team"]);
+    assert!(!denied.status.success());
+    assert!(
+        denied.stderr.contains(
+            "users \"bob\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
+        ),
+        "{}",
+        denied.stderr
+    );
+    admin_create(
+        &s,
+        &format!("{RBAC}/clusterroles"),
+        json!({"metadata": {"name": "impersonate-bob"},
+               "rules": [{"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"], "resourceNames": ["bob"]},
+                         {"apiGroups": [""], "resources": ["groups"], "verbs": ["impersonate"], "resourceNames": ["readers"]}]}),
+    );
+    admin_create(
+        &s,
+        &format!("{RBAC}/clusterrolebindings"),
+        json!({"metadata": {"name": "alice-impersonates"},
+               "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}],
+               "roleRef": {"kind": "ClusterRole", "name": "impersonate-bob", "apiGroup": "rbac.authorization.k8s.io"}}),
+    );
+    let who = alice(&["--as", "bob", "--as-group", "readers", "auth", "whoami", "-o", "json"]);
+    assert!(who.status.success(), "{}", who.stderr);
+    let who: Value = serde_json::from_str(&who.stdout).unwrap();
+    assert_eq!(who["status"]["userInfo"]["username"], "bob");
+    assert_eq!(who["status"]["userInfo"]["groups"], json!(["readers", "system:authenticated"]));
+    // bob's own permissions apply: none yet.
+    let as_bob = alice(&["--as", "bob", "get", "configmaps", "-n", "team"]);
+    assert!(!as_bob.status.success());
+    assert!(
+        as_bob
+            .stderr
+            .contains("User \"bob\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"team\""),
+        "{}",
+        as_bob.stderr
+    );
+    admin(&["create", "role", "cm-reader", "-n", "team", "--verb=get,list,watch", "--resource=configmaps"]);
+    admin(&["create", "rolebinding", "bob-reads", "-n", "team", "--role=cm-reader", "--user=bob"]);
+    let as_bob = alice(&["--as", "bob", "get", "configmaps", "-n", "team"]);
+    assert!(as_bob.status.success(), "{}", as_bob.stderr);
+    // Another user or group is still refused.
+    let carol = alice(&["--as", "carol", "get", "configmaps", "-n", "team"]);
+    assert!(carol.stderr.contains("cannot impersonate resource \"users\""), "{}", carol.stderr);
+    let group = alice(&["--as", "bob", "--as-group", "system:masters", "get", "configmaps", "-n", "team"]);
+    assert!(
+        group
+            .stderr
+            .contains("groups \"system:masters\" is forbidden: User \"alice\" cannot impersonate resource \"groups\""),
+        "{}",
+        group.stderr
+    );
+}
