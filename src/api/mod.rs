@@ -185,6 +185,12 @@ where
         parts.extensions.get::<pipeline::ClientCertificateUser>(),
     )
     .await?;
+    let user = pipeline::impersonate(
+        backend,
+        user,
+        parts.headers.iter().filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))),
+    )
+    .await?;
     let params = Params::parse(parts.uri.query())?;
     let route = route::parse(parts.uri.path());
     let attributes = pipeline::attributes(&parts.method, parts.uri.path(), &route, &params);

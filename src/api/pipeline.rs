@@ -1,5 +1,6 @@
 //! The request pipeline's stages before a handler, in kube-apiserver's
-//! order: authentication (who: [`authenticate`]), authorization (may they:
+//! order: authentication (who: [`authenticate`], then [`impersonate`] for
+//! `Impersonate-*` headers), authorization (may they:
 //! [`authorize`] on the request's [`attributes`]), then overload protection
 //! ([`admit`]: in-flight limits for reads and mutations, watches per user).
 //! Admission and validation stay in the handlers, which receive the user
@@ -54,6 +55,26 @@ pub async fn authenticate(
         .authentication
         .authenticate(authorization, certificate.map(|c| &c.0))
         .map_err(|_| ApiError::Unauthorized)
+}
+
+/// Impersonation (after authentication, before authorization, as in
+/// kube-apiserver): the `Impersonate-*` headers' identity once the
+/// requester passed every `impersonate` check ([`crate::auth::impersonation`]),
+/// else 403 naming the requester; the requester itself when no header asks.
+pub async fn impersonate<'a>(
+    backend: &impl Backend,
+    requester: UserInfo,
+    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<UserInfo, ApiError> {
+    let asked = match crate::auth::impersonation::Impersonation::from_headers(headers) {
+        Ok(None) => return Ok(requester),
+        Ok(Some(asked)) => asked,
+        Err(message) => return Err(ApiError::Internal(message)),
+    };
+    for check in asked.checks() {
+        authorize(backend, &requester, &check).await?;
+    }
+    Ok(asked.user_info())
 }
 
 /// kube-apiserver's request info: what a request asks, from its method,

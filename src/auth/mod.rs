@@ -17,6 +17,7 @@ pub mod authn;
 pub mod authz;
 pub mod bootstrap;
 pub mod escalation;
+pub mod impersonation;
 pub mod rbac;
 pub mod serviceaccount;
 
