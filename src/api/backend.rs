@@ -132,6 +132,11 @@ pub trait Backend {
     async fn rbac_index(&self) -> std::rc::Rc<crate::auth::rbac::RbacIndex> {
         std::rc::Rc::default()
     }
+    /// This shard's Node authorizer graph, read like [`Backend::rbac_index`]
+    /// (after this shard has applied the commit point). Empty by default.
+    async fn node_graph(&self) -> std::rc::Rc<crate::auth::node::NodeGraph> {
+        std::rc::Rc::default()
+    }
     /// The server's in-flight counters, shared by every shard; `None` (the
     /// default) applies no in-flight limits.
     fn in_flight(&self) -> Option<&std::sync::Arc<crate::api::pipeline::InFlight>> {

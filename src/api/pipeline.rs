@@ -103,6 +103,19 @@ pub fn attributes(method: &Method, path: &str, route: &Route, params: &Params) -
         _ => "",
     };
     let mut name = name.clone().unwrap_or_default();
+    let mut field_selector = Vec::new();
+    if verb == "list" || verb == "watch" {
+        if let Some(selector) =
+            params.field_selector.as_deref().and_then(|s| crate::types::selector::parse_field_selector(s).ok())
+        {
+            field_selector = selector
+                .requirements
+                .iter()
+                .filter(|r| r.operator == crate::types::selector::Operator::Equals)
+                .map(|r| (r.key.clone(), r.value.clone()))
+                .collect();
+        }
+    }
     if name.is_empty() && (verb == "list" || verb == "watch") {
         if let Some(selector) =
             params.field_selector.as_deref().and_then(|s| crate::types::selector::parse_field_selector(s).ok())
@@ -132,6 +145,7 @@ pub fn attributes(method: &Method, path: &str, route: &Route, params: &Params) -
         namespace,
         name,
         path: path.to_string(),
+        field_selector,
     }
 }
 
@@ -143,10 +157,22 @@ pub async fn authorize(backend: &impl Backend, user: &UserInfo, attributes: &Att
         return Ok(());
     }
     let index = backend.rbac_index().await;
-    if authz::allows(mode, &index, user, attributes) {
-        return Ok(());
+    let graph = if mode.has_node() { Some(backend.node_graph().await) } else { None };
+    match authz::decide(mode, &index, graph.as_deref(), user, attributes) {
+        crate::auth::node::Decision::Allow => Ok(()),
+        crate::auth::node::Decision::NoOpinion(reason) => {
+            // Hook for upstream delegation (SubjectAccessReview): a
+            // NoOpinion from every local authorizer is where it would ask.
+            let mut error = forbidden(user, attributes);
+            if !reason.is_empty() {
+                if let ApiError::Forbidden { message, .. } = &mut error {
+                    message.push_str(": ");
+                    message.push_str(&reason);
+                }
+            }
+            Err(error)
+        }
     }
-    Err(forbidden(user, attributes))
 }
 
 /// The 403 for a refused request.

@@ -18,6 +18,7 @@ pub mod authz;
 pub mod bootstrap;
 pub mod escalation;
 pub mod impersonation;
+pub mod node;
 pub mod rbac;
 pub mod serviceaccount;
 
@@ -86,6 +87,9 @@ pub struct Attributes {
     pub name: String,
     /// The request path (non-resource requests are authorized by it).
     pub path: String,
+    /// The `fieldSelector`'s equality requirements (key, value) of a list
+    /// or watch (the Node authorizer allows a kubelet's pod watch by them).
+    pub field_selector: Vec<(String, String)>,
 }
 
 impl Attributes {

@@ -245,6 +245,9 @@ struct Local {
     /// This shard's RBAC index, maintained from the entries it applies;
     /// replaced copy-on-write so a check holds a consistent one.
     rbac: RefCell<Rc<crate::auth::rbac::RbacIndex>>,
+    /// This shard's Node authorizer graph (only with `Node,RBAC`), kept
+    /// like `rbac`.
+    node_graph: RefCell<Rc<crate::auth::node::NodeGraph>>,
     /// Open watches (on any shard) of the users this shard keeps the count
     /// of (`user_watch_owner`).
     user_watches: RefCell<std::collections::HashMap<String, usize>>,
@@ -606,6 +609,13 @@ impl Backend for ShardBackend {
             let _ = applied.await;
         }
         self.local.rbac.borrow().clone()
+    }
+
+    async fn node_graph(&self) -> Rc<crate::auth::node::NodeGraph> {
+        // The same commit-point wait as rbac_index (both are read together;
+        // the second call finds the shard caught up).
+        let _ = self.rbac_index().await;
+        self.local.node_graph.borrow().clone()
     }
 
     fn in_flight(&self) -> Option<&Arc<api::pipeline::InFlight>> {
@@ -977,6 +987,7 @@ async fn shard_main(
         connections: Cell::new(0),
         started: Instant::now(),
         rbac: RefCell::default(),
+        node_graph: RefCell::default(),
         user_watches: RefCell::default(),
         delivery: Rc::default(),
         metrics: Rc::new(crate::metrics::ShardMetrics::new(config.metrics_commit_times_max)),
@@ -1319,6 +1330,13 @@ fn load_initial(local: &Local, shared: &Shared, initial: &InitialState) {
         }
         *local.rbac.borrow_mut() = Rc::new(index);
     }
+    if config.authorization_mode.has_node() {
+        let mut graph = crate::auth::node::NodeGraph::default();
+        for kv in initial.live.iter().filter(|kv| crate::auth::node::is_node_graph_key(&kv.key)) {
+            graph.apply(&kv.key, Some(&kv.value));
+        }
+        *local.node_graph.borrow_mut() = Rc::new(graph);
+    }
     if let Some(graph) = &local.garbage {
         graph.borrow_mut().load(&initial.live, &registry);
     }
@@ -1371,6 +1389,9 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
         let registry = local.registry.borrow().clone();
         local.store.borrow_mut().apply(&batch, now_ms, &*registry);
         apply_rbac(&local, &batch);
+        if shared.config.authorization_mode.has_node() {
+            apply_node_graph(&local, &batch);
+        }
         if let Some(graph) = &local.garbage {
             let mut graph = graph.borrow_mut();
             for entry in batch.iter() {
@@ -1415,6 +1436,23 @@ fn apply_rbac(local: &Local, batch: &[Entry]) {
         match &entry.operation {
             Operation::Put(value) => index.apply(&entry.key, Some(value)),
             Operation::Delete => index.apply(&entry.key, None),
+        }
+    }
+}
+
+/// Applies a batch's pod and volume attachment changes to this shard's
+/// Node authorizer graph (copy-on-write, as `apply_rbac`).
+fn apply_node_graph(local: &Local, batch: &[Entry]) {
+    let mut changes = batch.iter().filter(|e| crate::auth::node::is_node_graph_key(&e.key)).peekable();
+    if changes.peek().is_none() {
+        return;
+    }
+    let mut graph = local.node_graph.borrow_mut();
+    let graph = Rc::make_mut(&mut graph);
+    for entry in changes {
+        match &entry.operation {
+            Operation::Put(value) => graph.apply(&entry.key, Some(value)),
+            Operation::Delete => graph.apply(&entry.key, None),
         }
     }
 }

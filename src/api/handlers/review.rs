@@ -277,6 +277,7 @@ fn access_attributes(spec: &Map<String, Value>) -> Result<Attributes, ApiError> 
             namespace: text(r, "namespace"),
             name: text(r, "name"),
             path: String::new(),
+            field_selector: Vec::new(),
         });
     }
     if let Some(n) = spec.get("nonResourceAttributes").filter(|v| v.is_object()) {
