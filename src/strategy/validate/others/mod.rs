@@ -1,6 +1,7 @@
 //! Validation of the kinds outside the core group, one file per API group
-//! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `admissionregistration.rs` for the webhook configurations) and what they share
-//! (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
+//! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, and
+//! `admissionregistration.rs` for the webhook configurations) and what they
+//! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
 
 mod admissionregistration;
