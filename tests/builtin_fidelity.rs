@@ -637,6 +637,39 @@ fn refused_rows() -> Vec<Refused> {
             // empty) is a Required error listing the valid values.
             causes: &[("spec.template.spec.restartPolicy", "FieldValueRequired")],
         },
+        // pkg/apis/admissionregistration/validation: validateValidatingWebhook.
+        Refused {
+            method: "POST",
+            url: "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+            body: json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                "metadata": {"name": "w"}, "webhooks": [{"name": "check.example.com", "clientConfig": {},
+                    "sideEffects": "None", "admissionReviewVersions": ["v1"]}]}),
+            code: 422,
+            reason: "Invalid",
+            message: "ValidatingWebhookConfiguration.admissionregistration.k8s.io \"w\" is invalid: webhooks[0].clientConfig: Required value: exactly one of url or service is required",
+            causes: &[("webhooks[0].clientConfig", "FieldValueRequired")],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+            body: json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+                "metadata": {"name": "m"}, "webhooks": [
+                    {"name": "a.example.com", "clientConfig": {"url": "http://hooks.example.com/m"},
+                        "sideEffects": "Some", "timeoutSeconds": 31, "admissionReviewVersions": ["v1"],
+                        "rules": [{"operations": ["PATCH"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]},
+                    {"name": "a.example.com", "clientConfig": {"service": {"namespace": "default", "name": "s"}},
+                        "sideEffects": "None", "admissionReviewVersions": ["v1"]}]}),
+            code: 422,
+            reason: "Invalid",
+            message: "",
+            causes: &[
+                ("webhooks[0].rules[0].operations[0]", "FieldValueNotSupported"),
+                ("webhooks[0].sideEffects", "FieldValueNotSupported"),
+                ("webhooks[0].timeoutSeconds", "FieldValueInvalid"),
+                ("webhooks[0].clientConfig.url", "FieldValueInvalid"),
+                ("webhooks[1].name", "FieldValueDuplicate"),
+            ],
+        },
     ]
 }
 

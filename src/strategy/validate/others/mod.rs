@@ -1,8 +1,10 @@
 //! Validation of the kinds outside the core group, one file per API group
-//! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`) and what they share
-//! (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
+//! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, and
+//! `admissionregistration.rs` for the webhook configurations) and what they
+//! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
 
+mod admissionregistration;
 mod apps;
 mod batch;
 mod common;
@@ -22,6 +24,10 @@ pub fn create(group: &str, kind: &str, object: &Object) -> Vec<FieldError> {
         "batch" => batch::create(kind, object),
         "rbac.authorization.k8s.io" => rbac::create(kind, object),
         "coordination.k8s.io" => coordination::create(kind, object),
+        "admissionregistration.k8s.io" if kind.ends_with("WebhookConfiguration") => {
+            let mutating = kind == "MutatingWebhookConfiguration";
+            admissionregistration::webhook_configuration(object, mutating, admissionregistration::Strictness::CREATE)
+        }
         _ => groups::create(group, kind, object),
     }
 }
@@ -32,6 +38,14 @@ pub fn update(group: &str, kind: &str, object: &Object, old: &Object, subresourc
         "batch" => batch::update(kind, object, old, subresource),
         "rbac.authorization.k8s.io" => rbac::update(kind, object, old),
         "coordination.k8s.io" => coordination::create(kind, object),
+        "admissionregistration.k8s.io" if kind.ends_with("WebhookConfiguration") && subresource.is_none() => {
+            let mutating = kind == "MutatingWebhookConfiguration";
+            admissionregistration::webhook_configuration(
+                object,
+                mutating,
+                admissionregistration::Strictness::for_update(old),
+            )
+        }
         _ => groups::update(group, kind, object, old, subresource),
     }
 }
