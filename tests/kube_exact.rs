@@ -127,12 +127,16 @@ fn health_checks_named_as_kube_names_them() {
     let hook = "poststarthook/start-system-namespaces-controller";
     assert_eq!(verbose_checks(&s, "/livez?verbose"), ["ping", "log", "etcd", hook]);
     assert_eq!(verbose_checks(&s, "/healthz?verbose"), ["ping", "log", "etcd", hook]);
-    assert_eq!(verbose_checks(&s, "/readyz?verbose"), ["ping", "log", "etcd", "etcd-readiness", hook, "shutdown"]);
+    assert_eq!(
+        verbose_checks(&s, "/readyz?verbose"),
+        ["ping", "log", "etcd", "etcd-readiness", "informer-sync", hook, "shutdown"]
+    );
     for path in [
         "/livez/ping",
         "/livez/etcd",
         "/readyz/etcd",
         "/readyz/etcd-readiness",
+        "/readyz/informer-sync",
         "/readyz/log",
         "/readyz/shutdown",
         "/readyz/poststarthook/start-system-namespaces-controller",
@@ -142,7 +146,13 @@ fn health_checks_named_as_kube_names_them() {
         assert_eq!((r.status, r.text()), (200, "ok".to_string()), "{path}");
     }
     // Readiness-only checks are not liveness checks, as in kube-apiserver.
-    for path in ["/livez/etcd-readiness", "/livez/shutdown", "/healthz/shutdown", "/readyz/no-such-check"] {
+    for path in [
+        "/livez/etcd-readiness",
+        "/livez/informer-sync",
+        "/livez/shutdown",
+        "/healthz/shutdown",
+        "/readyz/no-such-check",
+    ] {
         assert_eq!(s.get(path).status, 404, "{path}");
     }
 }

@@ -11,6 +11,10 @@
 //! - `etcd`: kube's name for the storage check, the same state as `log`
 //!   (the embedded log or etcd behind it; all three);
 //! - `etcd-readiness`: the same, on /readyz only, as kube's;
+//! - `informer-sync`: on /readyz only, as kube's (which passes once the
+//!   server's shared informers have synced). A shard loads its cache from the
+//!   log before it binds its listener, so whenever this handler answers the
+//!   cache it serves from is synced: the check always passes;
 //! - `poststarthook/start-system-namespaces-controller`: the default
 //!   namespaces exist (the backend's `bootstrap-namespaces`; all three);
 //! - `shutdown`: on /readyz only, failing once shutdown has begun, so a
@@ -26,6 +30,8 @@ use http::{Response, StatusCode};
 /// The backend's check that kube names `poststarthook/start-system-namespaces-controller`.
 const BACKEND_NAMESPACES: &str = "bootstrap-namespaces";
 const SYSTEM_NAMESPACES: &str = "poststarthook/start-system-namespaces-controller";
+/// kube's readiness check that the caches requests are served from are synced.
+const INFORMER_SYNC: &str = "informer-sync";
 
 /// The checks of `kind`, named and ordered as kube-apiserver's.
 pub fn checks_of(kind: &HealthKind, backend: Vec<HealthCheck>) -> Vec<HealthCheck> {
@@ -38,6 +44,9 @@ pub fn checks_of(kind: &HealthKind, backend: Vec<HealthCheck>) -> Vec<HealthChec
         if ready {
             checks.push(HealthCheck { name: "etcd-readiness", ..log });
         }
+    }
+    if ready {
+        checks.push(HealthCheck { name: INFORMER_SYNC, ok: true, detail: String::new() });
     }
     if let Some(namespaces) = take(BACKEND_NAMESPACES) {
         checks.push(HealthCheck { name: SYSTEM_NAMESPACES, ..namespaces });
@@ -131,7 +140,7 @@ mod tests {
         assert_eq!(names(&checks_of(&HealthKind::Healthz, all.clone())), ["ping", "log", "etcd", SYSTEM_NAMESPACES]);
         assert_eq!(
             names(&checks_of(&HealthKind::Readyz, all)),
-            ["ping", "log", "etcd", "etcd-readiness", SYSTEM_NAMESPACES, "shutdown"]
+            ["ping", "log", "etcd", "etcd-readiness", INFORMER_SYNC, SYSTEM_NAMESPACES, "shutdown"]
         );
     }
 
