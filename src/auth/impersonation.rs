@@ -92,6 +92,7 @@ impl Impersonation {
             namespace: namespace.into(),
             name: name.into(),
             path: String::new(),
+            field_selector: Vec::new(),
         };
         let mut checks = Vec::new();
         match service_account(&self.user) {
