@@ -144,9 +144,49 @@ pub fn order_fields(mut object: Object) -> Object {
 
 /// The bytes the log stores: the object without `metadata.resourceVersion`.
 pub fn storage_value(object: &Object) -> Result<Bytes, ApiError> {
-    let mut copy = object.clone();
-    metadata_mut(&mut copy).shift_remove("resourceVersion");
-    serde_json::to_vec(&copy).map(Bytes::from).map_err(|e| ApiError::Internal(format!("encoding object: {e}")))
+    let encoded = if matches!(object.get("metadata"), Some(Value::Object(_))) {
+        // The common case, serialized from the borrowed object: no copy of
+        // the tree per write, the same bytes as the copy below would give.
+        serde_json::to_vec(&WithoutResourceVersion(object))
+    } else {
+        let mut copy = object.clone();
+        metadata_mut(&mut copy).shift_remove("resourceVersion");
+        serde_json::to_vec(&copy)
+    };
+    encoded.map(Bytes::from).map_err(|e| ApiError::Internal(format!("encoding object: {e}")))
+}
+
+/// An object serialized as it is, except `metadata.resourceVersion`
+/// (its metadata is an object): the stored form `storage_value` encodes.
+struct WithoutResourceVersion<'a>(&'a Object);
+
+impl serde::Serialize for WithoutResourceVersion<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            match value {
+                Value::Object(meta) if key == "metadata" => map.serialize_entry(key, &MetadataWithout(meta))?,
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// Metadata without its `resourceVersion`.
+struct MetadataWithout<'a>(&'a Object);
+
+impl serde::Serialize for MetadataWithout<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let kept = self.0.len() - usize::from(self.0.contains_key("resourceVersion"));
+        let mut map = serializer.serialize_map(Some(kept))?;
+        for (key, value) in self.0.iter().filter(|(key, _)| key.as_str() != "resourceVersion") {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
 }
 
 /// RFC 3339 at second precision in UTC, as metav1.Time serializes.
@@ -190,6 +230,33 @@ pub fn invalid(info: &ResourceInfo, name: &str, causes: Vec<Cause>) -> ApiError 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `storage_value` stored before it serialized the borrowed object:
+    /// a copy without `metadata.resourceVersion`.
+    fn storage_value_by_copy(object: &Object) -> Vec<u8> {
+        let mut copy = object.clone();
+        metadata_mut(&mut copy).shift_remove("resourceVersion");
+        serde_json::to_vec(&copy).unwrap()
+    }
+
+    #[test]
+    fn storage_value_drops_only_the_resource_version() {
+        let cases = [
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","resourceVersion":"7","uid":"u","labels":{"resourceVersion":"k"}},"spec":{"resourceVersion":"1"}}"#,
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"resourceVersion":"7"}}"#,
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"status":{}}"#,
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{}}"#,
+            r#"{"apiVersion":"v1","kind":"Pod"}"#,
+            r#"{"metadata":"text","kind":"Pod"}"#,
+            r#"{"metadata":null}"#,
+        ];
+        for case in cases {
+            let object: Object = serde_json::from_str(case).unwrap();
+            let stored = storage_value(&object).unwrap();
+            assert_eq!(stored.as_ref(), storage_value_by_copy(&object).as_slice(), "{case}");
+            assert!(!String::from_utf8_lossy(&stored).contains(r#""resourceVersion":"7""#), "{case}");
+        }
+    }
 
     #[test]
     fn field_order_follows_kube() {

@@ -315,6 +315,14 @@ fn without_managed_fields(object: &Object) -> Value {
     Value::Object(copy)
 }
 
+/// Removes `metadata.managedFields` from `object`: its position in the
+/// metadata and its value, for `shift_insert` to put back.
+fn take_managed_fields(object: &mut Object) -> Option<(usize, Value)> {
+    let Some(Value::Object(meta)) = object.get_mut("metadata") else { return None };
+    let index = meta.keys().position(|key| key == "managedFields")?;
+    meta.shift_remove("managedFields").map(|value| (index, value))
+}
+
 /// The managers a write starts from: the new object's entries when the
 /// client sent some (or reset them), else the live object's.
 fn base_entries(live: Option<&Object>, new: &Object) -> Vec<Entry> {
@@ -334,8 +342,19 @@ fn base_entries(live: Option<&Object>, new: &Object) -> Vec<Entry> {
 pub fn update(live: Option<&Object>, new: &mut Object, write: &Write) {
     let mut entries = base_entries(live, new);
     let before = live.map(without_managed_fields).unwrap_or_else(|| json!({}));
-    let after = without_managed_fields(new);
+    // `new` without its managedFields, compared in place rather than copied:
+    // the entry is taken out and put back at its position afterwards.
+    let taken = take_managed_fields(new);
+    let after = Value::Object(std::mem::take(new));
     let comparison = fieldset::compare(&before, &after, write.ty());
+    if let Value::Object(object) = after {
+        *new = object;
+    }
+    if let Some((index, value)) = taken {
+        if let Some(Value::Object(meta)) = new.get_mut("metadata") {
+            meta.shift_insert(index, "managedFields".into(), value);
+        }
+    }
     let changed = write.tracked_only(comparison.changed());
     let removed = comparison.removed;
     let me = Entry {
