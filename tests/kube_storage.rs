@@ -264,7 +264,9 @@ fn a_kubernetes_etcd_is_served_as_kube_apiserver_served_it() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let metrics = s.get("/metrics").text();
-        if metrics.contains("\nshardline_etcd_behind_revisions 0\n") && metrics.contains("\nshardline_etcd_behind_seconds 0\n") {
+        if metrics.contains("\nshardline_etcd_behind_revisions 0\n")
+            && metrics.contains("\nshardline_etcd_behind_seconds 0\n")
+        {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "still behind etcd:\n{metrics}");

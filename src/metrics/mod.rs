@@ -465,7 +465,12 @@ impl Gathered {
                 );
                 text::sample(out, name, &[], revisions);
                 let name = "shardline_etcd_behind_seconds";
-                text::header(out, name, "How long this instance has not been caught up with etcd (0 when it is).", Kind::Gauge);
+                text::header(
+                    out,
+                    name,
+                    "How long this instance has not been caught up with etcd (0 when it is).",
+                    Kind::Gauge,
+                );
                 text::sample(out, name, &[], ms as f64 / 1000.0);
             }
         }
