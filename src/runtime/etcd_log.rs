@@ -286,7 +286,14 @@ async fn run(
         }
     };
     let revision = initial.revision;
-    eprintln!("shardline: etcd log at revision {revision} with {} objects", initial.live.len());
+    eprintln!(
+        "shardline: etcd log at revision {revision} with {} objects (endpoints {}, prefix {:?}, storage layout {}, {} values that did not decode skipped)",
+        initial.live.len(),
+        endpoints.join(","),
+        String::from_utf8_lossy(&keys.prefix),
+        keys.layout.name(),
+        kube_storage::decode_errors()
+    );
     shared.committed.fetch_max(revision.0, Ordering::AcqRel);
     let initial = Arc::new(initial);
     for tx in &shared.init_tx {
