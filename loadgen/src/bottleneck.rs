@@ -50,11 +50,13 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
 }
 
 /// Time the threads of `pid` ("self" for this process) spent runnable but waiting for a CPU,
-/// summed over threads, in seconds.
+/// summed over threads, in seconds. A thread that exits while the list is read is skipped
+/// (its time is lost with it); None only when the process itself is gone or a line is not
+/// schedstat's.
 pub fn run_queue_wait_s(pid: &str) -> Option<f64> {
     let mut ns = 0u64;
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
-        let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+        let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) else { continue };
         ns += stat.split_whitespace().nth(1)?.parse::<u64>().ok()?;
     }
     Some(ns as f64 / 1e9)
@@ -223,5 +225,26 @@ mod tests {
         assert_eq!(s, "loadgen waited for a CPU 50 % of the time, the server waited for a CPU 20 % of the time");
         assert!(run_queue_wait_s("self").is_some());
         assert!(pids_run_queue_wait_s(&[std::process::id()]).is_some());
+        assert_eq!(run_queue_wait_s(&u32::MAX.to_string()), None);
+    }
+
+    #[test]
+    fn threads_that_exit_while_being_read_do_not_lose_the_reading() {
+        // Threads come and go while the reading runs (the test harness's others do too): every
+        // reading must still succeed.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let churn = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::spawn(|| {}).join().unwrap();
+                }
+            })
+        };
+        for _ in 0..2_000 {
+            assert!(run_queue_wait_s("self").is_some());
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        churn.join().unwrap();
     }
 }

@@ -67,20 +67,36 @@ impl Etcd {
     }
 
     /// `size` members on loopback forming one cluster, each healthy.
+    ///
+    /// A member that exits while starting (another process bound one of its
+    /// ports between the probe and etcd's bind) makes the whole cluster start
+    /// again on fresh ports, up to three times.
     pub fn cluster(size: usize) -> Vec<Etcd> {
-        let ports: Vec<(u16, u16)> = (0..size).map(|_| (free_port(), free_port())).collect();
-        let initial: Vec<String> =
-            ports.iter().enumerate().map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}")).collect();
-        let initial = initial.join(",");
-        let members: Vec<Etcd> = ports
-            .iter()
-            .enumerate()
-            .map(|(i, (client, peer))| Etcd::spawn(&format!("m{i}"), *client, *peer, &initial, ports[0].1))
-            .collect();
-        for etcd in &members {
-            etcd.wait_healthy();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let ports: Vec<(u16, u16)> = (0..size).map(|_| (free_port(), free_port())).collect();
+            let initial: Vec<String> =
+                ports.iter().enumerate().map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}")).collect();
+            let initial = initial.join(",");
+            let mut members: Vec<Etcd> = ports
+                .iter()
+                .enumerate()
+                .map(|(i, (client, peer))| Etcd::spawn(&format!("m{i}"), *client, *peer, &initial, ports[0].1))
+                .collect();
+            let mut failed = None;
+            for etcd in &mut members {
+                if let Err(why) = etcd.try_wait_healthy() {
+                    failed = Some(why);
+                    break;
+                }
+            }
+            match failed {
+                None => return members,
+                Some(why) if attempt < 3 => eprintln!("etcd cluster start attempt {attempt} failed, retrying: {why}"),
+                Some(why) => panic!("{why}"),
+            }
         }
-        members
     }
 
     pub fn spawn(name: &str, client_port: u16, peer_port: u16, initial_cluster: &str, token: u16) -> Etcd {
@@ -167,15 +183,33 @@ impl Etcd {
         self.child = Some(child);
     }
 
-    pub fn wait_healthy(&self) {
+    pub fn wait_healthy(&mut self) {
+        if let Err(why) = self.try_wait_healthy() {
+            panic!("{why}");
+        }
+    }
+
+    /// Waits for /health; an error says why (the member exited, or the time
+    /// ran out) with the end of the member's log.
+    pub fn try_wait_healthy(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + ETCD_START;
         loop {
             if let Some((200, body)) = self.http("GET", "/health", None) {
                 if body.contains("true") {
-                    return;
+                    return Ok(());
                 }
             }
-            assert!(Instant::now() < deadline, "etcd did not become healthy within {ETCD_START:?}");
+            let exited = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+            if exited.is_some() || Instant::now() >= deadline {
+                let log = std::fs::read_to_string(self._dir.path().join("etcd.log")).unwrap_or_default();
+                let tail: String =
+                    log.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+                let what = match exited {
+                    Some(status) => format!("etcd exited while starting ({status})"),
+                    None => format!("etcd did not become healthy within {ETCD_START:?}"),
+                };
+                return Err(format!("{what}; the end of its log:\n{tail}"));
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }

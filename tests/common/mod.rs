@@ -97,8 +97,28 @@ pub fn shardline_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_shardline"))
 }
 
-/// Finds a free port on 127.0.0.1 by binding port 0 and releasing it.
+/// Finds a free port on 127.0.0.1, below the kernel's ephemeral range.
+///
+/// A port from binding port 0 comes from the ephemeral range, which the
+/// kernel also hands to every outgoing connection: between the probe and the
+/// child's own bind, any test's client socket may take it (CI once saw etcd
+/// fail to start that way). Ports below the range are only ever taken by an
+/// explicit bind, so the probe below holds until the child binds, unless
+/// another test process probes the same port in that window; the pick is
+/// spread by process id and a counter to make that unlikely.
 pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const LOW: u32 = 10_000;
+    const SPAN: u32 = 22_000; // 10000..32000, below Linux's default 32768
+    let seed = std::process::id().wrapping_mul(2_654_435_761);
+    for _ in 0..SPAN {
+        let n = NEXT.fetch_add(7_919, Ordering::Relaxed);
+        let port = (LOW + seed.wrapping_add(n) % SPAN) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0 to find a free port");
     listener.local_addr().expect("local_addr of probe listener").port()
 }
