@@ -21,6 +21,7 @@ pub mod protobuf;
 pub mod protobuf_encode;
 pub mod route;
 pub mod status;
+pub mod system_objects;
 pub mod testing;
 pub mod yaml;
 

@@ -1,190 +1,53 @@
 //! The RBAC objects kube-apiserver creates on a fresh cluster (its
-//! "bootstrap policy"), which a Shardline server in RBAC mode writes at
-//! start-up when they are absent: `cluster-admin`, the user-facing `admin`,
-//! `edit` and `view` (aggregated from the `system:aggregate-to-*` roles by
-//! their labels), `system:discovery`, `system:basic-user`,
-//! `system:public-info-viewer`, and their bindings. Pure data, no I/O; the
-//! runtime appends them with an "absent" precondition, so an operator's
-//! later changes are kept across restarts.
+//! "bootstrap policy", `plugin/pkg/auth/authorizer/rbac/bootstrappolicy`):
+//! all 70 ClusterRoles (`cluster-admin`, the user-facing `admin`, `edit`
+//! and `view` aggregated from the `system:aggregate-to-*` roles, the
+//! `system:controller:*` roles of kube-controller-manager's controllers,
+//! `system:kube-scheduler`, `system:node`, ...), the 51
+//! ClusterRoleBindings, and the Roles and RoleBindings in `kube-system` and
+//! `kube-public` (leader election, bootstrap signing, the
+//! extension-apiserver-authentication reader). A Shardline server in RBAC
+//! mode writes them at start-up where absent, so the real
+//! kube-controller-manager and kube-scheduler find the permissions they
+//! have on kube-apiserver, and an operator's later changes are kept across
+//! restarts.
+//!
+//! The policy is data: `bootstrap_policy.json` holds each object's name,
+//! namespace, labels, annotations and rules/aggregationRule/subjects/roleRef
+//! as a v1.36 kube-apiserver served them (the items labelled
+//! `kubernetes.io/bootstrapping: rbac-defaults` of
+//! tests/fixtures/kube-v1.36/lists/rbac.authorization.k8s.io_v1_*.json;
+//! regenerate by keeping those fields of those items). Pure data, no I/O;
+//! the runtime appends them with an "absent" precondition.
 
 use crate::types::key::ObjectKey;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-const BOOTSTRAP_LABEL: &str = "kubernetes.io/bootstrapping";
+const POLICY: &str = include_str!("bootstrap_policy.json");
 
-fn metadata(name: &str, extra_labels: &[&str]) -> Value {
-    let mut labels = serde_json::Map::new();
-    labels.insert(BOOTSTRAP_LABEL.into(), json!("rbac-defaults"));
-    for label in extra_labels {
-        labels.insert(format!("rbac.authorization.k8s.io/{label}"), json!("true"));
-    }
-    json!({
-        "name": name,
-        "labels": labels,
-        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
-    })
-}
-
-fn cluster_role(name: &str, labels: &[&str], rules: Value) -> (ObjectKey, Value) {
-    (
-        ObjectKey::new(super::rbac::RBAC_GROUP, "clusterroles", "", name),
-        json!({"kind": "ClusterRole", "apiVersion": "rbac.authorization.k8s.io/v1",
-               "metadata": metadata(name, labels), "rules": rules}),
-    )
-}
-
-fn aggregated(name: &str, label: &str) -> (ObjectKey, Value) {
-    (
-        ObjectKey::new(super::rbac::RBAC_GROUP, "clusterroles", "", name),
-        json!({"kind": "ClusterRole", "apiVersion": "rbac.authorization.k8s.io/v1",
-               "metadata": metadata(name, &[]),
-               "aggregationRule": {"clusterRoleSelectors": [
-                   {"matchLabels": {format!("rbac.authorization.k8s.io/{label}"): "true"}}]},
-               "rules": []}),
-    )
-}
-
-fn binding(name: &str, role: &str, groups: &[&str]) -> (ObjectKey, Value) {
-    let subjects: Vec<Value> =
-        groups.iter().map(|g| json!({"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": g})).collect();
-    (
-        ObjectKey::new(super::rbac::RBAC_GROUP, "clusterrolebindings", "", name),
-        json!({"kind": "ClusterRoleBinding", "apiVersion": "rbac.authorization.k8s.io/v1",
-               "metadata": metadata(name, &[]),
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-               "subjects": subjects}),
-    )
-}
-
-/// The workload resources the `view`/`edit` roles cover, by group.
-fn workloads() -> Vec<(&'static str, Vec<&'static str>)> {
-    vec![
-        (
-            "",
-            vec![
-                "pods",
-                "pods/log",
-                "pods/status",
-                "configmaps",
-                "endpoints",
-                "persistentvolumeclaims",
-                "replicationcontrollers",
-                "replicationcontrollers/scale",
-                "services",
-                "serviceaccounts",
-                "events",
-                "limitranges",
-                "resourcequotas",
-            ],
-        ),
-        (
-            "apps",
-            vec![
-                "deployments",
-                "deployments/scale",
-                "daemonsets",
-                "replicasets",
-                "replicasets/scale",
-                "statefulsets",
-                "statefulsets/scale",
-            ],
-        ),
-        ("batch", vec!["jobs", "cronjobs"]),
-        ("autoscaling", vec!["horizontalpodautoscalers"]),
-        ("networking.k8s.io", vec!["ingresses", "networkpolicies"]),
-        ("policy", vec!["poddisruptionbudgets"]),
-        ("discovery.k8s.io", vec!["endpointslices"]),
-    ]
-}
-
-fn workload_rules(verbs: &[&str], extra_core: &[&str]) -> Value {
-    let mut rules: Vec<Value> = workloads()
-        .into_iter()
-        .map(|(group, resources)| json!({"apiGroups": [group], "resources": resources, "verbs": verbs}))
-        .collect();
-    if !extra_core.is_empty() {
-        rules.push(json!({"apiGroups": [""], "resources": extra_core, "verbs": verbs}));
-    }
-    Value::Array(rules)
-}
-
-/// Every bootstrap object, ClusterRoles before the bindings that name them.
+/// Every bootstrap object, roles before the bindings that name them.
 pub fn policy() -> Vec<(ObjectKey, Value)> {
-    let read = ["get", "list", "watch"];
-    let write = ["create", "delete", "deletecollection", "patch", "update"];
-    let public_paths = json!(["/healthz", "/livez", "/readyz", "/version", "/version/"]);
-    vec![
-        cluster_role(
-            "cluster-admin",
-            &[],
-            json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-                   {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
-        ),
-        aggregated("admin", "aggregate-to-admin"),
-        aggregated("edit", "aggregate-to-edit"),
-        aggregated("view", "aggregate-to-view"),
-        cluster_role(
-            "system:aggregate-to-admin",
-            &["aggregate-to-admin"],
-            json!([{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
-                    "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]},
-                   {"apiGroups": ["authorization.k8s.io"], "resources": ["localsubjectaccessreviews"], "verbs": ["create"]}]),
-        ),
-        cluster_role(
-            "system:aggregate-to-edit",
-            &["aggregate-to-admin", "aggregate-to-edit"],
-            workload_rules(&write, &["secrets", "pods/exec", "pods/attach", "pods/portforward"]),
-        ),
-        cluster_role(
-            "system:aggregate-to-view",
-            &["aggregate-to-admin", "aggregate-to-edit", "aggregate-to-view"],
-            workload_rules(&read, &["namespaces"]),
-        ),
-        cluster_role(
-            "system:discovery",
-            &[],
-            json!([{"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
-                                        "/openapi/*", "/readyz", "/version", "/version/"],
-                    "verbs": ["get"]}]),
-        ),
-        cluster_role(
-            "system:basic-user",
-            &[],
-            json!([{"apiGroups": ["authorization.k8s.io"],
-                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
-                   {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]}]),
-        ),
-        cluster_role("system:public-info-viewer", &[], json!([{"nonResourceURLs": public_paths, "verbs": ["get"]}])),
-        // What a component delegating authentication and authorization
-        // (an aggregated API server, a webhook) needs.
-        cluster_role(
-            "system:auth-delegator",
-            &[],
-            json!([{"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
-                   {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]}]),
-        ),
-        // The service account issuer's discovery documents, for service accounts.
-        cluster_role(
-            "system:service-account-issuer-discovery",
-            &[],
-            json!([{"nonResourceURLs": ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
-                                        "/openid/v1/jwks", "/openid/v1/jwks/"],
-                    "verbs": ["get"]}]),
-        ),
-        binding("cluster-admin", "cluster-admin", &["system:masters"]),
-        binding("system:discovery", "system:discovery", &["system:authenticated"]),
-        binding("system:basic-user", "system:basic-user", &["system:authenticated"]),
-        binding(
-            "system:service-account-issuer-discovery",
-            "system:service-account-issuer-discovery",
-            &["system:serviceaccounts"],
-        ),
-        binding(
-            "system:public-info-viewer",
-            "system:public-info-viewer",
-            &["system:authenticated", "system:unauthenticated"],
-        ),
-    ]
+    let data: Value = serde_json::from_str(POLICY).unwrap_or(Value::Null);
+    let mut out = Vec::new();
+    for (kind, resource) in [
+        ("ClusterRole", "clusterroles"),
+        ("Role", "roles"),
+        ("ClusterRoleBinding", "clusterrolebindings"),
+        ("RoleBinding", "rolebindings"),
+    ] {
+        for item in data[kind].as_array().into_iter().flatten() {
+            let Value::Object(fields) = item else { continue };
+            let metadata = &item["metadata"];
+            let name = metadata["name"].as_str().unwrap_or("");
+            let namespace = metadata["namespace"].as_str().unwrap_or("");
+            let mut object = serde_json::Map::new();
+            object.insert("kind".into(), kind.into());
+            object.insert("apiVersion".into(), "rbac.authorization.k8s.io/v1".into());
+            object.extend(fields.iter().map(|(k, v)| (k.clone(), v.clone())));
+            out.push((ObjectKey::new(super::rbac::RBAC_GROUP, resource, namespace, name), Value::Object(object)));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -230,5 +93,43 @@ mod tests {
         assert!(index.allows(&edit, &Attributes { verb: "delete".into(), name: "p".into(), ..list_pods.clone() }));
         let roles = Attributes { api_group: "rbac.authorization.k8s.io".into(), resource: "roles".into(), ..list_pods };
         assert!(!index.allows(&edit, &roles));
+    }
+
+    #[test]
+    fn the_policy_holds_what_the_control_plane_components_need() {
+        let policy = policy();
+        let count = |resource: &str| policy.iter().filter(|(k, _)| k.resource == resource).count();
+        assert_eq!(
+            (count("clusterroles"), count("clusterrolebindings"), count("roles"), count("rolebindings")),
+            (70, 51, 7, 7)
+        );
+        let mut index = RbacIndex::default();
+        for (key, value) in &policy {
+            assert_eq!(value["metadata"]["labels"]["kubernetes.io/bootstrapping"], "rbac-defaults", "{key:?}");
+            index.apply(&key.encode(), Some(&serde_json::to_vec(value).unwrap()));
+        }
+        let attrs = |verb: &str, group: &str, resource: &str, namespace: &str| Attributes {
+            verb: verb.into(),
+            resource_request: true,
+            api_group: group.into(),
+            resource: resource.into(),
+            namespace: namespace.into(),
+            ..Attributes::default()
+        };
+        let scheduler = UserInfo::authenticated("system:kube-scheduler".into(), String::new(), vec![]);
+        assert!(index
+            .allows(&scheduler, &Attributes { subresource: "binding".into(), ..attrs("create", "", "pods", "ns") }));
+        assert!(index.allows(&scheduler, &attrs("update", "coordination.k8s.io", "leases", "kube-system")));
+        assert!(!index.allows(&scheduler, &attrs("create", "", "secrets", "ns")));
+        let manager = UserInfo::authenticated("system:kube-controller-manager".into(), String::new(), vec![]);
+        assert!(index.allows(&manager, &attrs("list", "", "secrets", "")));
+        assert!(index.allows(&manager, &attrs("create", "", "serviceaccounts", "kube-system")));
+        let deployment_controller = UserInfo::authenticated(
+            "system:serviceaccount:kube-system:deployment-controller".into(),
+            String::new(),
+            vec![],
+        );
+        assert!(index.allows(&deployment_controller, &attrs("create", "apps", "replicasets", "ns")));
+        assert!(!index.allows(&deployment_controller, &attrs("create", "", "secrets", "ns")));
     }
 }

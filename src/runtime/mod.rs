@@ -1273,6 +1273,26 @@ async fn bootstrap_namespaces(backend: &ShardBackend) {
     {
         return;
     }
+    let config = &backend.shared.config;
+    let range = &config.service_ranges.cluster_ip;
+    let today = api::object::timestamp(SystemTime::now()).get(..10).unwrap_or("").to_string();
+    let facts = api::system_objects::Facts {
+        service_cidr: range.to_string(),
+        service_ip: range.format_ip(range.kubernetes_service_ip()),
+        port: config.listen.port(),
+        today,
+    };
+    match api::system_objects::ensure(backend, &facts).await {
+        Ok(ensured) => {
+            for refused in ensured.refused {
+                eprintln!("shardline: not creating kube-apiserver's object {refused}");
+            }
+        }
+        Err(e) => {
+            eprintln!("shardline: creating kube-apiserver's own objects: {e}");
+            return;
+        }
+    }
     backend.shared.bootstrapped.store(true, Ordering::Release);
 }
 

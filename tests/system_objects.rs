@@ -1,0 +1,128 @@
+//! The objects kube-apiserver keeps itself, as the real binary creates them
+//! on a fresh data directory: the `default/kubernetes` Service with the first
+//! address of `--service-cluster-ip-range` (claimed like any Service's), its
+//! ServiceCIDR, the system PriorityClasses, the legacy token tracking
+//! ConfigMap, the Priority and Fairness configuration, and, in RBAC mode,
+//! kube's whole bootstrap policy; an operator's change to one is kept across a
+//! restart.
+
+mod common;
+
+use common::{Launch, Server};
+use serde_json::{json, Value};
+
+fn names(list: &Value) -> Vec<String> {
+    let mut names: Vec<String> =
+        list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_fresh_server_holds_kube_apiservers_own_objects_and_keeps_changes_to_them() {
+    let mut server = Server::start_with(Launch {
+        extra_args: vec!["--service-cluster-ip-range".into(), "10.96.0.0/16".into()],
+        ..Launch::default()
+    });
+    let service = server.get_ok("/api/v1/namespaces/default/services/kubernetes");
+    assert_eq!(service["spec"]["clusterIP"], "10.96.0.1", "{service}");
+    assert_eq!(service["spec"]["ports"][0]["port"], 443);
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], server.addr.port());
+    assert_eq!(service["metadata"]["labels"]["provider"], "kubernetes");
+    assert_eq!(service["metadata"]["managedFields"][0]["manager"], "kube-apiserver");
+    // The address is claimed: another Service cannot take it.
+    let taken = server.post_json(
+        "/api/v1/namespaces/default/services",
+        &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "other"},
+                "spec": {"clusterIP": "10.96.0.1", "ports": [{"port": 80}]}}),
+    );
+    assert_eq!(taken.status, 422, "{}", taken.text());
+    assert_eq!(names(&server.get_ok("/apis/networking.k8s.io/v1/ipaddresses")), ["10.96.0.1"]);
+    let cidr = server.get_ok("/apis/networking.k8s.io/v1/servicecidrs/kubernetes");
+    assert_eq!(cidr["spec"]["cidrs"], json!(["10.96.0.0/16"]));
+    assert_eq!(
+        names(&server.get_ok("/apis/scheduling.k8s.io/v1/priorityclasses")),
+        ["system-cluster-critical", "system-node-critical"]
+    );
+    let critical = server.get_ok("/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical");
+    assert_eq!(critical["value"], 2_000_001_000);
+    let tracking =
+        server.get_ok("/api/v1/namespaces/kube-system/configmaps/kube-apiserver-legacy-service-account-token-tracking");
+    assert_eq!(tracking["data"]["since"].as_str().unwrap().len(), "2006-01-02".len(), "{tracking}");
+    assert_eq!(names(&server.get_ok("/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations")).len(), 8);
+    let schemas = server.get_ok("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas");
+    assert_eq!(names(&schemas).len(), 11);
+    assert!(names(&schemas).contains(&"system-leader-election".to_string()));
+
+    // An operator's change survives a restart; nothing is created twice.
+    let patched = server.send_json(
+        "PUT",
+        "/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical",
+        &json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": "system-cluster-critical",
+                             "resourceVersion": server.get_ok("/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical")["metadata"]["resourceVersion"]},
+                "value": 2_000_000_000, "description": "changed by the operator",
+                "preemptionPolicy": "PreemptLowerPriority"}),
+    );
+    assert_eq!(patched.status, 200, "{}", patched.text());
+    let before = server.get_ok("/api/v1/namespaces/default/services/kubernetes")["metadata"]["uid"].clone();
+    server.terminate();
+    server.restart();
+    let after = server.get_ok("/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical");
+    assert_eq!(after["description"], "changed by the operator");
+    assert_eq!(server.get_ok("/api/v1/namespaces/default/services/kubernetes")["metadata"]["uid"], before);
+    assert_eq!(names(&server.get_ok("/api/v1/services")), ["kubernetes"]);
+
+    // The address stays reserved for it (kube's ipallocator), and a deleted
+    // `kubernetes` Service comes back at the next start, at the same address.
+    assert_eq!(server.delete("/api/v1/namespaces/default/services/kubernetes").status, 200);
+    let squatter = server.post_json(
+        "/api/v1/namespaces/default/services",
+        &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "squatter"},
+                "spec": {"clusterIP": "10.96.0.1", "ports": [{"port": 80}]}}),
+    );
+    assert_eq!(squatter.status, 422, "{}", squatter.text());
+    server.terminate();
+    server.restart();
+    let service = server.get_ok("/api/v1/namespaces/default/services/kubernetes");
+    assert_eq!(service["spec"]["clusterIP"], "10.96.0.1");
+    assert_ne!(service["metadata"]["uid"], before);
+}
+
+#[test]
+fn rbac_mode_writes_kubes_whole_bootstrap_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "admin-token,admin,1,\"system:masters\"\n").unwrap();
+    let server = Server::start_with(Launch {
+        extra_args: vec![
+            "--authorization-mode".into(),
+            "RBAC".into(),
+            "--token-auth-file".into(),
+            tokens.display().to_string(),
+        ],
+        readyz_token: Some("admin-token".into()),
+        ..Launch::default()
+    });
+    let list = |path: &str| -> Vec<String> {
+        let r = server.request("GET", path, &[("Authorization", "Bearer admin-token")], None);
+        assert_eq!(r.status, 200, "{}", r.text());
+        names(&r.json())
+    };
+    let roles = list("/apis/rbac.authorization.k8s.io/v1/clusterroles");
+    assert_eq!(roles.len(), 70, "{roles:?}");
+    for name in [
+        "system:kube-scheduler",
+        "system:kube-controller-manager",
+        "system:node",
+        "system:controller:deployment-controller",
+    ] {
+        assert!(roles.contains(&name.to_string()), "{name}");
+    }
+    assert_eq!(list("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings").len(), 51);
+    let roles = list("/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles");
+    assert!(roles.contains(&"system::leader-locking-kube-scheduler".to_string()), "{roles:?}");
+    // Anonymous requests get what kube's policy gives them: /healthz, not the API.
+    assert_eq!(server.request("GET", "/healthz", &[], None).status, 200);
+    assert_eq!(server.request("GET", "/api/v1/namespaces", &[], None).status, 403);
+}
