@@ -14,10 +14,15 @@
 //! with kube's reason; a `NoOpinion` goes on to the next authorizer of the
 //! chain (RBAC, then whatever `authz` adds after it).
 //!
+//! Persistent volumes join the graph as kube's do: a PersistentVolume is
+//! reached through the claim its `spec.claimRef` names (node -> pod -> PVC
+//! <- PV), and the secrets its volume source names for the kubelet (kube's
+//! `VisitPVSecretNames` with `kubeletVisible`: not the CSI controller's
+//! secrets) through that PersistentVolume.
+//!
 //! Architecture invariant: a node reaches an object only through a pod bound
 //! to it; an entry that does not parse removes what its key held (it grants
-//! nothing). Not modelled yet: the PVC -> PV -> secret edges (persistent
-//! volumes are refused here and go to RBAC), resource slices.
+//! nothing). Not modelled yet: resource slices.
 
 use std::collections::HashMap;
 
@@ -66,12 +71,25 @@ pub struct NodeGraph {
     referred: HashMap<ObjectName, HashMap<String, u32>>,
     /// VolumeAttachment name -> `spec.nodeName`.
     volume_attachments: HashMap<String, String>,
+    /// PersistentVolume name -> its claim and the secrets it gives the kubelet.
+    persistent_volumes: HashMap<String, BoundVolume>,
+    /// Secret (namespace, name) -> the PersistentVolumes naming it.
+    volume_secrets: HashMap<(String, String), Vec<String>>,
+}
+
+/// What the graph keeps of a PersistentVolume with a `claimRef`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct BoundVolume {
+    /// (namespace, name) of `spec.claimRef`.
+    claim: (String, String),
+    /// (namespace, name) of each kubelet-visible secret.
+    secrets: Vec<(String, String)>,
 }
 
 /// Whether a log key holds an object the graph follows.
 pub fn is_node_graph_key(key: &[u8]) -> bool {
     crate::types::key::group_resource(key).is_some_and(|(group, resource)| {
-        matches!((group, resource), ("", "pods") | ("storage.k8s.io", "volumeattachments"))
+        matches!((group, resource), ("", "pods") | ("", "persistentvolumes") | ("storage.k8s.io", "volumeattachments"))
     })
 }
 
@@ -89,6 +107,15 @@ impl NodeGraph {
                         *self.referred.entry(reference.clone()).or_default().entry(pod.node.clone()).or_default() += 1;
                     }
                     self.pods.insert(named, pod);
+                }
+            }
+            ("", "persistentvolumes") => {
+                self.remove_volume(&key.name);
+                if let Some(volume) = object.as_ref().and_then(bound_volume) {
+                    for secret in &volume.secrets {
+                        self.volume_secrets.entry(secret.clone()).or_default().push(key.name.clone());
+                    }
+                    self.persistent_volumes.insert(key.name, volume);
                 }
             }
             ("storage.k8s.io", "volumeattachments") => {
@@ -123,11 +150,38 @@ impl NodeGraph {
         }
     }
 
-    /// Whether a pod bound to `node` refers to the object.
+    fn remove_volume(&mut self, name: &str) {
+        let Some(old) = self.persistent_volumes.remove(name) else { return };
+        for secret in old.secrets {
+            if let Some(volumes) = self.volume_secrets.get_mut(&secret) {
+                volumes.retain(|v| v != name);
+                if volumes.is_empty() {
+                    self.volume_secrets.remove(&secret);
+                }
+            }
+        }
+    }
+
+    /// Whether a pod bound to `node` refers to the object (a secret also
+    /// through a PersistentVolume bound to a claim such a pod uses).
     pub fn has_path(&self, node: &str, kind: Referred, namespace: &str, name: &str) -> bool {
-        self.referred
+        let direct = self
+            .referred
             .get(&(kind, namespace.to_string(), name.to_string()))
-            .is_some_and(|nodes| nodes.contains_key(node))
+            .is_some_and(|nodes| nodes.contains_key(node));
+        direct
+            || (kind == Referred::Secret
+                && self
+                    .volume_secrets
+                    .get(&(namespace.to_string(), name.to_string()))
+                    .is_some_and(|volumes| volumes.iter().any(|v| self.volume_on(node, v))))
+    }
+
+    /// Whether the PersistentVolume's claim is used by a pod bound to `node`.
+    fn volume_on(&self, node: &str, volume: &str) -> bool {
+        self.persistent_volumes
+            .get(volume)
+            .is_some_and(|v| self.has_path(node, Referred::PersistentVolumeClaim, &v.claim.0, &v.claim.1))
     }
 
     fn pod_on(&self, node: &str, namespace: &str, name: &str) -> bool {
@@ -211,6 +265,44 @@ fn bound_pod(namespace: &str, pod_name: &str, pod: &serde_json::Value) -> Option
     Some(BoundPod { node, references })
 }
 
+/// A PersistentVolume's claim and kubelet-visible secrets; None without a
+/// `claimRef` (kube adds its edges only then).
+fn bound_volume(pv: &serde_json::Value) -> Option<BoundVolume> {
+    let spec = pv.get("spec")?;
+    let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let claim = spec.get("claimRef")?;
+    let claim_namespace = text(claim.get("namespace"));
+    let claim = (claim_namespace.clone(), text(claim.get("name")));
+    let mut secrets = Vec::new();
+    let mut add = |namespace: String, name: String| {
+        if !name.is_empty() && !secrets.contains(&(namespace.clone(), name.clone())) {
+            secrets.push((namespace, name));
+        }
+    };
+    // A secret reference's namespace, else the claim's (PVs persisted before
+    // secret references had namespaces).
+    let or_claim = |ns: String| if ns.is_empty() { claim_namespace.clone() } else { ns };
+    if let Some(azure) = spec.get("azureFile") {
+        add(or_claim(text(azure.get("secretNamespace"))), text(azure.get("secretName")));
+    } else if let Some(source) = ["cephfs", "flexVolume", "rbd", "scaleIO", "iscsi"].iter().find_map(|f| spec.get(*f)) {
+        if let Some(secret) = source.get("secretRef") {
+            add(or_claim(text(secret.get("namespace"))), text(secret.get("name")));
+        }
+    } else if let Some(source) = ["cinder", "storageos"].iter().find_map(|f| spec.get(*f)) {
+        if let Some(secret) = source.get("secretRef") {
+            add(text(secret.get("namespace")), text(secret.get("name")));
+        }
+    } else if let Some(csi) = spec.get("csi") {
+        // The controller's secrets are not the kubelet's.
+        for field in ["nodePublishSecretRef", "nodeStageSecretRef"] {
+            if let Some(secret) = csi.get(field) {
+                add(text(secret.get("namespace")), text(secret.get("name")));
+            }
+        }
+    }
+    Some(BoundVolume { claim, secrets })
+}
+
 /// The node a user is, when it is one (kube's `NodeIdentity`): Some("") for
 /// a member of `system:nodes` whose name does not say which node.
 pub fn node_identity(user: &UserInfo) -> Option<&str> {
@@ -275,8 +367,20 @@ pub fn authorize(graph: &NodeGraph, user: &UserInfo, a: &Attributes) -> Decision
             get_only(Referred::PersistentVolumeClaim)
         }
         ("", "persistentvolumes") => {
-            // The PVC -> PV edge is not in this graph yet: RBAC decides.
-            no(format!("no relationship found between node '{node}' and this object"))
+            if a.verb != "get" {
+                return no("can only get individual resources of this type".into());
+            }
+            if !a.subresource.is_empty() {
+                return no("cannot get subresource".into());
+            }
+            if a.name.is_empty() {
+                return no("No Object name found".into());
+            }
+            if graph.volume_on(node, &a.name) {
+                Decision::Allow
+            } else {
+                no(format!("no relationship found between node '{node}' and this object"))
+            }
         }
         ("resource.k8s.io", "resourceclaims") => get_only(Referred::ResourceClaim),
         ("storage.k8s.io", "volumeattachments") => {
@@ -549,6 +653,71 @@ mod tests {
         assert!(matches!(authorize(&graph, &n1, &get_va), Decision::NoOpinion(_)));
         assert_eq!(authorize(&graph, &n1, &attrs("get", "storage.k8s.io", "csinodes", "", "n1")), Decision::Allow);
         assert!(is_node_graph_key(&key("", "pods", "ns", "p")));
+        assert!(is_node_graph_key(&key("", "persistentvolumes", "", "pv")));
         assert!(!is_node_graph_key(&key("", "secrets", "ns", "p")));
+    }
+
+    #[test]
+    fn persistent_volumes_and_their_secrets_through_the_claims_of_a_nodes_pods() {
+        let mut graph = NodeGraph::default();
+        let put_pv = |graph: &mut NodeGraph, name: &str, pv: serde_json::Value| {
+            graph.apply(&key("", "persistentvolumes", "", name), Some(&serde_json::to_vec(&pv).unwrap()));
+        };
+        put_pv(
+            &mut graph,
+            "pv-csi",
+            json!({"spec": {"claimRef": {"namespace": "ns", "name": "data"},
+                   "csi": {"driver": "d", "volumeHandle": "h",
+                           "nodePublishSecretRef": {"namespace": "ns", "name": "publish"},
+                           "nodeStageSecretRef": {"namespace": "storage", "name": "stage"},
+                           "controllerPublishSecretRef": {"namespace": "ns", "name": "controller"}}}}),
+        );
+        put_pv(
+            &mut graph,
+            "pv-rbd",
+            json!({"spec": {"claimRef": {"namespace": "ns", "name": "data"},
+                   "rbd": {"monitors": ["m"], "image": "i", "secretRef": {"name": "ceph"}}}}),
+        );
+        put_pv(
+            &mut graph,
+            "pv-free",
+            json!({"spec": {"csi": {"driver": "d", "volumeHandle": "h",
+            "nodePublishSecretRef": {"namespace": "ns", "name": "free"}}}}),
+        );
+        let n1 = kubelet("n1");
+        let get_pv = |name: &str| attrs("get", "", "persistentvolumes", "", name);
+        let get_secret = |ns: &str, name: &str| attrs("get", "", "secrets", ns, name);
+        // No pod uses the claim yet.
+        assert!(matches!(authorize(&graph, &n1, &get_pv("pv-csi")), Decision::NoOpinion(_)));
+        assert!(matches!(authorize(&graph, &n1, &get_secret("ns", "publish")), Decision::NoOpinion(_)));
+        put_pod(
+            &mut graph,
+            "p",
+            "n1",
+            json!({"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]}),
+        );
+        assert_eq!(authorize(&graph, &n1, &get_pv("pv-csi")), Decision::Allow);
+        assert_eq!(authorize(&graph, &n1, &get_pv("pv-rbd")), Decision::Allow);
+        assert_eq!(authorize(&graph, &n1, &get_secret("ns", "publish")), Decision::Allow);
+        assert_eq!(authorize(&graph, &n1, &get_secret("storage", "stage")), Decision::Allow);
+        // A secret reference without a namespace is in the claim's.
+        assert_eq!(authorize(&graph, &n1, &get_secret("ns", "ceph")), Decision::Allow);
+        // The CSI controller's secret is not the kubelet's; an unbound PV is nobody's.
+        assert!(matches!(authorize(&graph, &n1, &get_secret("ns", "controller")), Decision::NoOpinion(_)));
+        assert!(matches!(authorize(&graph, &n1, &get_pv("pv-free")), Decision::NoOpinion(_)));
+        assert!(matches!(authorize(&graph, &n1, &get_secret("ns", "free")), Decision::NoOpinion(_)));
+        // Another node, a list, a write: no.
+        assert!(matches!(authorize(&graph, &kubelet("n2"), &get_pv("pv-csi")), Decision::NoOpinion(_)));
+        assert_eq!(
+            authorize(&graph, &n1, &attrs("list", "", "persistentvolumes", "", "")),
+            Decision::NoOpinion("can only get individual resources of this type".into())
+        );
+        // The PV deleted, or the pod gone: the paths go with them.
+        graph.apply(&key("", "persistentvolumes", "", "pv-csi"), None);
+        assert!(matches!(authorize(&graph, &n1, &get_secret("ns", "publish")), Decision::NoOpinion(_)));
+        assert!(graph.volume_secrets.get(&("ns".to_string(), "publish".to_string())).is_none());
+        graph.apply(&key("", "pods", "ns", "p"), None);
+        assert!(matches!(authorize(&graph, &n1, &get_pv("pv-rbd")), Decision::NoOpinion(_)));
+        assert!(matches!(authorize(&graph, &n1, &get_secret("ns", "ceph")), Decision::NoOpinion(_)));
     }
 }
