@@ -343,7 +343,8 @@ fn service_account_tokens(args: &ServeArgs) -> Result<shardline::auth::serviceac
             ServiceAccountTokens::from_pem(&pem, &keys, issuer, audiences)
                 .map_err(|e| format!("--service-account-signing-key-file/--service-account-key-file: {e}"))
         }
-        None => ServiceAccountTokens::generated(issuer, audiences).map_err(|e| format!("service account key: {e}")),
+        None => ServiceAccountTokens::generated_with(&keys, issuer, audiences)
+            .map_err(|e| format!("--service-account-key-file: {e}")),
     }
 }
 

@@ -375,3 +375,104 @@ fn issuer_discovery_documents() {
     assert_eq!(jwt_part(&token, 0)["kid"], keys["keys"][0]["kid"]);
     assert_eq!(keys["keys"][0]["crv"], "P-256");
 }
+
+#[test]
+fn legacy_secret_tokens_work_while_their_secret_and_account_stand() {
+    use shardline::auth::serviceaccount::{LegacyClaims, ServiceAccountTokens, LEGACY_ISSUER};
+    let dir = tempfile::tempdir().unwrap();
+    let key = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/service-account-rsa.key");
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::File::create(&tokens).unwrap().write_all(b"admin-token,admin,uid-admin,system:masters\n").unwrap();
+    let s = Server::start_with(Launch {
+        extra_args: vec![
+            "--token-auth-file".into(),
+            tokens.display().to_string(),
+            "--authorization-mode".into(),
+            "RBAC".into(),
+            // The cluster's key, as a read tier is given it: verification only.
+            "--service-account-key-file".into(),
+            key.display().to_string(),
+            "--service-account-issuer".into(),
+            ISSUER.into(),
+        ],
+        readyz_token: Some("admin-token".into()),
+        ..Launch::default()
+    });
+    admin_created(&s, "/api/v1/namespaces", &json!({"metadata": {"name": "team"}}));
+    let account = admin_created(&s, "/api/v1/namespaces/team/serviceaccounts", &json!({"metadata": {"name": "robot"}}));
+    admin_created(
+        &s,
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings",
+        &json!({"metadata": {"name": "robot-views"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "team"}]}),
+    );
+    // The token kube-controller-manager's tokens controller would have made, signed with the cluster's key.
+    let signer = ServiceAccountTokens::from_pem(&std::fs::read(&key).unwrap(), &[], ISSUER.into(), vec![]).unwrap();
+    let uid = account["metadata"]["uid"].as_str().unwrap().to_string();
+    let claims = LegacyClaims {
+        iss: LEGACY_ISSUER.into(),
+        sub: "system:serviceaccount:team:robot".into(),
+        namespace: "team".into(),
+        secret_name: "robot-token".into(),
+        service_account_name: "robot".into(),
+        service_account_uid: uid.clone(),
+    };
+    let token = signer.sign_legacy(&claims).unwrap();
+    let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+    let secret = |data_token: &str, labels: Value| {
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+            "metadata": {"name": "robot-token", "labels": labels,
+                         "annotations": {"kubernetes.io/service-account.name": "robot",
+                                         "kubernetes.io/service-account.uid": uid}},
+            "data": {"token": b64(data_token)}})
+    };
+    // Without its Secret the token is refused.
+    assert_eq!(with_token(&s, &token, "GET", "/api/v1/namespaces/team/configmaps", None).status, 401);
+    assert_eq!(token_review(&s, &token)["error"], "[invalid bearer token, Token has been invalidated]");
+    admin_created(&s, "/api/v1/namespaces/team/secrets", &secret(&token, json!({})));
+    let r = with_token(&s, &token, "GET", "/api/v1/namespaces/team/configmaps", None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(with_token(&s, &token, "GET", "/api/v1/namespaces/team/secrets", None).status, 403);
+    let review = token_review(&s, &token);
+    assert_eq!(review["authenticated"], true, "{review}");
+    assert_eq!(review["user"]["username"], "system:serviceaccount:team:robot");
+    assert_eq!(review["user"]["uid"], uid.as_str());
+    assert_eq!(
+        review["user"]["groups"],
+        json!(["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"])
+    );
+    assert_eq!(review["audiences"], json!([ISSUER]));
+
+    // The Secret holding another token, or marked invalid by the cleaner: refused.
+    let put = |body: &Value| {
+        let current = as_admin(&s, "GET", "/api/v1/namespaces/team/secrets/robot-token", None).json();
+        let mut body = body.clone();
+        body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+        let r = as_admin(&s, "PUT", "/api/v1/namespaces/team/secrets/robot-token", Some(&body));
+        assert_eq!(r.status, 200, "{}", r.text());
+    };
+    put(&secret("another", json!({})));
+    assert_eq!(with_token(&s, &token, "GET", "/api/v1/namespaces/team/configmaps", None).status, 401);
+    assert_eq!(token_review(&s, &token)["error"], "[invalid bearer token, Token does not match server's copy]");
+    put(&secret(&token, json!({"kubernetes.io/legacy-token-invalid-since": "2026-11-01"})));
+    assert_eq!(token_review(&s, &token)["error"], "[invalid bearer token, Token has been invalidated]");
+    put(&secret(&token, json!({})));
+    assert_eq!(token_review(&s, &token)["authenticated"], true);
+
+    // The account deleted and made again has another uid: refused.
+    assert_eq!(as_admin(&s, "DELETE", "/api/v1/namespaces/team/serviceaccounts/robot", None).status, 200);
+    let again = admin_created(&s, "/api/v1/namespaces/team/serviceaccounts", &json!({"metadata": {"name": "robot"}}));
+    assert_eq!(with_token(&s, &token, "GET", "/api/v1/namespaces/team/configmaps", None).status, 401);
+    assert_eq!(
+        token_review(&s, &token)["error"],
+        format!(
+            "[invalid bearer token, ServiceAccount UID ({}) does not match claim ({uid})]",
+            again["metadata"]["uid"].as_str().unwrap()
+        )
+    );
+    // A token signed by another key is not the cluster's.
+    let stranger = ServiceAccountTokens::generated(ISSUER.into(), vec![]).unwrap();
+    let forged = stranger.sign_legacy(&claims).unwrap();
+    assert_eq!(with_token(&s, &forged, "GET", "/api/v1/namespaces/team/configmaps", None).status, 401);
+}

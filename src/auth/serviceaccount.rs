@@ -11,6 +11,14 @@
 //! bound pod, secret or node), `nbf`, `sub`
 //! (`system:serviceaccount:NS:NAME`).
 //!
+//! Legacy tokens (the `kubernetes.io/service-account-token` Secrets'
+//! tokens, issuer `kubernetes/serviceaccount`, flat
+//! `kubernetes.io/serviceaccount/*` claims, no audience and no expiry:
+//! kube's `pkg/serviceaccount/legacy.go`) are verified by
+//! [`ServiceAccountTokens::verify_legacy`] against the same keys; that the
+//! Secret still holds the token and the service account its uid is the API
+//! layer's check.
+//!
 //! Verification ([`ServiceAccountTokens::verify`]) checks the signature
 //! against the signing key and every `--service-account-key-file` key, the
 //! issuer, the time window and the audiences; that the service account and
@@ -70,6 +78,25 @@ pub enum TokenError {
     NotValidYet,
     #[error("token audiences {token:?} is invalid for the target audiences {wanted:?}")]
     Audience { token: Vec<String>, wanted: Vec<String> },
+}
+
+/// The issuer of legacy (Secret-based) service account tokens.
+pub const LEGACY_ISSUER: &str = "kubernetes/serviceaccount";
+
+/// A legacy token's claims (kube's `legacyPrivateClaims` beside `iss`/`sub`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegacyClaims {
+    pub iss: String,
+    #[serde(default)]
+    pub sub: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/namespace", default)]
+    pub namespace: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/secret.name", default)]
+    pub secret_name: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/service-account.name", default)]
+    pub service_account_name: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/service-account.uid", default)]
+    pub service_account_uid: String,
 }
 
 /// A `kubernetes.io` object reference claim.
@@ -377,29 +404,7 @@ impl ServiceAccountTokens {
         api_audiences: Vec<String>,
     ) -> Result<Self, KeyError> {
         let signer = pem_items(signing_key)?.iter().find_map(signer_of).ok_or(KeyError::NoPrivateKey)??;
-        let mut keys = Vec::new();
-        for pem in verification_keys {
-            let before = keys.len();
-            for item in pem_items(pem)? {
-                match &item {
-                    rustls_pemfile::Item::SubjectPublicKeyInfo(spki) => keys.push(PublicKey::from_spki(spki.as_ref())?),
-                    rustls_pemfile::Item::X509Certificate(cert) => {
-                        use x509_parser::prelude::{FromDer, X509Certificate};
-                        let (_, cert) = X509Certificate::from_der(cert.as_ref())
-                            .map_err(|e| KeyError::Pem(format!("a certificate does not parse: {e}")))?;
-                        keys.push(PublicKey::from_spki(cert.public_key().raw)?);
-                    }
-                    other => {
-                        if let Some(signer) = signer_of(other) {
-                            keys.push(signer?.public_key());
-                        }
-                    }
-                }
-            }
-            if keys.len() == before {
-                return Err(KeyError::NoPublicKey);
-            }
-        }
+        let keys = verification_keys_of(verification_keys)?;
         Ok(Self::new(signer, keys, issuer, api_audiences))
     }
 
@@ -407,13 +412,25 @@ impl ServiceAccountTokens {
     /// without `--service-account-signing-key-file`: its tokens stop
     /// verifying when the server restarts.
     pub fn generated(issuer: String, api_audiences: Vec<String>) -> Result<Self, KeyError> {
+        Self::generated_with(&[], issuer, api_audiences)
+    }
+
+    /// [`Self::generated`], also verifying tokens signed with the
+    /// `--service-account-key-file` keys (a read tier beside a cluster
+    /// verifies the cluster's tokens without its signing key).
+    pub fn generated_with(
+        verification_keys: &[Vec<u8>],
+        issuer: String,
+        api_audiences: Vec<String>,
+    ) -> Result<Self, KeyError> {
+        let keys = verification_keys_of(verification_keys)?;
         let rng = ring::rand::SystemRandom::new();
         let pkcs8 = signature::EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
             .map_err(|_| KeyError::Unsupported("generating a P-256 key failed".into()))?;
         let key =
             signature::EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
                 .map_err(|_| KeyError::Unsupported("the generated key does not load".into()))?;
-        Ok(Self::new(Signer::Ecdsa(key), Vec::new(), issuer, api_audiences))
+        Ok(Self::new(Signer::Ecdsa(key), keys, issuer, api_audiences))
     }
 
     /// The OIDC discovery document of the issuer
@@ -463,21 +480,53 @@ impl ServiceAccountTokens {
         self.signer.alg()
     }
 
-    /// A signed token carrying `claims`.
-    pub fn sign(&self, claims: &Claims) -> Result<String, KeyError> {
+    /// A signed legacy token carrying `claims` (kube-controller-manager's
+    /// tokens controller made these; used by tests and tools).
+    pub fn sign_legacy(&self, claims: &LegacyClaims) -> Result<String, KeyError> {
+        self.sign_serialized(&serde_json::to_vec(claims).map_err(|e| KeyError::Unsupported(e.to_string()))?)
+    }
+
+    fn sign_serialized(&self, claims: &[u8]) -> Result<String, KeyError> {
         let header = serde_json::json!({"alg": self.signer.alg(), "kid": self.signing_kid});
-        let claims = serde_json::to_vec(claims).map_err(|e| KeyError::Unsupported(e.to_string()))?;
         let signing_input =
             format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims));
         let sig = self.signer.sign(signing_input.as_bytes())?;
         Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(sig)))
     }
 
-    /// The claims of a token this server may have issued: signature, issuer,
-    /// time window (`now` in Unix seconds, with kube's leeway) and
-    /// audiences (`wanted`: empty means the API audiences; one in common is
-    /// enough). [`TokenError::NotOurs`] when it is not a JWT of this issuer.
-    pub fn verify(&self, token: &str, now: i64, wanted: &[String]) -> Result<Claims, TokenError> {
+    /// The claims of a legacy token signed by one of the keys, checked as
+    /// kube's legacy validator checks them before its lookups (every claim
+    /// present, `sub` naming the same account). [`TokenError::NotOurs`]
+    /// when it is not a JWT of the legacy issuer.
+    pub fn verify_legacy(&self, token: &str) -> Result<LegacyClaims, TokenError> {
+        let raw = self.verified_payload(token, |iss| iss == LEGACY_ISSUER)?;
+        let claims: LegacyClaims =
+            serde_json::from_value(raw).map_err(|e| TokenError::Malformed(format!("claims do not decode: {e}")))?;
+        let missing = |what: &str| Err(TokenError::Malformed(format!("{what} claim is missing")));
+        if claims.sub.is_empty() {
+            return missing("sub");
+        }
+        if claims.namespace.is_empty() {
+            return missing("namespace");
+        }
+        if claims.secret_name.is_empty() {
+            return missing("secretName");
+        }
+        if claims.service_account_name.is_empty() {
+            return missing("serviceAccountName");
+        }
+        if claims.service_account_uid.is_empty() {
+            return missing("serviceAccountUID");
+        }
+        if claims.sub != user_name(&claims.namespace, &claims.service_account_name) {
+            return Err(TokenError::Malformed("sub claim is invalid".into()));
+        }
+        Ok(claims)
+    }
+
+    /// The payload of a compact JWS whose `iss` passes `issuer` and whose
+    /// signature one of the keys verifies.
+    fn verified_payload(&self, token: &str, issuer: impl Fn(&str) -> bool) -> Result<serde_json::Value, TokenError> {
         let mut parts = token.split('.');
         let (Some(header), Some(payload), Some(sig), None) = (parts.next(), parts.next(), parts.next(), parts.next())
         else {
@@ -485,9 +534,8 @@ impl ServiceAccountTokens {
         };
         let decode = |part: &str| URL_SAFE_NO_PAD.decode(part).map_err(|_| TokenError::NotOurs);
         let header: serde_json::Value = serde_json::from_slice(&decode(header)?).map_err(|_| TokenError::NotOurs)?;
-        let payload_bytes = decode(payload)?;
-        let raw: serde_json::Value = serde_json::from_slice(&payload_bytes).map_err(|_| TokenError::NotOurs)?;
-        if raw.get("iss").and_then(|i| i.as_str()) != Some(self.issuer.as_str()) {
+        let raw: serde_json::Value = serde_json::from_slice(&decode(payload)?).map_err(|_| TokenError::NotOurs)?;
+        if !raw.get("iss").and_then(|i| i.as_str()).is_some_and(&issuer) {
             return Err(TokenError::NotOurs);
         }
         let alg = header.get("alg").and_then(|a| a.as_str()).unwrap_or("");
@@ -496,6 +544,20 @@ impl ServiceAccountTokens {
         if !self.verifiers.iter().any(|(_, key)| key.verify(message, &sig, alg)) {
             return Err(TokenError::Signature);
         }
+        Ok(raw)
+    }
+
+    /// A signed token carrying `claims`.
+    pub fn sign(&self, claims: &Claims) -> Result<String, KeyError> {
+        self.sign_serialized(&serde_json::to_vec(claims).map_err(|e| KeyError::Unsupported(e.to_string()))?)
+    }
+
+    /// The claims of a token this server may have issued: signature, issuer,
+    /// time window (`now` in Unix seconds, with kube's leeway) and
+    /// audiences (`wanted`: empty means the API audiences; one in common is
+    /// enough). [`TokenError::NotOurs`] when it is not a JWT of this issuer.
+    pub fn verify(&self, token: &str, now: i64, wanted: &[String]) -> Result<Claims, TokenError> {
+        let raw = self.verified_payload(token, |iss| iss == self.issuer)?;
         let claims: Claims =
             serde_json::from_value(raw).map_err(|e| TokenError::Malformed(format!("claims do not decode: {e}")))?;
         if now > claims.exp.saturating_add(LEEWAY_SECONDS) {
@@ -513,6 +575,35 @@ impl ServiceAccountTokens {
         }
         Ok(claims)
     }
+}
+
+/// The public keys of `--service-account-key-file`s (PEM public keys,
+/// certificates or private keys, several per file; each file must hold one).
+fn verification_keys_of(files: &[Vec<u8>]) -> Result<Vec<PublicKey>, KeyError> {
+    let mut keys = Vec::new();
+    for pem in files {
+        let before = keys.len();
+        for item in pem_items(pem)? {
+            match &item {
+                rustls_pemfile::Item::SubjectPublicKeyInfo(spki) => keys.push(PublicKey::from_spki(spki.as_ref())?),
+                rustls_pemfile::Item::X509Certificate(cert) => {
+                    use x509_parser::prelude::{FromDer, X509Certificate};
+                    let (_, cert) = X509Certificate::from_der(cert.as_ref())
+                        .map_err(|e| KeyError::Pem(format!("a certificate does not parse: {e}")))?;
+                    keys.push(PublicKey::from_spki(cert.public_key().raw)?);
+                }
+                other => {
+                    if let Some(signer) = signer_of(other) {
+                        keys.push(signer?.public_key());
+                    }
+                }
+            }
+        }
+        if keys.len() == before {
+            return Err(KeyError::NoPublicKey);
+        }
+    }
+    Ok(keys)
 }
 
 #[cfg(test)]
@@ -569,6 +660,40 @@ mod tests {
         let mut c = claims(now, &["x"]);
         c.iss = "https://elsewhere".into();
         assert_eq!(tokens.verify(&foreign.sign(&c).unwrap(), now, &[]), Err(TokenError::NotOurs));
+    }
+
+    #[test]
+    fn legacy_tokens_verify_with_the_same_keys_and_need_every_claim() {
+        let tokens = ServiceAccountTokens::generated("https://issuer".into(), vec![]).unwrap();
+        let legacy = LegacyClaims {
+            iss: LEGACY_ISSUER.into(),
+            sub: user_name("team", "robot"),
+            namespace: "team".into(),
+            secret_name: "robot-token".into(),
+            service_account_name: "robot".into(),
+            service_account_uid: "su".into(),
+        };
+        let token = tokens.sign_legacy(&legacy).unwrap();
+        let payload: serde_json::Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(token.split('.').nth(1).unwrap()).unwrap()).unwrap();
+        assert_eq!(payload["kubernetes.io/serviceaccount/secret.name"], "robot-token");
+        assert_eq!(tokens.verify_legacy(&token), Ok(legacy.clone()));
+        // Not a token of the new issuer, and the reverse.
+        assert_eq!(tokens.verify(&token, 0, &[]), Err(TokenError::NotOurs));
+        let new = tokens.sign(&claims(0, &["https://issuer"])).unwrap();
+        assert_eq!(tokens.verify_legacy(&new), Err(TokenError::NotOurs));
+        let other = ServiceAccountTokens::generated("https://issuer".into(), vec![]).unwrap();
+        assert_eq!(other.verify_legacy(&token), Err(TokenError::Signature));
+        let without_uid = LegacyClaims { service_account_uid: String::new(), ..legacy.clone() };
+        assert_eq!(
+            tokens.verify_legacy(&tokens.sign_legacy(&without_uid).unwrap()),
+            Err(TokenError::Malformed("serviceAccountUID claim is missing".into()))
+        );
+        let other_sub = LegacyClaims { sub: user_name("team", "someone"), ..legacy };
+        assert_eq!(
+            tokens.verify_legacy(&tokens.sign_legacy(&other_sub).unwrap()),
+            Err(TokenError::Malformed("sub claim is invalid".into()))
+        );
     }
 
     #[test]

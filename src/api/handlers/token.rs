@@ -19,6 +19,7 @@ use crate::api::{respond, Backend, RequestHead, ResponseBody};
 use crate::auth::serviceaccount::{self, Claims, KubernetesClaims, Ref, ServiceAccountTokens, TokenError};
 use crate::auth::UserInfo;
 use crate::types::key::ObjectKey;
+use base64::Engine;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{json, Value};
@@ -60,6 +61,74 @@ fn deleted_before(object: &Object, now: i64) -> bool {
         .is_ok_and(|t| t.unix_timestamp() < now - serviceaccount::LEEWAY_SECONDS)
 }
 
+/// The label kube's legacy token cleaner sets on a Secret whose token it
+/// invalidated (`LegacyTokenInvalidatedLabelKey`).
+pub const LEGACY_TOKEN_INVALID_SINCE: &str = "kubernetes.io/legacy-token-invalid-since";
+
+/// Authenticates a legacy (Secret-based) service account token, as kube's
+/// legacy validator does with its lookups on: the Secret exists, is not
+/// being deleted or invalidated, and holds this very token; the service
+/// account exists with the uid the token names. A legacy token has no
+/// audience: it is good for the API audiences only. `Ok(None)`: not one.
+async fn authenticate_legacy(
+    backend: &impl Backend,
+    tokens: &ServiceAccountTokens,
+    token: &str,
+    audiences: &[String],
+) -> Result<Option<(UserInfo, Vec<String>)>, String> {
+    let claims = match tokens.verify_legacy(token) {
+        Ok(claims) => claims,
+        Err(TokenError::NotOurs) => return Ok(None),
+        Err(TokenError::Malformed(why)) => return Err(why),
+        Err(e) => return Err(e.to_string()),
+    };
+    let implicit = &tokens.api_audiences;
+    let wanted: &[String] = if audiences.is_empty() { implicit } else { audiences };
+    let accepted: Vec<String> = implicit.iter().filter(|a| wanted.contains(a)).cloned().collect();
+    if accepted.is_empty() && !implicit.is_empty() {
+        return Err(format!("token audiences {implicit:?} is invalid for the target audiences {wanted:?}"));
+    }
+    let namespace = claims.namespace.as_str();
+    let invalidated = || "Token has been invalidated".to_string();
+    let secret = read_object(backend, "secrets", namespace, &claims.secret_name)
+        .await
+        .map_err(|e| e.message())?
+        .ok_or_else(invalidated)?;
+    let labelled = metadata(&secret).get("labels").and_then(|l| l.get(LEGACY_TOKEN_INVALID_SINCE)).is_some();
+    if metadata(&secret).get("deletionTimestamp").is_some_and(|t| !t.is_null()) || labelled {
+        return Err(invalidated());
+    }
+    let stored = secret
+        .get("data")
+        .and_then(|d| d.get("token"))
+        .and_then(Value::as_str)
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok());
+    if stored.as_deref() != Some(token.as_bytes()) {
+        return Err("Token does not match server's copy".into());
+    }
+    let name = &claims.service_account_name;
+    let account = read_object(backend, "serviceaccounts", namespace, name)
+        .await
+        .map_err(|e| e.message())?
+        .ok_or_else(|| format!("serviceaccounts {name:?} not found"))?;
+    if metadata(&account).get("deletionTimestamp").is_some_and(|t| !t.is_null()) {
+        return Err(format!("ServiceAccount {namespace}/{name} has been deleted"));
+    }
+    if uid_of(&account) != claims.service_account_uid {
+        return Err(format!(
+            "ServiceAccount UID ({}) does not match claim ({})",
+            uid_of(&account),
+            claims.service_account_uid
+        ));
+    }
+    let user = UserInfo::authenticated(
+        serviceaccount::user_name(namespace, name),
+        claims.service_account_uid.clone(),
+        serviceaccount::groups(namespace),
+    );
+    Ok(Some((user, accepted)))
+}
+
 /// Authenticates a bearer token as a service account token of this server.
 /// `Ok(None)`: not one (another authenticator may own it); `Err`: it is one
 /// but is refused, with kube's reason. `audiences` empty means the API
@@ -73,7 +142,7 @@ pub async fn authenticate(
     let now = unix_now(backend);
     let claims = match tokens.verify(token, now, audiences) {
         Ok(claims) => claims,
-        Err(TokenError::NotOurs) => return Ok(None),
+        Err(TokenError::NotOurs) => return authenticate_legacy(backend, tokens, token, audiences).await,
         Err(e) => return Err(e.to_string()),
     };
     let k = &claims.kubernetes;
