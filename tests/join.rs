@@ -77,12 +77,56 @@ fn etcd_revision_and_fences(etcd: &Etcd) -> (u64, u64) {
     (revision, fences)
 }
 
-fn server_args(etcd: &Etcd, pki: &common::tls::TestPki) -> Vec<String> {
+/// A TCP relay on loopback to `target` that delays what the target sends
+/// by `delay` (latency, not throughput: each chunk leaves `delay` after it
+/// arrived). J reaches etcd through one, so its watch hears of W's writes
+/// well after W has answered them: read-your-writes on J then holds only
+/// because J waits for them. Its threads end with their connections.
+fn slow_relay(target: SocketAddr, delay: std::time::Duration) -> SocketAddr {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(target) else { continue };
+            let (mut client_in, mut server_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut client_in, &mut server_out);
+                let _ = server_out.shutdown(Shutdown::Write);
+            });
+            let (tx, rx) = std::sync::mpsc::channel::<(std::time::Instant, Vec<u8>)>();
+            let mut server_in = server;
+            std::thread::spawn(move || {
+                let mut buffer = vec![0u8; 64 * 1024];
+                while let Ok(n) = server_in.read(&mut buffer) {
+                    if n == 0 || tx.send((std::time::Instant::now(), buffer[..n].to_vec())).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut client_out = client;
+            std::thread::spawn(move || {
+                for (arrived, bytes) in rx {
+                    std::thread::sleep(delay.saturating_sub(arrived.elapsed()));
+                    if client_out.write_all(&bytes).is_err() {
+                        break;
+                    }
+                }
+                let _ = client_out.shutdown(Shutdown::Both);
+            });
+        }
+    });
+    addr
+}
+
+fn server_args(etcd_url: &str, pki: &common::tls::TestPki) -> Vec<String> {
     let mut args: Vec<String> = [
         "--log",
         "etcd",
         "--etcd-endpoints",
-        &etcd.url(),
+        etcd_url,
         "--storage-layout",
         "kubernetes",
         "--client-ca-file",
@@ -113,7 +157,7 @@ fn writes_through_a_joined_instance_are_the_upstreams_as_the_caller() {
     let dir = tempfile::tempdir().unwrap();
     let pki = common::tls::TestPki::new(dir.path());
     let admin_tls = pki.client_config(Some(pki.client_cert("admin", &["system:masters"])));
-    let mut w_args = server_args(&etcd, &pki);
+    let mut w_args = server_args(&etcd.url(), &pki);
     // No compaction during the test: etcd's revision moves only by writes.
     w_args.extend(["--etcd-compaction-interval".into(), "0".into()]);
     let mut w = Server::start_with(Launch {
@@ -122,7 +166,10 @@ fn writes_through_a_joined_instance_are_the_upstreams_as_the_caller() {
         ..Launch::default()
     });
     let (cert, key) = pki.client_cert_files(dir.path(), "joiner", "shardline-joiner", &["system:masters"]);
-    let mut j_args = server_args(&etcd, &pki);
+    // J hears from etcd 300 ms late (W does not).
+    let etcd_addr: SocketAddr = etcd.url().trim_start_matches("http://").parse().unwrap();
+    let relay = slow_relay(etcd_addr, std::time::Duration::from_millis(300));
+    let mut j_args = server_args(&format!("http://{relay}"), &pki);
     j_args.extend([
         "--upstream".to_string(),
         format!("https://{}", w.addr),
