@@ -264,6 +264,22 @@ pub struct Config {
     /// them, while waiting less makes instances fence for each other's
     /// changes still on their way.
     pub etcd_fence_after: Duration,
+    /// `--upstream`: the cluster's kube-apiserver that every mutating
+    /// request is forwarded to, as the caller (`api::forward`); `None`
+    /// writes locally. Only with `--log etcd` (the instance joins the
+    /// cluster's etcd and reads it).
+    pub upstream: Option<Upstream>,
+    /// The longest a forwarded request may take, from sending it to the
+    /// upstream's whole answer (`--upstream-request-timeout`); past it the
+    /// client gets 504 with Retry-After (the write's outcome is unknown, as
+    /// with kube-apiserver's own request timeout). kube-apiserver's
+    /// `--request-timeout` default, 60 s.
+    pub upstream_request_timeout: Duration,
+    /// Largest upstream answer relayed, in bytes
+    /// (`--upstream-response-bytes-max`): the answer is held whole before it
+    /// is returned (a deletecollection returns the deleted objects). Past it
+    /// the client gets 503.
+    pub upstream_response_bytes_max: usize,
     /// Batches of consistent reads waiting for the watch (and perhaps a
     /// fence) at once; past it the next etcd read waits, so more requests
     /// share each batch. Each holds its requests' reply handles.
@@ -319,6 +335,23 @@ pub struct EtcdTls {
     pub ca_file: Option<PathBuf>,
     pub cert_file: Option<PathBuf>,
     pub key_file: Option<PathBuf>,
+}
+
+/// The upstream kube-apiserver (`--upstream` and its credentials); the files
+/// are read once at start-up by `runtime/upstream.rs`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Upstream {
+    /// `https://HOST:PORT` (or `http://`), optionally with a path prefix.
+    pub url: String,
+    /// A bearer token (`--upstream-token-file`, the file's first line).
+    pub token_file: Option<PathBuf>,
+    /// PEM CA bundle verifying the upstream's serving certificate
+    /// (`--upstream-ca-file`; required for https).
+    pub ca_file: Option<PathBuf>,
+    /// A client certificate and key (`--upstream-client-cert-file`,
+    /// `--upstream-client-key-file`).
+    pub client_cert_file: Option<PathBuf>,
+    pub client_key_file: Option<PathBuf>,
 }
 
 impl Config {
@@ -385,6 +418,9 @@ impl Config {
             etcd_tls: EtcdTls::default(),
             etcd_fence_after: Duration::from_millis(20),
             etcd_consistent_read_batches_max: 64,
+            upstream: None,
+            upstream_request_timeout: Duration::from_secs(60),
+            upstream_response_bytes_max: 64 << 20,
             service_ranges: crate::strategy::allocate::Ranges::default(),
             allocation_claim_grace: Duration::from_secs(60),
             metrics_commit_times_max: 4096,

@@ -137,8 +137,11 @@ struct ServeArgs {
     /// Built-in controllers to run, kube-controller-manager's syntax and names
     /// (`*`, `-name`, `name`): garbage-collector-controller and
     /// namespace-controller. `-*` beside a real kube-controller-manager.
-    #[arg(long, default_value = "*")]
-    controllers: String,
+    /// Default `*`; with --upstream, `-*` (the cluster's
+    /// kube-controller-manager runs them; an instance that forwards writes
+    /// writes nothing of its own).
+    #[arg(long)]
+    controllers: Option<String>,
     /// Feature gates, kube-apiserver's syntax (`AllowUnsafeMalformedObjectDeletion=true`).
     #[arg(long)]
     feature_gates: Option<String>,
@@ -188,6 +191,29 @@ struct ServeArgs {
     /// from (`30000-32767` or `30000+2767`), as kube-apiserver's flag.
     #[arg(long, default_value = allocate::DEFAULT_SERVICE_NODE_PORT_RANGE)]
     service_node_port_range: allocate::NodePortRange,
+    /// The cluster's kube-apiserver (https://HOST:PORT): every mutating request
+    /// is forwarded there as the caller (Impersonate-* headers); reads are
+    /// served here. Needs --log etcd on the cluster's etcd.
+    #[arg(long)]
+    upstream: Option<String>,
+    /// A bearer token for --upstream (the file's first line).
+    #[arg(long, requires = "upstream")]
+    upstream_token_file: Option<PathBuf>,
+    /// PEM CA bundle verifying --upstream's serving certificate.
+    #[arg(long, requires = "upstream")]
+    upstream_ca_file: Option<PathBuf>,
+    /// PEM client certificate for --upstream (with --upstream-client-key-file).
+    #[arg(long, requires_all = ["upstream", "upstream_client_key_file"])]
+    upstream_client_cert_file: Option<PathBuf>,
+    /// PEM private key of --upstream-client-cert-file.
+    #[arg(long, requires_all = ["upstream", "upstream_client_cert_file"])]
+    upstream_client_key_file: Option<PathBuf>,
+    /// The longest a forwarded request may take before 504 (e.g. 60s).
+    #[arg(long, value_parser = parse_duration)]
+    upstream_request_timeout: Option<Duration>,
+    /// Largest upstream answer relayed, in bytes (503 above it).
+    #[arg(long)]
+    upstream_response_bytes_max: Option<usize>,
     /// Bytes of superseded versions (and, apart, of watch history) kept in
     /// memory; past it the oldest go first (reads that needed them get 410).
     #[arg(long)]
@@ -307,6 +333,26 @@ fn config_from(args: ServeArgs) -> Config {
         cert_file: args.etcd_certfile,
         key_file: args.etcd_keyfile,
     };
+    if let Some(url) = args.upstream {
+        config.upstream = Some(shardline::config::Upstream {
+            url,
+            token_file: args.upstream_token_file,
+            ca_file: args.upstream_ca_file,
+            client_cert_file: args.upstream_client_cert_file,
+            client_key_file: args.upstream_client_key_file,
+        });
+        // The cluster's kube-apiserver compacts its etcd; an instance that
+        // forwards writes writes nothing there unless told to.
+        if args.etcd_compaction_interval.is_none() {
+            config.etcd_compaction_interval = Duration::ZERO;
+        }
+    }
+    if let Some(v) = args.upstream_request_timeout {
+        config.upstream_request_timeout = v.max(Duration::from_millis(1));
+    }
+    if let Some(v) = args.upstream_response_bytes_max {
+        config.upstream_response_bytes_max = v.max(1);
+    }
     if let Some(v) = args.history_bytes_max {
         config.history_bytes_max = v;
     }
@@ -360,7 +406,25 @@ fn main() -> ExitCode {
                 &args.enable_admission_plugins,
                 &args.disable_admission_plugins,
             );
-            let controllers = shardline::config::Controllers::parse(&args.controllers);
+            let upstream = args.upstream.is_some();
+            if upstream && args.log != "etcd" {
+                eprintln!("shardline: --upstream joins a cluster's etcd: it needs --log etcd");
+                return ExitCode::FAILURE;
+            }
+            let controllers = match &args.controllers {
+                Some(flag) => shardline::config::Controllers::parse(flag),
+                None => shardline::config::Controllers::parse(if upstream { "-*" } else { "*" }),
+            };
+            if let Ok(c) = &controllers {
+                if upstream && !c.running().is_empty() {
+                    eprintln!(
+                        "shardline: --controllers: {} would write, and an instance with --upstream writes nothing \
+                         itself: run them in the cluster's kube-controller-manager",
+                        c.running().join(", ")
+                    );
+                    return ExitCode::FAILURE;
+                }
+            }
             let mut config = config_from(args);
             match controllers {
                 Ok(controllers) => config.controllers = controllers,

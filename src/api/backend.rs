@@ -89,6 +89,15 @@ pub trait Backend {
     async fn consistent_revision(&self) -> Result<Revision, BackendError> {
         Ok(self.committed_revision())
     }
+    /// Sends a request to the upstream kube-apiserver (`--upstream`) and
+    /// returns its whole answer. The default (no upstream) refuses.
+    async fn forward(
+        &self,
+        request: crate::api::forward::ForwardRequest,
+    ) -> Result<crate::api::forward::ForwardResponse, crate::api::forward::ForwardError> {
+        let _ = request;
+        Err(crate::api::forward::ForwardError::NoUpstream)
+    }
     /// Counters of consistent reads asking the log; `None` (the default)
     /// when the log answers them without a round-trip.
     fn consistent_read_stats(&self) -> Option<ConsistentReadStats> {

@@ -9,6 +9,7 @@ pub mod backend;
 pub mod cbor;
 pub mod encode;
 pub mod field_validation;
+pub mod forward;
 pub mod handlers;
 pub mod instrument;
 pub mod kube_storage;
@@ -195,7 +196,12 @@ where
     let params = Params::parse(parts.uri.query())?;
     let route = route::parse(parts.uri.path());
     let attributes = pipeline::attributes(&parts.method, parts.uri.path(), &route, &params);
-    pipeline::authorize(backend, &user, &attributes).await?;
+    // A write of an instance that forwards writes (`--upstream`) is
+    // authorized by the upstream, as the caller (`forward.rs`).
+    let forwarded = backend.config().upstream.is_some() && forward::is_forwarded(&parts.method, &route, &parts.headers);
+    if !forwarded {
+        pipeline::authorize(backend, &user, &attributes).await?;
+    }
     let content_type = header_text(header::CONTENT_TYPE);
     let series = instrument::series(backend, &parts.method, &route, &params, content_type.as_deref());
     let in_flight = match pipeline::admit(backend, pipeline::RequestClass::of(&attributes, &route), &user).await {
@@ -225,6 +231,13 @@ where
         return Err(ApiError::RequestEntityTooLarge { limit_bytes: limit });
     }
     let body = read_body(body, limit).await?;
+    if forwarded {
+        let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let response =
+            Box::pin(forward::serve(backend, &parts.method, path_and_query, &parts.headers, &head.user, body)).await?;
+        held.in_flight = in_flight;
+        return Ok(response);
+    }
     let response = match route {
         Route::Resource(path) if handlers::review::serves(&path) => {
             Box::pin(handlers::review::serve(shared, &head, &path, &body)).await

@@ -27,6 +27,11 @@ impl AuthorizationMode {
     pub fn has_node(self) -> bool {
         self == AuthorizationMode::NodeRbac
     }
+
+    /// Whether RBAC is in the chain (`RBAC` and `Node,RBAC`).
+    pub fn has_rbac(self) -> bool {
+        matches!(self, AuthorizationMode::Rbac | AuthorizationMode::NodeRbac)
+    }
 }
 
 impl std::str::FromStr for AuthorizationMode {

@@ -34,7 +34,7 @@ pub struct Write<'a> {
 /// Whether `user` may store `write`. Other groups and resources always pass.
 pub fn check(mode: AuthorizationMode, index: &RbacIndex, user: &UserInfo, write: Write<'_>) -> Result<(), Refusal> {
     let Write { group, resource, namespace, name, object } = write;
-    if group != RBAC_GROUP || mode != AuthorizationMode::Rbac || user.in_group(MASTERS_GROUP) {
+    if group != RBAC_GROUP || !mode.has_rbac() || user.in_group(MASTERS_GROUP) {
         return Ok(());
     }
     match resource {
@@ -332,6 +332,11 @@ mod tests {
         };
         assert!(message.contains("attempting to grant RBAC permissions not currently held"), "{message}");
         assert!(message.contains(r#"Verbs:["delete"]"#), "{message}");
+        // `Node,RBAC` has RBAC's escalation rule too.
+        let node_rbac = AuthorizationMode::NodeRbac;
+        assert!(
+            check(node_rbac, &index, &alice, w(RBAC_GROUP, "roles", "team", "r", &role(json!(["delete"])))).is_err()
+        );
         // Held rules are per namespace: nothing in another namespace.
         assert!(check(rbac, &index, &alice, w(RBAC_GROUP, "roles", "other", "r", &role(json!(["get"])))).is_err());
         // Bindings: to a role whose rules alice holds, yes; to a wider one, no.

@@ -21,6 +21,8 @@ pub mod limits;
 pub mod log_dir;
 pub mod process;
 pub mod tls;
+#[cfg(feature = "etcd")]
+mod upstream;
 
 use crate::api::{self, Backend, BackendError, HealthCheck};
 use crate::config::Config;
@@ -112,6 +114,14 @@ struct FreshRequest {
     reply: oneshot::Sender<Result<Revision, BackendError>>,
 }
 
+/// A request for the upstream kube-apiserver (`--upstream`), to the
+/// upstream client's thread (`upstream.rs`), and where its answer goes.
+#[cfg_attr(not(feature = "etcd"), allow(dead_code))]
+struct ForwardJob {
+    request: api::forward::ForwardRequest,
+    reply: oneshot::Sender<Result<api::forward::ForwardResponse, api::forward::ForwardError>>,
+}
+
 /// Tries of an append without precondition that keeps losing races to other
 /// writes of its key (each try pins the state it read as its precondition).
 const APPEND_UNCONDITIONAL_ATTEMPTS_MAX: usize = 64;
@@ -149,6 +159,8 @@ struct Shared {
     fresh_tx: flume::Sender<FreshRequest>,
     /// Requests, batches and fences of those (for /metrics).
     consistent_reads: [AtomicU64; 3],
+    /// Forwarded requests, to the upstream client's thread (`--upstream`).
+    upstream_tx: Option<flume::Sender<ForwardJob>>,
     bootstrapped: AtomicBool,
     log_healthy: AtomicBool,
     shutting_down: AtomicBool,
@@ -414,6 +426,18 @@ impl Backend for ShardBackend {
         Revision(self.shared.committed.load(Ordering::Acquire))
     }
 
+    async fn forward(
+        &self,
+        request: api::forward::ForwardRequest,
+    ) -> Result<api::forward::ForwardResponse, api::forward::ForwardError> {
+        use api::forward::ForwardError;
+        let Some(tx) = &self.shared.upstream_tx else { return Err(ForwardError::NoUpstream) };
+        let (reply, answer) = oneshot::channel();
+        let stopped = || ForwardError::Unreachable("the upstream client stopped".into());
+        tx.send_async(ForwardJob { request, reply }).await.map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+
     async fn consistent_revision(&self) -> Result<Revision, BackendError> {
         if matches!(self.shared.config.log, crate::config::LogKind::Embedded) {
             return Ok(self.committed_revision());
@@ -540,6 +564,13 @@ impl Backend for ShardBackend {
     }
 
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError> {
+        if self.shared.config.upstream.is_some() {
+            // Its writes go to the upstream (`api::forward`); nothing of its
+            // own reaches the cluster's etcd.
+            return Err(AppendError::Unavailable(
+                "this instance forwards writes to --upstream and writes nothing itself".into(),
+            ));
+        }
         if !matches!(self.shared.config.log, crate::config::LogKind::Embedded) {
             return self.send_append(proposal, None).await;
         }
@@ -837,6 +868,13 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
     config.shards = shard_count;
     config.listen = listen;
     let config_log = config.log.clone();
+    let upstream_tx = match &config.upstream {
+        None => None,
+        #[cfg(feature = "etcd")]
+        Some(_) => Some(upstream::start(&config).map_err(RuntimeError::Startup)?),
+        #[cfg(not(feature = "etcd"))]
+        Some(_) => return Err(RuntimeError::Startup("--upstream needs a build with the `etcd` cargo feature".into())),
+    };
     crate::cache::set_derived_bytes_max(config.derived_encodings_bytes_max as u64);
     let shared = Arc::new(Shared {
         config,
@@ -849,6 +887,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         log_tx,
         fresh_tx,
         consistent_reads: Default::default(),
+        upstream_tx,
         bootstrapped: AtomicBool::new(false),
         log_healthy: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),
@@ -1243,6 +1282,11 @@ fn observe_commit(
 }
 
 async fn bootstrap_namespaces(backend: &ShardBackend) {
+    if backend.shared.config.upstream.is_some() {
+        // The upstream kube-apiserver bootstraps the cluster it serves.
+        backend.shared.bootstrapped.store(true, Ordering::Release);
+        return;
+    }
     for name in DEFAULT_NAMESPACES {
         let key = ObjectKey::new("", "namespaces", "", name);
         let object = serde_json::json!({
@@ -1268,9 +1312,7 @@ async fn bootstrap_namespaces(backend: &ShardBackend) {
             }
         }
     }
-    if backend.shared.config.authorization_mode == crate::auth::authz::AuthorizationMode::Rbac
-        && !bootstrap_rbac(backend).await
-    {
+    if backend.shared.config.authorization_mode.has_rbac() && !bootstrap_rbac(backend).await {
         return;
     }
     let config = &backend.shared.config;

@@ -69,6 +69,24 @@ impl TestPki {
         (cert.der().clone(), PrivateKeyDer::try_from(key.serialize_der()).unwrap())
     }
 
+    /// A client certificate like `client_cert`, written as PEM files
+    /// `dir/NAME.pem` and `dir/NAME-key.pem` (for a server's flags).
+    pub fn client_cert_files(&self, dir: &Path, name: &str, cn: &str, organizations: &[&str]) -> (PathBuf, PathBuf) {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(rcgen::DnType::CommonName, cn);
+        for o in organizations {
+            params.distinguished_name.push(rcgen::DnType::OrganizationName, *o);
+        }
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.ca_issuer).unwrap();
+        let (cert_file, key_file) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}-key.pem")));
+        std::fs::write(&cert_file, cert.pem()).unwrap();
+        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        (cert_file, key_file)
+    }
+
     /// A client configuration trusting the CA, presenting `client` if given.
     pub fn client_config(
         &self,
@@ -98,6 +116,18 @@ pub fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> std::io::Result<(u16, String)> {
+    exchange(addr, config, method, path, headers, body).map(|(status, _, body)| (status, body))
+}
+
+/// Like `request`, with the response's headers (lower-case names, in order).
+pub fn exchange(
+    addr: SocketAddr,
+    config: &Arc<rustls::ClientConfig>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<(u16, Vec<(String, String)>, String)> {
     let tcp = TcpStream::connect(addr)?;
     tcp.set_read_timeout(Some(Duration::from_secs(20)))?;
     tcp.set_write_timeout(Some(Duration::from_secs(20)))?;
@@ -127,7 +157,13 @@ pub fn request(
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let body =
         if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_string() };
-    Ok((status, body))
+    let response_headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
+        .collect();
+    Ok((status, response_headers, body))
 }
 
 fn dechunk(mut body: &str) -> String {

@@ -1,0 +1,361 @@
+//! Joining a cluster (issue 16): one real etcd, a Shardline instance W in
+//! kube-apiserver's place (`--log etcd --storage-layout kubernetes`, client
+//! certificates, `Node,RBAC`), and an instance J on the same etcd and
+//! layout with `--upstream https://W` and an admin client certificate for
+//! it. Every write sent to J is forwarded to W as its caller
+//! (`Impersonate-*`), answered with W's status, headers and body, and is
+//! readable on J as soon as J answered; reads are J's own; J writes nothing
+//! to etcd itself; with W gone, a write through J gets kube's 503.
+//!
+//! Owns: write forwarding end to end (the request selection and headers are
+//! unit-tested in `src/api/forward.rs`).
+
+#![cfg(feature = "etcd")]
+
+mod common;
+
+use base64::Engine;
+use common::etcd::{de_chunk, Etcd};
+use common::{Launch, Server};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+type Tls = Arc<rustls::ClientConfig>;
+
+struct Client {
+    addr: SocketAddr,
+    tls: Tls,
+}
+
+struct Answer {
+    code: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {} {}", self.code, self.body))
+    }
+
+    fn header_values(&self, name: &str) -> Vec<&str> {
+        self.headers.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
+    }
+}
+
+impl Client {
+    fn call(&self, method: &str, path: &str, content_type: &str, body: Option<&Value>) -> Answer {
+        let headers = [("Accept", "application/json"), ("Content-Type", content_type)];
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let (code, headers, body) =
+            common::tls::exchange(self.addr, &self.tls, method, path, &headers, body.as_bytes()).expect("a request");
+        Answer { code, headers, body }
+    }
+
+    fn send(&self, method: &str, path: &str, body: Option<&Value>) -> Answer {
+        self.call(method, path, "application/json", body)
+    }
+
+    fn ok(&self, method: &str, path: &str, body: Option<&Value>) -> Value {
+        let answer = self.send(method, path, body);
+        assert!((200..300).contains(&answer.code), "{method} {path}: {} {}", answer.code, answer.body);
+        answer.json()
+    }
+}
+
+/// etcd's current revision and how many times the consistent reads' fence
+/// key was written (0 when it never was).
+fn etcd_revision_and_fences(etcd: &Etcd) -> (u64, u64) {
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let (status, body) =
+        etcd.http("POST", "/v3/kv/range", Some(&json!({"key": b64("/registry/~fence")}))).expect("etcd answers");
+    assert_eq!(status, 200, "{body}");
+    let value: Value = serde_json::from_str(&de_chunk(&body)).unwrap();
+    let revision = value["header"]["revision"].as_str().unwrap().parse().unwrap();
+    let fences = value["kvs"][0]["version"].as_str().map(|v| v.parse().unwrap()).unwrap_or(0);
+    (revision, fences)
+}
+
+/// A TCP relay on loopback to `target` that delays what the target sends
+/// by `delay` (latency, not throughput: each chunk leaves `delay` after it
+/// arrived). J reaches etcd through one, so its watch hears of W's writes
+/// well after W has answered them: read-your-writes on J then holds only
+/// because J waits for them. Its threads end with their connections.
+fn slow_relay(target: SocketAddr, delay: std::time::Duration) -> SocketAddr {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(target) else { continue };
+            let (mut client_in, mut server_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut client_in, &mut server_out);
+                let _ = server_out.shutdown(Shutdown::Write);
+            });
+            let (tx, rx) = std::sync::mpsc::channel::<(std::time::Instant, Vec<u8>)>();
+            let mut server_in = server;
+            std::thread::spawn(move || {
+                let mut buffer = vec![0u8; 64 * 1024];
+                while let Ok(n) = server_in.read(&mut buffer) {
+                    if n == 0 || tx.send((std::time::Instant::now(), buffer[..n].to_vec())).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut client_out = client;
+            std::thread::spawn(move || {
+                for (arrived, bytes) in rx {
+                    std::thread::sleep(delay.saturating_sub(arrived.elapsed()));
+                    if client_out.write_all(&bytes).is_err() {
+                        break;
+                    }
+                }
+                let _ = client_out.shutdown(Shutdown::Both);
+            });
+        }
+    });
+    addr
+}
+
+fn server_args(etcd_url: &str, pki: &common::tls::TestPki) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--log",
+        "etcd",
+        "--etcd-endpoints",
+        etcd_url,
+        "--storage-layout",
+        "kubernetes",
+        "--client-ca-file",
+        &pki.ca_file.display().to_string(),
+        "--authorization-mode",
+        "Node,RBAC",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(pki.server_args());
+    args
+}
+
+fn configmap(name: &str, data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"joined": "yes"}}, "data": data})
+}
+
+fn pod(name: &str, node: &str, secret: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox"}],
+            "volumes": [{"name": "s", "secret": {"secretName": secret}}]}})
+}
+
+#[test]
+fn writes_through_a_joined_instance_are_the_upstreams_as_the_caller() {
+    let etcd = Etcd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let pki = common::tls::TestPki::new(dir.path());
+    let admin_tls = pki.client_config(Some(pki.client_cert("admin", &["system:masters"])));
+    let mut w_args = server_args(&etcd.url(), &pki);
+    // No compaction during the test: etcd's revision moves only by writes.
+    w_args.extend(["--etcd-compaction-interval".into(), "0".into()]);
+    let mut w = Server::start_with(Launch {
+        extra_args: w_args,
+        tls_client: Some((admin_tls.clone(), pki.ca_file.clone())),
+        ..Launch::default()
+    });
+    let (cert, key) = pki.client_cert_files(dir.path(), "joiner", "shardline-joiner", &["system:masters"]);
+    // J hears from etcd 300 ms late (W does not).
+    let etcd_addr: SocketAddr = etcd.url().trim_start_matches("http://").parse().unwrap();
+    let relay = slow_relay(etcd_addr, std::time::Duration::from_millis(300));
+    let mut j_args = server_args(&format!("http://{relay}"), &pki);
+    j_args.extend([
+        "--upstream".to_string(),
+        format!("https://{}", w.addr),
+        "--upstream-ca-file".into(),
+        pki.ca_file.display().to_string(),
+        "--upstream-client-cert-file".into(),
+        cert.display().to_string(),
+        "--upstream-client-key-file".into(),
+        key.display().to_string(),
+    ]);
+    let j = Server::start_with(Launch {
+        extra_args: j_args,
+        tls_client: Some((admin_tls.clone(), pki.ca_file.clone())),
+        ..Launch::default()
+    });
+    let on_j = Client { addr: j.addr, tls: admin_tls.clone() };
+    let on_w = Client { addr: w.addr, tls: admin_tls.clone() };
+    let ns = "/api/v1/namespaces/default";
+    // J's own copy, from memory (resourceVersion=0 asks etcd nothing): a
+    // write J answered is there without waiting.
+    let local = |path: &str| on_j.send("GET", &format!("{path}?resourceVersion=0"), None);
+
+    // (a) Create, update, merge patch, server-side apply, delete and
+    // deletecollection through J: W's answers, on W, readable on J at once.
+    let (revision_before, fences_before) = etcd_revision_and_fences(&etcd);
+    let mut writes = 0;
+    let created = on_j.send("POST", &format!("{ns}/configmaps"), Some(&configmap("one", json!({"k": "1"}))));
+    assert_eq!(created.code, 201, "{}", created.body);
+    assert_eq!(created.header_values("content-type"), ["application/json"]);
+    writes += 1;
+    let created = created.json();
+    let rv = created["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let seen = local(&format!("{ns}/configmaps/one"));
+    assert_eq!(seen.code, 200, "read-your-writes on J: {}", seen.body);
+    assert_eq!(seen.json()["metadata"]["resourceVersion"], rv.as_str());
+    assert_eq!(on_w.ok("GET", &format!("{ns}/configmaps/one"), None)["metadata"]["resourceVersion"], rv.as_str());
+
+    let mut updated = created.clone();
+    updated["data"] = json!({"k": "2"});
+    let put = on_j.ok("PUT", &format!("{ns}/configmaps/one"), Some(&updated));
+    writes += 1;
+    assert_eq!(local(&format!("{ns}/configmaps/one")).json()["data"]["k"], "2");
+    assert_eq!(
+        local(&format!("{ns}/configmaps/one")).json()["metadata"]["resourceVersion"],
+        put["metadata"]["resourceVersion"]
+    );
+
+    let merged = on_j.call(
+        "PATCH",
+        &format!("{ns}/configmaps/one"),
+        "application/merge-patch+json",
+        Some(&json!({"data": {"m": "merged"}})),
+    );
+    assert_eq!(merged.code, 200, "{}", merged.body);
+    writes += 1;
+    assert_eq!(local(&format!("{ns}/configmaps/one")).json()["data"], json!({"k": "2", "m": "merged"}));
+
+    let applied = on_j.call(
+        "PATCH",
+        &format!("{ns}/configmaps/applied?fieldManager=join-test"),
+        "application/apply-patch+yaml",
+        Some(&configmap("applied", json!({"a": "1"}))),
+    );
+    assert_eq!(applied.code, 201, "server-side apply creates: {}", applied.body);
+    writes += 1;
+    let seen = local(&format!("{ns}/configmaps/applied")).json();
+    assert_eq!(seen["data"]["a"], "1");
+    let managers: Vec<(&str, &str)> = seen["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["manager"].as_str().unwrap(), m["operation"].as_str().unwrap()))
+        .collect();
+    assert_eq!(managers, [("join-test", "Apply")]);
+
+    // W's Warning header (fieldValidation=Warn on an unknown field) comes back.
+    let mut unknown = configmap("warned", json!({}));
+    unknown["bogus"] = json!(1);
+    let warned = on_j.send("POST", &format!("{ns}/configmaps?fieldValidation=Warn"), Some(&unknown));
+    assert_eq!(warned.code, 201, "{}", warned.body);
+    writes += 1;
+    let warnings = warned.header_values("warning");
+    assert!(warnings.iter().any(|w| w.contains("unknown field") && w.contains("bogus")), "{:?}", warned.headers);
+
+    let deleted = on_j.send("DELETE", &format!("{ns}/configmaps/one"), None);
+    assert_eq!(deleted.code, 200, "{}", deleted.body);
+    writes += 1;
+    assert_eq!(local(&format!("{ns}/configmaps/one")).code, 404, "the delete is seen on J at once");
+    assert_eq!(on_w.send("GET", &format!("{ns}/configmaps/one"), None).code, 404);
+
+    let collection = on_j.send("DELETE", &format!("{ns}/configmaps?labelSelector=joined%3Dyes"), None);
+    assert_eq!(collection.code, 200, "{}", collection.body);
+    writes += 2; // "applied" and "warned"
+    let left = local(&format!("{ns}/configmaps")).json();
+    assert!(
+        left["items"].as_array().unwrap().iter().all(|c| c["metadata"]["labels"]["joined"].is_null()),
+        "deletecollection seen on J: {left}"
+    );
+
+    // (d) Every revision etcd moved by is one of those writes (made by W) or
+    // a consistent read's fence: J wrote nothing of its own.
+    let (revision_after, fences_after) = etcd_revision_and_fences(&etcd);
+    assert_eq!(
+        revision_after - revision_before,
+        writes + (fences_after - fences_before),
+        "etcd revision {revision_before} -> {revision_after}, fences {fences_before} -> {fences_after}, {writes} writes"
+    );
+
+    // (b) As the caller: RBAC on W decides, W's 403 comes back unchanged.
+    on_j.ok(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+        Some(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "cm-writer"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get", "list"]}]})),
+    );
+    on_j.ok(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+        Some(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "alice-writes"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}]})),
+    );
+    let alice = Client { addr: j.addr, tls: pki.client_config(Some(pki.client_cert("alice", &["dev"]))) };
+    let by_alice = alice.send("POST", &format!("{ns}/configmaps"), Some(&configmap("alices", json!({}))));
+    assert_eq!(by_alice.code, 201, "{}", by_alice.body);
+    // W saw alice (not J's own identity): its SelfSubjectReview says so.
+    let review = alice.ok(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        Some(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})),
+    );
+    assert_eq!(review["status"]["userInfo"]["username"], "alice", "{review}");
+    assert_eq!(review["status"]["userInfo"]["groups"], json!(["dev", "system:authenticated"]), "{review}");
+    let bob_tls = pki.client_config(Some(pki.client_cert("bob", &["dev"])));
+    let bob = Client { addr: j.addr, tls: bob_tls.clone() };
+    let refused = bob.send("POST", &format!("{ns}/configmaps"), Some(&configmap("bobs", json!({}))));
+    assert_eq!(refused.code, 403, "{}", refused.body);
+    let status = refused.json();
+    assert_eq!(status["kind"], "Status");
+    assert_eq!(status["reason"], "Forbidden");
+    assert_eq!(
+        status["message"],
+        "configmaps is forbidden: User \"bob\" cannot create resource \"configmaps\" in API group \"\" in the namespace \"default\""
+    );
+    let bob_on_w = Client { addr: w.addr, tls: bob_tls };
+    let direct = bob_on_w.send("POST", &format!("{ns}/configmaps"), Some(&configmap("bobs", json!({}))));
+    assert_eq!((direct.code, direct.json()), (403, status), "J returns W's answer unchanged");
+
+    // (c) A kubelet through J (J's own Node authorizer for reads): its
+    // pods and their secrets, not another node's.
+    for node in ["n1", "n2"] {
+        on_j.ok(
+            "POST",
+            "/api/v1/nodes",
+            Some(&json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})),
+        );
+    }
+    for name in ["s1", "s2"] {
+        let secret =
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"k": "v"}});
+        on_j.ok("POST", &format!("{ns}/secrets"), Some(&secret));
+    }
+    on_j.ok("POST", &format!("{ns}/pods"), Some(&pod("p1", "n1", "s1")));
+    on_j.ok("POST", &format!("{ns}/pods"), Some(&pod("p2", "n2", "s2")));
+    let kubelet =
+        Client { addr: j.addr, tls: pki.client_config(Some(pki.client_cert("system:node:n1", &["system:nodes"]))) };
+    assert_eq!(kubelet.ok("GET", &format!("{ns}/secrets/s1"), None)["metadata"]["name"], "s1");
+    let watched = kubelet.send("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&watch=1&timeoutSeconds=1", None);
+    assert_eq!(watched.code, 200, "{}", watched.body);
+    assert!(watched.body.contains("\"p1\"") && !watched.body.contains("\"p2\""), "{}", watched.body);
+    for path in [format!("{ns}/secrets/s2"), "/api/v1/pods?fieldSelector=spec.nodeName%3Dn2&watch=1".to_string()] {
+        let refused = kubelet.send("GET", &path, None);
+        assert_eq!(refused.code, 403, "{path}: {}", refused.body);
+        assert!(refused.json()["message"].as_str().unwrap().contains("User \"system:node:n1\" cannot"), "{path}");
+    }
+
+    // The upstream gone: a write through J is kube's failed proxy (503
+    // ServiceUnavailable), nothing reaches etcd, reads are still served.
+    w.kill();
+    let (revision_before, _) = etcd_revision_and_fences(&etcd);
+    let down = on_j.send("POST", &format!("{ns}/configmaps"), Some(&configmap("lost", json!({}))));
+    assert_eq!(down.code, 503, "{}", down.body);
+    let status = down.json();
+    assert_eq!((status["kind"].as_str(), status["reason"].as_str()), (Some("Status"), Some("ServiceUnavailable")));
+    assert!(status["message"].as_str().unwrap().starts_with("error trying to reach service: "), "{status}");
+    assert_eq!(etcd_revision_and_fences(&etcd).0, revision_before, "J wrote nothing itself");
+    assert_eq!(local(&format!("{ns}/configmaps/alices")).code, 200, "reads are J's own");
+}
