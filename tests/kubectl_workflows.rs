@@ -86,9 +86,10 @@ fn replica_set(deployment: &Value, hash: &str, revision: u32, template: &Value, 
 
 /// A ControllerRevision as the StatefulSet and DaemonSet controllers make
 /// it: the template as a strategic-merge patch that replaces it, labelled
-/// with the template's labels and `controller-revision-hash`, owned by the
-/// workload.
+/// with the template's labels and `controller-revision-hash`, annotated with
+/// the workload's annotations (here a change cause), owned by the workload.
 fn controller_revision(workload: &Value, kind: &str, hash: &str, revision: u32, template: &Value) -> Value {
+    let image = template["spec"]["containers"][0]["image"].as_str().unwrap_or("");
     let name = format!("{}-{hash}", workload["metadata"]["name"].as_str().unwrap());
     let mut labels = template["metadata"]["labels"].clone();
     labels["controller-revision-hash"] = json!(name);
@@ -96,7 +97,8 @@ fn controller_revision(workload: &Value, kind: &str, hash: &str, revision: u32, 
     patch["$patch"] = json!("replace");
     json!({
         "apiVersion": "apps/v1", "kind": "ControllerRevision",
-        "metadata": {"name": name, "namespace": "demo", "labels": labels, "ownerReferences": owner(workload, kind)},
+        "metadata": {"name": name, "namespace": "demo", "labels": labels, "ownerReferences": owner(workload, kind),
+                     "annotations": {"kubernetes.io/change-cause": format!("image {image}")}},
         "data": {"spec": {"template": patch}},
         "revision": revision,
     })
@@ -231,6 +233,16 @@ fn deployment_rollout_history_undo_and_status() {
     assert!(!paused.status.success());
     assert!(paused.stderr.contains("you cannot rollback a paused deployment"), "{}", paused.stderr);
     s.kubectl_ok(&["rollout", "resume", "deployment/web", "-n", "demo"]);
+    // restart: kubectl patches a restartedAt annotation into the template.
+    let before = get(&s, "deployment/web")["metadata"]["generation"].as_i64().unwrap();
+    let restart = s.kubectl_ok(&["rollout", "restart", "deployment/web", "-n", "demo"]);
+    assert_eq!(restart.stdout.trim(), "deployment.apps/web restarted");
+    let restarted = get(&s, "deployment/web");
+    assert!(
+        restarted["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"].is_string(),
+        "{restarted}"
+    );
+    assert_eq!(restarted["metadata"]["generation"], before + 1);
 
     // rollout status reads the status the controller writes.
     let generation = get(&s, "deployment/web")["metadata"]["generation"].as_i64().unwrap();
@@ -331,7 +343,11 @@ fn statefulset_and_daemonset_rollout_history_undo_and_status() {
 
         let history = s.kubectl_ok(&["rollout", "history", what, "-n", "demo"]);
         assert!(history.stdout.starts_with(resource), "{}", history.stdout);
-        assert_eq!(history_rows(&history.stdout), rows(&[("1", "<none>"), ("2", "<none>")]), "{what}");
+        assert_eq!(
+            history_rows(&history.stdout),
+            rows(&[("1", &format!("image {old_image}")), ("2", &format!("image {new_image}"))]),
+            "{what}"
+        );
         let one = s.kubectl_ok(&["rollout", "history", what, "-n", "demo", "--revision=1"]);
         assert!(one.stdout.contains(&format!("{resource} with revision #1")), "{}", one.stdout);
         assert!(one.stdout.contains(&format!("Image:\t{old_image}")), "{}", one.stdout);
@@ -515,7 +531,14 @@ fn logs_exec_and_port_forward_answer_as_kube_without_a_kubelet() {
     assert_eq!(status["message"], "pod p does not have a host assigned");
     let exec = s.kubectl(&["exec", "p", "-n", "demo", "--", "ls"]);
     assert!(!exec.status.success());
-    assert!(exec.stderr.contains("pod p does not have a host assigned"), "{}", exec.stderr);
+    assert!(
+        exec.stderr.contains("error: unable to upgrade connection: pod p does not have a host assigned"),
+        "{}",
+        exec.stderr
+    );
+    let attach = s.kubectl(&["attach", "p", "-n", "demo"]);
+    assert!(!attach.status.success());
+    assert!(attach.stderr.contains("pod p does not have a host assigned"), "{}", attach.stderr);
     let status = assert_status(
         &s.request("POST", "/api/v1/namespaces/demo/pods/p/portforward?ports=80", &[], None),
         400,
