@@ -520,6 +520,13 @@ fn logs_exec_and_port_forward_answer_as_kube_without_a_kubelet() {
     );
     assert_eq!(status["details"]["kind"], "PodLogOptions");
     assert_eq!(status["details"]["causes"][0]["field"], "tailLines");
+    let both = "/api/v1/namespaces/demo/pods/p/log?sinceSeconds=5&sinceTime=2026-01-01T00:00:00Z";
+    let status = assert_status(&s.get(both), 422, "Invalid");
+    assert_eq!(
+        status["message"],
+        "PodLogOptions \"p\" is invalid: []: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified"
+    );
+    assert_eq!(status["details"]["causes"][0]["field"], "[]");
     assert_status(&s.get("/api/v1/namespaces/demo/pods/nope/log"), 404, "NotFound");
 
     // exec and port-forward of an unscheduled pod: 400 from the server.

@@ -136,9 +136,10 @@ pub fn log_options(query: &[(String, String)]) -> Result<LogOptions, Refusal> {
         errors.push(invalid("limitBytes", n, "must be greater than 0"));
     }
     match (options.since_seconds, &options.since_time) {
-        (Some(_), Some(_)) => {
-            errors.push(FieldError::forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified"))
-        }
+        (Some(_), Some(_)) => errors.push(FieldError::forbidden(
+            super::subresources::ROOT_FIELD,
+            "at most one of `sinceTime` or `sinceSeconds` may be specified",
+        )),
         (Some(n), None) if n < 1 => errors.push(invalid("sinceSeconds", n, "must be greater than 0")),
         _ => {}
     }
@@ -281,7 +282,7 @@ mod tests {
         assert_eq!(invalid(&[("sinceSeconds", "0")]), ["sinceSeconds: Invalid value: 0: must be greater than 0"]);
         assert_eq!(
             invalid(&[("sinceSeconds", "5"), ("sinceTime", "2026-01-01T00:00:00Z")]),
-            [": Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified"]
+            ["[]: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified"]
         );
     }
 
