@@ -175,6 +175,35 @@ pub async fn authorize(backend: &impl Backend, user: &UserInfo, attributes: &Att
     }
 }
 
+/// A second authorization a handler asks for, as kube's pod subresources'
+/// `ensureAuthorizedForVerb` does (a websocket GET to `pods/exec`,
+/// `attach` or `portforward` must also be allowed `create`, kube's
+/// `AuthorizePodWebsocketUpgradeCreatePermission`, on by default since
+/// 1.35): the request's attributes with another verb; a refusal is 403
+/// `RESOURCE "NAME" is forbidden: REASON` (kube's `NewForbidden` with the
+/// authorizer's reason, often empty).
+pub async fn authorize_verb(
+    backend: &impl Backend,
+    user: &UserInfo,
+    attributes: &Attributes,
+    verb: &str,
+) -> Result<(), ApiError> {
+    let mode = backend.config().authorization_mode;
+    if attributes.verb == verb || mode == AuthorizationMode::AlwaysAllow || user.in_group(crate::auth::MASTERS_GROUP) {
+        return Ok(());
+    }
+    let attributes = Attributes { verb: verb.to_string(), ..attributes.clone() };
+    let index = backend.rbac_index().await;
+    let graph = if mode.has_node() { Some(backend.node_graph().await) } else { None };
+    match authz::decide(mode, &index, graph.as_deref(), user, &attributes) {
+        crate::auth::node::Decision::Allow => Ok(()),
+        crate::auth::node::Decision::NoOpinion(reason) => Err(ApiError::Forbidden {
+            target: Target::new(&attributes.api_group, &attributes.resource, &attributes.name),
+            message: reason,
+        }),
+    }
+}
+
 /// The 403 for a refused request.
 pub fn forbidden(user: &UserInfo, attributes: &Attributes) -> ApiError {
     let target = if attributes.resource_request {

@@ -78,6 +78,11 @@ pub enum ApiError {
     Invalid { kind: String, target: Target, causes: Vec<Cause> },
     #[error("internal error: {0}")]
     Internal(String),
+    /// 500 with no reason and the message as it is: an error kube-apiserver
+    /// got that is not a Status (a failed dial to a kubelet, a node without
+    /// an address), which its `ErrorToAPIStatus` passes on this way.
+    #[error("{0}")]
+    Unknown(String),
     #[error("service unavailable: {0}")]
     ServiceUnavailable(String),
     #[error("timeout: {message}")]
@@ -134,7 +139,7 @@ impl ApiError {
             ApiError::NotAcceptable(_) | ApiError::NotAcceptableConversion(_) => 406,
             ApiError::RequestEntityTooLarge { .. } => 413,
             ApiError::Invalid { .. } => 422,
-            ApiError::Internal(_) => 500,
+            ApiError::Internal(_) | ApiError::Unknown(_) => 500,
             ApiError::ServiceUnavailable(_) => 503,
             ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => 504,
             ApiError::Expired { .. } => 410,
@@ -160,6 +165,8 @@ impl ApiError {
             ApiError::RequestEntityTooLarge { .. } => "RequestEntityTooLarge",
             ApiError::Invalid { .. } => "Invalid",
             ApiError::Internal(_) => "InternalError",
+            // kube's StatusReasonUnknown is the empty reason.
+            ApiError::Unknown(_) => "",
             ApiError::ServiceUnavailable(_) => "ServiceUnavailable",
             ApiError::Timeout { .. } | ApiError::TooLargeResourceVersion { .. } => "Timeout",
             ApiError::Expired { .. } => "Expired",
@@ -236,6 +243,7 @@ impl ApiError {
                 format!("{} \"{}\" is invalid: {}", qualified, target.name, joined)
             }
             ApiError::Internal(m) => format!("Internal error occurred: {m}"),
+            ApiError::Unknown(m) => m.clone(),
             ApiError::ServiceUnavailable(m) => m.clone(),
             ApiError::Timeout { message, .. } => message.clone(),
             ApiError::TooLargeResourceVersion { requested, current } => {
@@ -348,7 +356,9 @@ impl ApiError {
         status.insert("metadata".into(), metadata);
         status.insert("status".into(), json!("Failure"));
         status.insert("message".into(), json!(self.message()));
-        status.insert("reason".into(), json!(self.reason()));
+        if !self.reason().is_empty() {
+            status.insert("reason".into(), json!(self.reason()));
+        }
         if let Some(details) = self.details() {
             status.insert("details".into(), details);
         }
@@ -517,6 +527,15 @@ mod tests {
         let expired = parse(&all[15]);
         assert_eq!(expired["reason"], "Expired");
         assert_eq!(expired["metadata"]["continue"], "t");
+    }
+
+    #[test]
+    fn an_error_that_is_no_status_has_no_reason() {
+        let s = parse(&ApiError::Unknown("error dialing backend: x".into()));
+        assert_eq!(s["code"], 500);
+        assert_eq!(s["message"], "error dialing backend: x");
+        assert!(s.get("reason").is_none(), "{s}");
+        assert_eq!(s["status"], "Failure");
     }
 
     #[test]

@@ -19,6 +19,10 @@
 //! part of the object. No I/O; bad input gives field errors, never a panic.
 
 use super::{Context, Object};
+
+/// kube's `field.NewPath("")`: a path with no name prints as `[]`
+/// (`Pod "x" is invalid: []: Forbidden: ...`).
+pub const ROOT_FIELD: &str = "[]";
 use crate::types::validation::FieldError;
 use serde_json::{json, Value};
 
@@ -199,7 +203,7 @@ pub fn validate_update(kind: &str, subresource: &str, object: &Object, old: &Obj
 
 fn ephemeral_containers(pod: &Object, old: &Object) -> Vec<FieldError> {
     if is_mirror_pod(old) {
-        return vec![FieldError::forbidden("", "static pods do not support ephemeral containers")];
+        return vec![FieldError::forbidden(ROOT_FIELD, "static pods do not support ephemeral containers")];
     }
     let mut errs = super::validate::core::pod_metadata_and_spec(pod);
     let new = list(pod, "spec", "ephemeralContainers");
@@ -240,7 +244,7 @@ fn ephemeral_containers(pod: &Object, old: &Object) -> Vec<FieldError> {
 
 fn resize(pod: &Object, old: &Object) -> Vec<FieldError> {
     if is_mirror_pod(old) {
-        return vec![FieldError::forbidden("", "static pods cannot be resized")];
+        return vec![FieldError::forbidden(ROOT_FIELD, "static pods cannot be resized")];
     }
     let mut errs = super::validate::core::pod_metadata_and_spec(pod);
     let spec = |o: &Object| o.get("spec").and_then(Value::as_object).cloned().unwrap_or_default();
@@ -355,6 +359,16 @@ mod tests {
         assert!(errs.iter().any(|e| e.body().contains("cannot be set for an Ephemeral Container")), "{errs:?}");
         let removed = ephemeral_containers(&old, &new);
         assert!(removed.iter().any(|e| e.body().contains("may not be removed")), "{removed:?}");
+    }
+
+    #[test]
+    fn static_pods_are_refused_at_kubes_root_path() {
+        let mirror = object(json!({"metadata": {"name": "p", "annotations": {"kubernetes.io/config.mirror": "x"}},
+            "spec": {"containers": [{"name": "app", "image": "x"}]}}));
+        let errs: Vec<String> = ephemeral_containers(&mirror, &mirror).iter().map(|e| e.to_string()).collect();
+        assert_eq!(errs, ["[]: Forbidden: static pods do not support ephemeral containers"]);
+        let errs: Vec<String> = resize(&mirror, &mirror).iter().map(|e| e.to_string()).collect();
+        assert_eq!(errs, ["[]: Forbidden: static pods cannot be resized"]);
     }
 
     #[test]

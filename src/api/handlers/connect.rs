@@ -2,26 +2,36 @@
 //! `pods/attach`, `pods/portforward`, `pods/proxy`, `services/proxy` and
 //! `nodes/proxy`. Shardline runs no kubelet connection and proxies nothing;
 //! these answer what kube-apiserver answers when no kubelet or endpoint can
-//! be reached, after the checks kube makes first (the object exists, the
-//! container is valid, the pod has a node, an IP, the service endpoints):
+//! be reached, after the checks kube makes first (the rules are
+//! `strategy/connect.rs`: the container, the log options, the node's
+//! kubelet address):
 //!
-//! - `pods/log` of a pod with no node: 200 with an empty body (kube's
-//!   `LogLocation` gives no location); with a node, 500 (kube's failed
-//!   kubelet request);
+//! - a websocket GET to `exec`, `attach`, `portforward` must also be
+//!   allowed `create` (kube's `AuthorizePodWebsocketUpgradeCreatePermission`);
+//! - `pods/log`: bad options 400 (a number that does not parse) or 422
+//!   (`PodLogOptions`); a pod with no node: 204 and no body (kube's
+//!   `LogLocation` gives no location);
 //! - `pods/exec`, `attach`, `portforward` of a pod with no node: 400
-//!   `pod NAME does not have a host assigned`; exec and attach of a
-//!   completed pod: 400; with a node, 500;
+//!   `pod NAME does not have a host assigned`;
+//! - with a node: 404 when the Node is missing; else 500 with no reason
+//!   (kube passes on an error that is no Status): `no preferred addresses
+//!   found; known addresses: []` for a node without an address, else the
+//!   failed kubelet request (`Get "https://ADDRESS:PORT/containerLogs/..."`,
+//!   `error dialing backend: ...`);
 //! - `pods/proxy` of a pod without an IP: 400 `address not allowed`;
 //!   `services/proxy` without endpoints: 503 `no endpoints available for
-//!   service "NAME"`; `nodes/proxy` of a node without an address: 500
-//!   `no preferred addresses found; known addresses: []`; otherwise 503.
+//!   service "NAME"`; `nodes/proxy` of a node without an address: 500 as
+//!   above; otherwise 503.
 //!
 //! Invariant: nothing here opens a connection; every answer is a Status.
 
 use super::{read_current, Resolved};
 use crate::api::object::Object;
+use crate::api::pipeline;
 use crate::api::status::{ApiError, Target};
-use crate::api::{respond, Backend, RequestHead, ResponseBody};
+use crate::api::{Backend, RequestHead, ResponseBody};
+use crate::auth::Attributes;
+use crate::strategy::connect;
 use crate::types::key::ObjectKey;
 use crate::types::registry::ControlPlaneSubresource;
 use bytes::Bytes;
@@ -59,32 +69,6 @@ fn text<'a>(v: &'a Value, path: &[&str]) -> &'a str {
     path.iter().try_fold(v, |v, f| v.get(*f)).and_then(Value::as_str).unwrap_or("")
 }
 
-/// kube's `validateContainer`: the container asked for, or the only one.
-fn container(pod: &Object, name: &str, asked: Option<String>) -> Result<String, ApiError> {
-    let spec = pod.get("spec").cloned().unwrap_or(Value::Null);
-    let names = |list: &str| -> Vec<String> {
-        spec.get(list)
-            .and_then(Value::as_array)
-            .map(|c| c.iter().map(|c| text(c, &["name"]).to_string()).collect())
-            .unwrap_or_default()
-    };
-    let containers = names("containers");
-    let all: Vec<String> =
-        [names("initContainers"), containers.clone(), names("ephemeralContainers")].into_iter().flatten().collect();
-    match asked.filter(|a| !a.is_empty()) {
-        Some(asked) if all.contains(&asked) => Ok(asked),
-        Some(asked) => Err(ApiError::BadRequest(format!("container {asked} is not valid for pod {name}"))),
-        None if containers.len() == 1 => Ok(containers[0].clone()),
-        None if containers.is_empty() => {
-            Err(ApiError::BadRequest(format!("a container name must be specified for pod {name}")))
-        }
-        None => Err(ApiError::BadRequest(format!(
-            "a container name must be specified for pod {name}, choose one of: [{}]",
-            containers.join(" ")
-        ))),
-    }
-}
-
 pub async fn serve(
     backend: &impl Backend,
     head: &RequestHead,
@@ -111,10 +95,7 @@ pub async fn serve(
         }
         ("nodes", _) => {
             let node = read(backend, "nodes", "", proxied_name(&name)).await?;
-            let addresses = node.get("status").and_then(|s| s.get("addresses")).and_then(Value::as_array);
-            if addresses.is_none_or(|a| a.is_empty()) {
-                return Err(ApiError::Internal("no preferred addresses found; known addresses: []".into()));
-            }
+            connect::kubelet_address(&node).map_err(ApiError::Unknown)?;
             Err(unreachable())
         }
         (_, "proxy") => {
@@ -128,63 +109,84 @@ pub async fn serve(
             Err(unreachable())
         }
         (_, sub) => {
-            let pod = read(backend, "pods", &namespace, &name).await?;
-            let asked = query_value(head, "container");
-            let container = if sub == "portforward" { String::new() } else { container(&pod, &name, asked)? };
-            let node = pod.get("spec").map(|s| text(s, &["nodeName"]).to_string()).unwrap_or_default();
-            let phase = pod.get("status").map(|s| text(s, &["phase"])).unwrap_or("");
-            if sub == "log" {
-                if node.is_empty() {
-                    // kube's LogLocation gives no location: an empty stream.
-                    return Ok(respond(StatusCode::OK, "text/plain", Bytes::new()));
-                }
-                read(backend, "nodes", "", &node).await?;
-                return Err(ApiError::Internal(format!(
-                    "Get \"https://{node}:10250/containerLogs/{namespace}/{name}/{container}\": {NO_CONNECTION}"
-                )));
+            if head.method == http::Method::GET && sub != "log" {
+                // kube's AuthorizePodWebsocketUpgradeCreatePermission: a
+                // websocket GET needs `create` too, checked before the pod is read.
+                let attributes = Attributes {
+                    verb: "get".into(),
+                    resource_request: true,
+                    api_version: "v1".into(),
+                    resource: "pods".into(),
+                    subresource: sub.into(),
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                    ..Attributes::default()
+                };
+                pipeline::authorize_verb(backend, &head.user, &attributes, "create").await?;
             }
-            if node.is_empty() {
+            let query: Vec<(String, String)> =
+                form_urlencoded::parse(head.query.as_deref().unwrap_or("").as_bytes()).into_owned().collect();
+            let log_options =
+                if sub == "log" { Some(connect::log_options(&query).map_err(|r| refusal(r, &name))?) } else { None };
+            let pod = read(backend, "pods", &namespace, &name).await?;
+            let container = if sub == "portforward" {
+                String::new()
+            } else {
+                let asked = match &log_options {
+                    Some(options) => options.container.clone(),
+                    None => query_value(head, "container"),
+                };
+                connect::validate_container(&pod, &name, asked.as_deref()).map_err(|r| refusal(r, &name))?
+            };
+            let node_name = connect::node_name(&pod).to_string();
+            if node_name.is_empty() {
+                if sub == "log" {
+                    // kube's LogLocation gives no location: no stream, 204.
+                    return Ok(no_content());
+                }
                 return Err(ApiError::BadRequest(format!("pod {name} does not have a host assigned")));
             }
-            if matches!(sub, "exec" | "attach") && matches!(phase, "Succeeded" | "Failed") {
-                return Err(ApiError::BadRequest(format!(
-                    "cannot {sub} into a container in a completed pod; current phase is {phase}"
-                )));
+            let node = read(backend, "nodes", "", &node_name).await?;
+            let kubelet = connect::kubelet_address(&node).map_err(ApiError::Unknown)?;
+            // kube would now ask the kubelet; a request it cannot send is
+            // an error that is no Status (500, no reason).
+            match log_options {
+                Some(options) => Err(ApiError::Unknown(format!(
+                    "Get \"{}\": {NO_CONNECTION}",
+                    connect::log_url(&kubelet, &namespace, &name, &container, &options)
+                ))),
+                None => Err(ApiError::Unknown(format!("error dialing backend: dial tcp {kubelet}: {NO_CONNECTION}"))),
             }
-            read(backend, "nodes", "", &node).await?;
-            Err(ApiError::Internal(format!("error dialing the kubelet of node {node:?}: {NO_CONNECTION}")))
         }
+    }
+}
+
+/// kube's answer when a stream has no location: 204 without a body.
+fn no_content() -> Response<ResponseBody> {
+    let mut response = Response::new(crate::api::full(Bytes::new()));
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    response
+}
+
+fn refusal(refusal: connect::Refusal, name: &str) -> ApiError {
+    match refusal {
+        connect::Refusal::BadRequest(message) => ApiError::BadRequest(message),
+        connect::Refusal::InvalidLogOptions(errors) => ApiError::Invalid {
+            kind: "PodLogOptions".into(),
+            target: Target::new("", "pods", name),
+            causes: super::create::causes(errors),
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn proxy_ids_name_their_object() {
         assert_eq!(proxied_name("web"), "web");
         assert_eq!(proxied_name("web:8080"), "web");
         assert_eq!(proxied_name("https:web:443"), "web");
-    }
-
-    #[test]
-    fn containers_are_chosen_as_kube_chooses_them() {
-        let one: Object = serde_json::from_value(json!({"spec": {"containers": [{"name": "app"}]}})).unwrap();
-        assert_eq!(container(&one, "p", None).unwrap(), "app");
-        assert_eq!(
-            container(&one, "p", Some("nope".into())).unwrap_err().message(),
-            "container nope is not valid for pod p"
-        );
-        let two: Object = serde_json::from_value(
-            json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}], "initContainers": [{"name": "i"}]}}),
-        )
-        .unwrap();
-        assert_eq!(
-            container(&two, "p", None).unwrap_err().message(),
-            "a container name must be specified for pod p, choose one of: [a b]"
-        );
-        assert_eq!(container(&two, "p", Some("i".into())).unwrap(), "i");
     }
 }
