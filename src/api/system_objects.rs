@@ -173,20 +173,31 @@ pub struct Ensured {
 pub async fn ensure(backend: &impl Backend, facts: &Facts) -> Result<Ensured, ApiError> {
     let head = system_head();
     let registry = backend.registry();
-    let mut ensured = Ensured::default();
-    for (key, object) in objects(facts) {
-        let Some(resolved) = handlers::garbage::resolved_for_key(&registry, &key.encode()) else { continue };
-        let Value::Object(object) = object else { continue };
-        if handlers::read_current(backend, &key, backend.committed_revision()).await?.is_some() {
-            continue;
-        }
-        match handlers::create::create_object(backend, &head, &resolved, object).await {
-            Ok(_) => ensured.created += 1,
-            Err(ApiError::AlreadyExists(_)) => {}
-            Err(e @ (ApiError::Invalid { .. } | ApiError::Conflict { .. } | ApiError::Forbidden { .. })) => {
-                ensured.refused.push(format!("{} {}/{}: {e}", key.resource, key.namespace, key.name))
+    // All at once: the log commits them in a few batches, not one each.
+    let creates = objects(facts).into_iter().map(|(key, object)| {
+        let (head, registry) = (&head, &registry);
+        async move {
+            let Some(resolved) = handlers::garbage::resolved_for_key(registry, &key.encode()) else { return Ok(None) };
+            let Value::Object(object) = object else { return Ok(None) };
+            if handlers::read_current(backend, &key, backend.committed_revision()).await?.is_some() {
+                return Ok(None);
             }
-            Err(e) => return Err(e),
+            match handlers::create::create_object(backend, head, &resolved, object).await {
+                Ok(_) => Ok(Some(Ok(()))),
+                Err(ApiError::AlreadyExists(_)) => Ok(None),
+                Err(e @ (ApiError::Invalid { .. } | ApiError::Conflict { .. } | ApiError::Forbidden { .. })) => {
+                    Ok(Some(Err(format!("{} {}/{}: {e}", key.resource, key.namespace, key.name))))
+                }
+                Err(e) => Err(e),
+            }
+        }
+    });
+    let mut ensured = Ensured::default();
+    for outcome in futures_util::future::join_all(creates).await {
+        match outcome? {
+            Some(Ok(())) => ensured.created += 1,
+            Some(Err(refused)) => ensured.refused.push(refused),
+            None => {}
         }
     }
     Ok(ensured)

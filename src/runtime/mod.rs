@@ -1339,9 +1339,11 @@ async fn bootstrap_namespaces(backend: &ShardBackend) {
 }
 
 /// Writes kube-apiserver's bootstrap RBAC policy where absent (RBAC mode);
-/// false when the log refused a write.
+/// false when the log refused a write. The appends are made at once (the
+/// log commits them in a few batches, not one fsync each): the policy is
+/// some 135 objects, written or found present at every start.
 async fn bootstrap_rbac(backend: &ShardBackend) -> bool {
-    for (key, mut object) in crate::auth::bootstrap::policy() {
+    let appends = crate::auth::bootstrap::policy().into_iter().map(|(key, mut object)| async move {
         if let Some(metadata) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) {
             metadata.insert("uid".into(), serde_json::json!(api::object::new_uid(rand::random())));
             metadata.insert("creationTimestamp".into(), serde_json::json!(api::object::timestamp(SystemTime::now())));
@@ -1350,14 +1352,14 @@ async fn bootstrap_rbac(backend: &ShardBackend) -> bool {
         let proposal =
             Proposal { key: key.encode(), precondition: Precondition::Absent, operation: Operation::Put(value) };
         match backend.append(proposal).await {
-            Ok(_) | Err(AppendError::Conflict { .. }) => {}
+            Ok(_) | Err(AppendError::Conflict { .. }) => true,
             Err(e) => {
                 eprintln!("shardline: creating the bootstrap RBAC policy ({}): {e}", key.name);
-                return false;
+                false
             }
         }
-    }
-    true
+    });
+    futures_util::future::join_all(appends).await.into_iter().all(|written| written)
 }
 
 /// Loads a consistent state into this shard's (empty) store, and rebuilds
