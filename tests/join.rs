@@ -308,6 +308,29 @@ fn writes_through_a_joined_instance_are_the_upstreams_as_the_caller() {
     );
     assert_eq!(review["status"]["userInfo"]["username"], "alice", "{review}");
     assert_eq!(review["status"]["userInfo"]["groups"], json!(["dev", "system:authenticated"]), "{review}");
+    // A caller's own Impersonate-* headers are checked on J, then W sees
+    // the identity they name (admin, in system:masters, may impersonate).
+    let impersonating = [
+        ("Accept", "application/json"),
+        ("Content-Type", "application/json"),
+        ("Impersonate-User", "erin"),
+        ("Impersonate-Group", "qa"),
+        ("Impersonate-Extra-Reason", "audit"),
+    ];
+    let body = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}).to_string();
+    let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    let (code, _, text) =
+        common::tls::exchange(j.addr, &admin_tls, "POST", path, &impersonating, body.as_bytes()).unwrap();
+    assert_eq!(code, 201, "{text}");
+    let review: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(review["status"]["userInfo"]["username"], "erin", "{review}");
+    assert_eq!(review["status"]["userInfo"]["groups"], json!(["qa", "system:authenticated"]), "{review}");
+    assert_eq!(review["status"]["userInfo"]["extra"], json!({"reason": ["audit"]}), "{review}");
+    // alice may not impersonate: J refuses before anything is forwarded.
+    let (code, _, text) =
+        common::tls::exchange(j.addr, &alice.tls, "POST", path, &impersonating, body.as_bytes()).unwrap();
+    assert_eq!(code, 403, "{text}");
+    assert!(text.contains("User \\\"alice\\\" cannot impersonate resource \\\"users\\\""), "{text}");
     let bob_tls = pki.client_config(Some(pki.client_cert("bob", &["dev"])));
     let bob = Client { addr: j.addr, tls: bob_tls.clone() };
     let refused = bob.send("POST", &format!("{ns}/configmaps"), Some(&configmap("bobs", json!({}))));
