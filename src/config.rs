@@ -280,6 +280,23 @@ pub struct Config {
     /// is returned (a deletecollection returns the deleted objects). Past it
     /// the client gets 503.
     pub upstream_response_bytes_max: usize,
+    /// With `--upstream`: how long a TokenReview's answer for a bearer
+    /// token no local authenticator accepts is kept (accepted or refused),
+    /// per shard (`--authentication-token-webhook-cache-ttl`; the delegating
+    /// API servers' default, 10 s). Longer: fewer reviews, a revoked token
+    /// works longer. Zero asks every time.
+    pub upstream_token_review_ttl: Duration,
+    /// With `--upstream`: how long an upstream SubjectAccessReview's "allowed"
+    /// is kept, per shard (`--authorization-webhook-cache-authorized-ttl`,
+    /// 10 s as delegating API servers); its "denied" likewise
+    /// (`--authorization-webhook-cache-unauthorized-ttl`, 10 s).
+    pub upstream_authorized_ttl: Duration,
+    pub upstream_unauthorized_ttl: Duration,
+    /// Entries each shard's token and decision caches hold at most (each is
+    /// a user, or a decision keyed by the review's text, a few hundred
+    /// bytes); when full, expired entries go, and past that a new answer is
+    /// used but not kept.
+    pub upstream_cache_entries_max: usize,
     /// Batches of consistent reads waiting for the watch (and perhaps a
     /// fence) at once; past it the next etcd read waits, so more requests
     /// share each batch. Each holds its requests' reply handles.
@@ -421,6 +438,10 @@ impl Config {
             upstream: None,
             upstream_request_timeout: Duration::from_secs(60),
             upstream_response_bytes_max: 64 << 20,
+            upstream_token_review_ttl: Duration::from_secs(10),
+            upstream_authorized_ttl: Duration::from_secs(10),
+            upstream_unauthorized_ttl: Duration::from_secs(10),
+            upstream_cache_entries_max: 10_000,
             service_ranges: crate::strategy::allocate::Ranges::default(),
             allocation_claim_grace: Duration::from_secs(60),
             metrics_commit_times_max: 4096,

@@ -214,6 +214,15 @@ struct ServeArgs {
     /// Largest upstream answer relayed, in bytes (503 above it).
     #[arg(long)]
     upstream_response_bytes_max: Option<usize>,
+    /// With --upstream: how long a delegated TokenReview's answer is kept (e.g. 10s).
+    #[arg(long, value_parser = parse_duration)]
+    authentication_token_webhook_cache_ttl: Option<Duration>,
+    /// With --upstream: how long a delegated SubjectAccessReview's "allowed" is kept (e.g. 10s).
+    #[arg(long, value_parser = parse_duration)]
+    authorization_webhook_cache_authorized_ttl: Option<Duration>,
+    /// With --upstream: how long a delegated SubjectAccessReview's "denied" is kept (e.g. 10s).
+    #[arg(long, value_parser = parse_duration)]
+    authorization_webhook_cache_unauthorized_ttl: Option<Duration>,
     /// Bytes of superseded versions (and, apart, of watch history) kept in
     /// memory; past it the oldest go first (reads that needed them get 410).
     #[arg(long)]
@@ -352,6 +361,15 @@ fn config_from(args: ServeArgs) -> Config {
     }
     if let Some(v) = args.upstream_response_bytes_max {
         config.upstream_response_bytes_max = v.max(1);
+    }
+    if let Some(v) = args.authentication_token_webhook_cache_ttl {
+        config.upstream_token_review_ttl = v;
+    }
+    if let Some(v) = args.authorization_webhook_cache_authorized_ttl {
+        config.upstream_authorized_ttl = v;
+    }
+    if let Some(v) = args.authorization_webhook_cache_unauthorized_ttl {
+        config.upstream_unauthorized_ttl = v;
     }
     if let Some(v) = args.history_bytes_max {
         config.history_bytes_max = v;

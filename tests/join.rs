@@ -122,6 +122,10 @@ fn slow_relay(target: SocketAddr, delay: std::time::Duration) -> SocketAddr {
 }
 
 fn server_args(etcd_url: &str, pki: &common::tls::TestPki) -> Vec<String> {
+    server_args_with(etcd_url, pki, "Node,RBAC")
+}
+
+fn server_args_with(etcd_url: &str, pki: &common::tls::TestPki, authorization_mode: &str) -> Vec<String> {
     let mut args: Vec<String> = [
         "--log",
         "etcd",
@@ -132,7 +136,7 @@ fn server_args(etcd_url: &str, pki: &common::tls::TestPki) -> Vec<String> {
         "--client-ca-file",
         &pki.ca_file.display().to_string(),
         "--authorization-mode",
-        "Node,RBAC",
+        authorization_mode,
     ]
     .iter()
     .map(|s| s.to_string())
@@ -304,6 +308,29 @@ fn writes_through_a_joined_instance_are_the_upstreams_as_the_caller() {
     );
     assert_eq!(review["status"]["userInfo"]["username"], "alice", "{review}");
     assert_eq!(review["status"]["userInfo"]["groups"], json!(["dev", "system:authenticated"]), "{review}");
+    // A caller's own Impersonate-* headers are checked on J, then W sees
+    // the identity they name (admin, in system:masters, may impersonate).
+    let impersonating = [
+        ("Accept", "application/json"),
+        ("Content-Type", "application/json"),
+        ("Impersonate-User", "erin"),
+        ("Impersonate-Group", "qa"),
+        ("Impersonate-Extra-Reason", "audit"),
+    ];
+    let body = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}).to_string();
+    let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    let (code, _, text) =
+        common::tls::exchange(j.addr, &admin_tls, "POST", path, &impersonating, body.as_bytes()).unwrap();
+    assert_eq!(code, 201, "{text}");
+    let review: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(review["status"]["userInfo"]["username"], "erin", "{review}");
+    assert_eq!(review["status"]["userInfo"]["groups"], json!(["qa", "system:authenticated"]), "{review}");
+    assert_eq!(review["status"]["userInfo"]["extra"], json!({"reason": ["audit"]}), "{review}");
+    // alice may not impersonate: J refuses before anything is forwarded.
+    let (code, _, text) =
+        common::tls::exchange(j.addr, &alice.tls, "POST", path, &impersonating, body.as_bytes()).unwrap();
+    assert_eq!(code, 403, "{text}");
+    assert!(text.contains("User \\\"alice\\\" cannot impersonate resource \\\"users\\\""), "{text}");
     let bob_tls = pki.client_config(Some(pki.client_cert("bob", &["dev"])));
     let bob = Client { addr: j.addr, tls: bob_tls.clone() };
     let refused = bob.send("POST", &format!("{ns}/configmaps"), Some(&configmap("bobs", json!({}))));
@@ -358,4 +385,125 @@ fn writes_through_a_joined_instance_are_the_upstreams_as_the_caller() {
     assert!(status["message"].as_str().unwrap().starts_with("error trying to reach service: "), "{status}");
     assert_eq!(etcd_revision_and_fences(&etcd).0, revision_before, "J wrote nothing itself");
     assert_eq!(local(&format!("{ns}/configmaps/alices")).code, 200, "reads are J's own");
+}
+
+fn bearer(client: &Client, token: &str, path: &str) -> Answer {
+    let authorization = format!("Bearer {token}");
+    let headers = [("Accept", "application/json"), ("Authorization", authorization.as_str())];
+    let (code, headers, body) = common::tls::exchange(client.addr, &client.tls, "GET", path, &headers, b"").unwrap();
+    Answer { code, headers, body }
+}
+
+/// Delegation (issue 16 item 3): J2 has no token file and no Node
+/// authorizer; a bearer token it cannot verify is W's TokenReview's to
+/// decide, and what its RBAC refuses is W's SubjectAccessReview's (W's Node
+/// authorizer, field selector included). Both answers are cached: with W
+/// gone they still hold, and a question never asked fails (401 for a
+/// token, 500 for a decision, as kube answers an authorizer's error).
+#[test]
+fn tokens_and_decisions_a_joined_instance_cannot_make_are_the_upstreams() {
+    let etcd = Etcd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let pki = common::tls::TestPki::new(dir.path());
+    let admin_tls = pki.client_config(Some(pki.client_cert("admin", &["system:masters"])));
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "carol-token,carol,carol-uid,\"readers\"\n").unwrap();
+    let mut w_args = server_args(&etcd.url(), &pki);
+    w_args.extend(["--etcd-compaction-interval".into(), "0".into()]);
+    w_args.extend(["--token-auth-file".into(), tokens.display().to_string()]);
+    let mut w = Server::start_with(Launch {
+        extra_args: w_args,
+        tls_client: Some((admin_tls.clone(), pki.ca_file.clone())),
+        ..Launch::default()
+    });
+    let (cert, key) = pki.client_cert_files(dir.path(), "joiner", "shardline-joiner", &["system:masters"]);
+    let mut j_args = server_args_with(&etcd.url(), &pki, "RBAC");
+    j_args.extend([
+        "--upstream".to_string(),
+        format!("https://{}", w.addr),
+        "--upstream-ca-file".into(),
+        pki.ca_file.display().to_string(),
+        "--upstream-client-cert-file".into(),
+        cert.display().to_string(),
+        "--upstream-client-key-file".into(),
+        key.display().to_string(),
+        "--authentication-token-webhook-cache-ttl".into(),
+        "10m".into(),
+        "--authorization-webhook-cache-authorized-ttl".into(),
+        "10m".into(),
+        "--authorization-webhook-cache-unauthorized-ttl".into(),
+        "10m".into(),
+    ]);
+    let j = Server::start_with(Launch {
+        extra_args: j_args,
+        // One shard: every request meets the same caches.
+        shards: Some(1),
+        tls_client: Some((admin_tls.clone(), pki.ca_file.clone())),
+        ..Launch::default()
+    });
+    let admin = Client { addr: j.addr, tls: admin_tls };
+    let ns = "/api/v1/namespaces/default";
+    for node in ["n1", "n2"] {
+        admin.ok(
+            "POST",
+            "/api/v1/nodes",
+            Some(&json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})),
+        );
+    }
+    for name in ["s1", "s2"] {
+        let secret =
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"k": "v"}});
+        admin.ok("POST", &format!("{ns}/secrets"), Some(&secret));
+    }
+    admin.ok("POST", &format!("{ns}/pods"), Some(&pod("p1", "n1", "s1")));
+    admin.ok("POST", &format!("{ns}/pods"), Some(&pod("p2", "n2", "s2")));
+    admin.ok("POST", &format!("{ns}/configmaps"), Some(&configmap("c1", json!({}))));
+    admin.ok(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        Some(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "cm-reader"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]})),
+    );
+    admin.ok(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        Some(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "readers-read"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cm-reader"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "readers"}]})),
+    );
+
+    // Decisions J2's RBAC cannot make: W's Node authorizer makes them.
+    let kubelet =
+        Client { addr: j.addr, tls: pki.client_config(Some(pki.client_cert("system:node:n1", &["system:nodes"]))) };
+    assert_eq!(kubelet.ok("GET", &format!("{ns}/secrets/s1"), None)["metadata"]["name"], "s1");
+    let mine = kubelet.ok("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1", None);
+    assert_eq!(mine["items"].as_array().unwrap().len(), 1, "{mine}");
+    let refused = kubelet.send("GET", &format!("{ns}/secrets/s2"), None);
+    assert_eq!(refused.code, 403, "{}", refused.body);
+    assert_eq!(
+        refused.json()["message"],
+        "secrets \"s2\" is forbidden: User \"system:node:n1\" cannot get resource \"secrets\" in API group \"\" in the namespace \"default\": no relationship found between node 'n1' and this object"
+    );
+    assert_eq!(kubelet.send("GET", "/api/v1/pods", None).code, 403, "all pods: no");
+
+    // A token J2 cannot verify: W's TokenReview names carol (in readers).
+    let anyone = Client { addr: j.addr, tls: pki.client_config(None) };
+    let listed = bearer(&anyone, "carol-token", &format!("{ns}/configmaps"));
+    assert_eq!(listed.code, 200, "{}", listed.body);
+    assert_eq!(bearer(&anyone, "carol-token", &format!("{ns}/secrets")).code, 403, "carol is no admin");
+    let unknown = bearer(&anyone, "nobodys-token", &format!("{ns}/configmaps"));
+    assert_eq!(unknown.code, 401, "{}", unknown.body);
+    assert_eq!(unknown.json()["reason"], "Unauthorized");
+
+    // W gone: the answers already given hold (cached), new questions fail.
+    w.kill();
+    assert_eq!(bearer(&anyone, "carol-token", &format!("{ns}/configmaps")).code, 200, "the token's review is cached");
+    assert_eq!(bearer(&anyone, "nobodys-token", &format!("{ns}/configmaps")).code, 401, "a refusal is cached");
+    assert_eq!(bearer(&anyone, "another-token", &format!("{ns}/configmaps")).code, 401, "cannot be asked: 401");
+    assert_eq!(kubelet.send("GET", &format!("{ns}/secrets/s1"), None).code, 200, "an allow is cached");
+    assert_eq!(kubelet.send("GET", &format!("{ns}/secrets/s2"), None).code, 403, "a denial is cached");
+    let unasked = kubelet.send("GET", &format!("{ns}/configmaps/c1"), None);
+    assert_eq!(unasked.code, 500, "{}", unasked.body);
+    assert!(unasked.json()["message"].as_str().unwrap().contains("SubjectAccessReview"), "{}", unasked.body);
 }

@@ -98,6 +98,11 @@ pub trait Backend {
         let _ = request;
         Err(crate::api::forward::ForwardError::NoUpstream)
     }
+    /// This shard's caches of the upstream's TokenReview and
+    /// SubjectAccessReview answers; `None` (the default) caches nothing.
+    fn delegation_caches(&self) -> Option<&std::cell::RefCell<crate::auth::delegation::Caches>> {
+        None
+    }
     /// Counters of consistent reads asking the log; `None` (the default)
     /// when the log answers them without a round-trip.
     fn consistent_read_stats(&self) -> Option<ConsistentReadStats> {

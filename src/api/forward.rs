@@ -86,7 +86,8 @@ pub fn is_forwarded(method: &Method, route: &Route, headers: &HeaderMap) -> bool
 }
 
 /// Request headers never passed upstream: hop-by-hop headers (RFC 9110
-/// 7.6.1; hyper writes its own `Host` and `Content-Length`), the caller's
+/// 7.6.1; hyper writes its own `Host` and `Content-Length`; the body was
+/// read here already, so no `Expect: 100-continue`), the caller's
 /// credentials (the upstream sees this instance's, impersonating the
 /// caller), the caller's own impersonation (already resolved into the user
 /// named in ours), and the front-proxy identity headers, which only an
@@ -106,6 +107,7 @@ fn dropped_request_header(name: &HeaderName) -> bool {
             | "upgrade"
             | "host"
             | "content-length"
+            | "expect"
             | "authorization"
     ) || name.starts_with("impersonate-")
         || name.starts_with("x-remote-")
@@ -286,6 +288,7 @@ mod tests {
         incoming.insert("impersonate-user", HeaderValue::from_static("mallory"));
         incoming.insert("impersonate-group", HeaderValue::from_static("system:masters"));
         incoming.insert("x-remote-user", HeaderValue::from_static("mallory"));
+        incoming.insert(header::EXPECT, HeaderValue::from_static("100-continue"));
         let headers = upstream_headers(&incoming, &alice()).unwrap();
         let all = |name: &str| -> Vec<&str> { headers.get_all(name).iter().map(|v| v.to_str().unwrap()).collect() };
         assert_eq!(all("impersonate-user"), ["alice"]);
@@ -296,7 +299,7 @@ mod tests {
         assert_eq!(all("content-type"), ["application/apply-patch+yaml"]);
         assert_eq!(all("accept"), ["application/json"]);
         assert_eq!(all("user-agent"), ["kubectl/v1.36"]);
-        for gone in ["authorization", "host", "content-length", "connection", "x-hop", "x-remote-user"] {
+        for gone in ["authorization", "host", "content-length", "connection", "x-hop", "x-remote-user", "expect"] {
             assert!(all(gone).is_empty(), "{gone} is not sent upstream");
         }
         // What the upstream reads back is the caller, exactly.

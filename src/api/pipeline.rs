@@ -47,8 +47,22 @@ pub async fn authenticate(
         match super::handlers::token::authenticate(backend, tokens, token, &[]).await {
             Ok(Some((user, _))) => return Ok(user),
             Ok(None) => {}
+            // With an upstream, a token of this issuer's name that does not
+            // verify here may be the cluster's own: the upstream decides.
+            Err(_) if delegating(backend) => {}
             Err(_) => return Err(ApiError::Unauthorized),
         }
+    }
+    // With an upstream, a bearer token no local authenticator accepts is
+    // reviewed there (TokenReview), as a delegating API server does.
+    if let (true, None, Some(token)) =
+        (delegating(backend), certificate, authorization.and_then(crate::auth::authn::bearer_token))
+    {
+        let file = backend.config().authentication.tokens.as_ref();
+        if let Some(user) = file.and_then(|tokens| tokens.lookup(token)) {
+            return Ok(UserInfo::authenticated(user.name.clone(), user.uid.clone(), user.groups.clone()));
+        }
+        return delegated_user(backend, token).await;
     }
     backend
         .config()
@@ -161,8 +175,21 @@ pub async fn authorize(backend: &impl Backend, user: &UserInfo, attributes: &Att
     match authz::decide(mode, &index, graph.as_deref(), user, attributes) {
         crate::auth::node::Decision::Allow => Ok(()),
         crate::auth::node::Decision::NoOpinion(reason) => {
-            // Hook for upstream delegation (SubjectAccessReview): a
-            // NoOpinion from every local authorizer is where it would ask.
+            // No local authorizer allows it: with an upstream, it decides
+            // (SubjectAccessReview), and its reason is the 403's.
+            let reason = if delegating(backend) {
+                let decision = delegated_decision(backend, user, attributes).await?;
+                if decision.allowed {
+                    return Ok(());
+                }
+                if decision.reason.is_empty() {
+                    reason
+                } else {
+                    decision.reason
+                }
+            } else {
+                reason
+            };
             let mut error = forbidden(user, attributes);
             if !reason.is_empty() {
                 if let ApiError::Forbidden { message, .. } = &mut error {
@@ -202,6 +229,82 @@ pub async fn authorize_verb(
             message: reason,
         }),
     }
+}
+
+/// Whether what this server cannot decide is asked of `--upstream`.
+fn delegating(backend: &impl Backend) -> bool {
+    backend.config().upstream.is_some()
+}
+
+/// A review POSTed to the upstream as this server's own identity.
+async fn review(
+    backend: &impl Backend,
+    path: &str,
+    body: Vec<u8>,
+) -> Result<super::forward::ForwardResponse, super::forward::ForwardError> {
+    let mut headers = http::HeaderMap::new();
+    let json = http::HeaderValue::from_static("application/json");
+    headers.insert(http::header::CONTENT_TYPE, json.clone());
+    headers.insert(http::header::ACCEPT, json);
+    let request = super::forward::ForwardRequest {
+        method: Method::POST,
+        path_and_query: path.to_string(),
+        headers,
+        body: body.into(),
+    };
+    backend.forward(request).await
+}
+
+/// The user the upstream's TokenReview names for `token` (cached per shard
+/// for `upstream_token_review_ttl`, refusals too); 401 when it refuses the
+/// token or cannot be asked (an unanswered review is not cached).
+async fn delegated_user(backend: &impl Backend, token: &str) -> Result<UserInfo, ApiError> {
+    use crate::auth::delegation;
+    let key = delegation::token_key(token);
+    let caches = backend.delegation_caches();
+    if let Some(cached) = caches.and_then(|c| c.borrow().tokens.get(&key, std::time::Instant::now())) {
+        return cached.ok_or(ApiError::Unauthorized);
+    }
+    let answer = review(backend, delegation::TOKEN_REVIEW_PATH, delegation::token_review_body(token)).await;
+    let user = match answer.map_err(|e| e.to_string()).and_then(|a| delegation::token_review_user(a.status, &a.body)) {
+        Ok(user) => user,
+        Err(reason) => {
+            eprintln!("shardline: a delegated TokenReview failed: {reason}");
+            return Err(ApiError::Unauthorized);
+        }
+    };
+    if let Some(caches) = caches {
+        let ttl = backend.config().upstream_token_review_ttl;
+        caches.borrow_mut().tokens.insert(key, user.clone(), ttl, std::time::Instant::now());
+    }
+    user.ok_or(ApiError::Unauthorized)
+}
+
+/// The upstream's SubjectAccessReview decision (cached per shard, allowed
+/// and denied for their own TTLs); an unanswered review is kube's answer to
+/// an authorizer's error, 500, and is not cached.
+async fn delegated_decision(
+    backend: &impl Backend,
+    user: &UserInfo,
+    attributes: &Attributes,
+) -> Result<crate::auth::delegation::Decision, ApiError> {
+    use crate::auth::delegation;
+    let body = delegation::subject_access_review_body(user, attributes);
+    let caches = backend.delegation_caches();
+    if let Some(cached) = caches.and_then(|c| c.borrow().decisions.get(&body, std::time::Instant::now())) {
+        return Ok(cached);
+    }
+    let answer = review(backend, delegation::SUBJECT_ACCESS_REVIEW_PATH, body.clone().into_bytes()).await;
+    let decision = answer
+        .map_err(|e| e.to_string())
+        .and_then(|a| delegation::access_decision(a.status, &a.body))
+        .map_err(|reason| ApiError::Internal(format!("the upstream's SubjectAccessReview failed: {reason}")))?;
+    if let Some(caches) = caches {
+        let config = backend.config();
+        let ttl = if decision.allowed { config.upstream_authorized_ttl } else { config.upstream_unauthorized_ttl };
+        caches.borrow_mut().decisions.insert(body, decision.clone(), ttl, std::time::Instant::now());
+    }
+    Ok(decision)
 }
 
 /// The 403 for a refused request.

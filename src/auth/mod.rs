@@ -16,6 +16,7 @@
 pub mod authn;
 pub mod authz;
 pub mod bootstrap;
+pub mod delegation;
 pub mod escalation;
 pub mod impersonation;
 pub mod node;

@@ -240,6 +240,9 @@ impl LocalSignal {
 /// One shard's executor-local state.
 struct Local {
     id: ShardId,
+    /// This shard's caches of the upstream's TokenReview and
+    /// SubjectAccessReview answers (`--upstream` only).
+    delegation: Option<RefCell<crate::auth::delegation::Caches>>,
     store: RefCell<ShardStore>,
     /// This shard's copy of the registry: the built-in table plus the custom
     /// resources of the CustomResourceDefinitions it has applied (replaced,
@@ -424,6 +427,10 @@ impl Backend for ShardBackend {
 
     fn committed_revision(&self) -> Revision {
         Revision(self.shared.committed.load(Ordering::Acquire))
+    }
+
+    fn delegation_caches(&self) -> Option<&RefCell<crate::auth::delegation::Caches>> {
+        self.local.delegation.as_ref()
     }
 
     async fn forward(
@@ -1007,6 +1014,10 @@ async fn shard_main(
     .detach();
     let local = Rc::new(Local {
         id: shard,
+        delegation: config
+            .upstream
+            .is_some()
+            .then(|| RefCell::new(crate::auth::delegation::Caches::new(config.upstream_cache_entries_max))),
         store: RefCell::new(
             ShardStore::new(shard, config.shards, config.history_window.as_millis() as u64)
                 .with_history_bytes_max(config.history_bytes_max / usize::from(config.shards.max(1))),

@@ -77,9 +77,7 @@ pub async fn serve<B: Backend + 'static>(
         "SubjectAccessReview" | "LocalSubjectAccessReview" => {
             let namespace = path.namespace.as_deref();
             let (subject, attributes) = subject_access(&spec, kind, namespace)?;
-            let allowed = mode == AuthorizationMode::AlwaysAllow
-                || subject.in_group(MASTERS_GROUP)
-                || authz::allows(mode, &*backend.rbac_index().await, &subject, &attributes);
+            let (allowed, reason) = decide(backend, &subject, &attributes).await;
             let mut spec = spec;
             if let (Some(ns), Some(Value::Object(r))) = (namespace, spec.get_mut("resourceAttributes")) {
                 r.insert("namespace".into(), json!(ns));
@@ -88,21 +86,25 @@ pub async fn serve<B: Backend + 'static>(
             if let Some(ns) = namespace {
                 metadata["namespace"] = json!(ns);
             }
+            let mut status = json!({"allowed": allowed});
+            if !reason.is_empty() {
+                status["reason"] = json!(reason);
+            }
             let answer = json!({"kind": kind, "apiVersion": api_version, "metadata": metadata,
-                "spec": Value::Object(spec), "status": {"allowed": allowed}});
+                "spec": Value::Object(spec), "status": status});
             return Ok(respond(StatusCode::CREATED, "application/json", Bytes::from(answer.to_string())));
         }
         "SelfSubjectAccessReview" => {
             let attributes = access_attributes(&spec)?;
-            let allowed = if mode == AuthorizationMode::AlwaysAllow || user.in_group(MASTERS_GROUP) {
-                true
-            } else {
-                authz::allows(mode, &*backend.rbac_index().await, user, &attributes)
-            };
+            let (allowed, reason) = decide(backend, user, &attributes).await;
             // RBAC gives no reason for a denial (kube's authorizer answers
             // "no opinion" with an empty reason), so `kubectl auth can-i`
-            // prints a bare "no".
-            json!({"allowed": allowed})
+            // prints a bare "no"; the Node authorizer gives its own.
+            let mut status = json!({"allowed": allowed});
+            if !reason.is_empty() {
+                status["reason"] = json!(reason);
+            }
+            status
         }
         "SelfSubjectRulesReview" => {
             let namespace = spec.get("namespace").and_then(Value::as_str).unwrap_or("");
@@ -277,7 +279,7 @@ fn access_attributes(spec: &Map<String, Value>) -> Result<Attributes, ApiError> 
             namespace: text(r, "namespace"),
             name: text(r, "name"),
             path: String::new(),
-            field_selector: Vec::new(),
+            field_selector: field_selector(r),
         });
     }
     if let Some(n) = spec.get("nonResourceAttributes").filter(|v| v.is_object()) {
@@ -293,6 +295,50 @@ fn access_attributes(spec: &Map<String, Value>) -> Result<Attributes, ApiError> 
             field: "spec.resourceAttributes".into(),
         }],
     })
+}
+
+/// An access review's answer: the authorizer chain of `--authorization-mode`
+/// (masters, the Node authorizer over this shard's graph in `Node,RBAC`,
+/// RBAC) and, when it says no, the Node authorizer's reason.
+async fn decide(backend: &impl Backend, subject: &crate::auth::UserInfo, attributes: &Attributes) -> (bool, String) {
+    let mode = backend.config().authorization_mode;
+    if mode == AuthorizationMode::AlwaysAllow || subject.in_group(MASTERS_GROUP) {
+        return (true, String::new());
+    }
+    let index = backend.rbac_index().await;
+    let graph = if mode.has_node() { Some(backend.node_graph().await) } else { None };
+    match authz::decide(mode, &index, graph.as_deref(), subject, attributes) {
+        crate::auth::node::Decision::Allow => (true, String::new()),
+        crate::auth::node::Decision::NoOpinion(reason) => (false, reason),
+    }
+}
+
+/// A review's `resourceAttributes.fieldSelector` (kube's
+/// FieldSelectorAttributes) as the equality requirements authorizers read:
+/// `requirements` with operator `In` and one value, or a `rawSelector`'s
+/// `key=value` terms (what a delegating server sends for a kubelet's
+/// `spec.nodeName` list or watch).
+fn field_selector(resource: &Value) -> Vec<(String, String)> {
+    let selector = &resource["fieldSelector"];
+    let mut pairs: Vec<(String, String)> = selector["requirements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["operator"] == "In")
+        .filter_map(|r| match r["values"].as_array().map(Vec::as_slice) {
+            Some([Value::String(value)]) => Some((r["key"].as_str()?.to_string(), value.clone())),
+            _ => None,
+        })
+        .collect();
+    if let Some(Ok(raw)) = selector["rawSelector"].as_str().map(crate::types::selector::parse_field_selector) {
+        pairs.extend(
+            raw.requirements
+                .iter()
+                .filter(|r| r.operator == crate::types::selector::Operator::Equals)
+                .map(|r| (r.key.clone(), r.value.clone())),
+        );
+    }
+    pairs
 }
 
 /// The review's `spec` in its JSON form, from a JSON or protobuf body.
@@ -604,5 +650,20 @@ mod tests {
         truncated.truncate(truncated.len() - 3);
         assert!(protobuf_token_request(&truncated).is_err());
         assert!(protobuf_eviction(b"k8s\0\x12\x05\x0a").is_err());
+    }
+
+    #[test]
+    fn access_reviews_read_field_selectors() {
+        let spec = serde_json::json!({"resourceAttributes": {"verb": "list", "resource": "pods",
+            "fieldSelector": {"requirements": [
+                {"key": "spec.nodeName", "operator": "In", "values": ["n1"]},
+                {"key": "metadata.name", "operator": "NotIn", "values": ["x"]},
+                {"key": "spec.x", "operator": "In", "values": ["a", "b"]}]}}});
+        let attributes = access_attributes(spec.as_object().unwrap()).unwrap();
+        assert_eq!(attributes.field_selector, [("spec.nodeName".to_string(), "n1".to_string())]);
+        let spec = serde_json::json!({"resourceAttributes": {"verb": "watch", "resource": "pods",
+            "fieldSelector": {"rawSelector": "spec.nodeName=n2,status.phase!=Failed"}}});
+        let attributes = access_attributes(spec.as_object().unwrap()).unwrap();
+        assert_eq!(attributes.field_selector, [("spec.nodeName".to_string(), "n2".to_string())]);
     }
 }
