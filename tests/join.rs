@@ -507,3 +507,106 @@ fn tokens_and_decisions_a_joined_instance_cannot_make_are_the_upstreams() {
     assert_eq!(unasked.code, 500, "{}", unasked.body);
     assert!(unasked.json()["message"].as_str().unwrap().contains("SubjectAccessReview"), "{}", unasked.body);
 }
+
+/// A stand-in upstream on loopback: records each request's head and answers
+/// every one with `body` (200, JSON, `Connection: close`).
+fn recording_upstream(body: &'static str) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = heads.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).ok();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).map(|n| n == 1).unwrap_or(false) {
+                head.push(byte[0]);
+            }
+            seen.lock().unwrap().push(String::from_utf8_lossy(&head).to_string());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (addr, heads)
+}
+
+#[test]
+fn aggregated_apis_are_proxied_through_the_upstream_and_nothing_else_is_read_there() {
+    let etcd = Etcd::start();
+    const METRICS: &str =
+        r#"{"kind":"NodeMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{},"items":[]}"#;
+    let (upstream, heads) = recording_upstream(METRICS);
+    let j = Server::start_with(Launch {
+        extra_args: [
+            "--log",
+            "etcd",
+            "--etcd-endpoints",
+            &etcd.url(),
+            "--storage-layout",
+            "kubernetes",
+            "--upstream",
+            &format!("http://{upstream}"),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        ..Launch::default()
+    });
+    let nodes = "/apis/metrics.k8s.io/v1beta1/nodes";
+    // No APIService yet: J answers itself.
+    assert_eq!(j.get(nodes).status, 404);
+    assert_eq!(j.get("/api/v1/namespaces").status, 200);
+    assert!(heads.lock().unwrap().is_empty(), "reads never go upstream: {:?}", heads.lock().unwrap());
+
+    // The cluster's APIServices, as kube-apiserver stores them (JSON): one
+    // naming a service (aggregated), one local (no service).
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let put = |name: &str, spec: Value| {
+        let value = json!({"kind": "APIService", "apiVersion": "apiregistration.k8s.io/v1",
+            "metadata": {"name": name, "uid": format!("uid-{name}"), "creationTimestamp": "2026-11-28T00:00:00Z"},
+            "spec": spec, "status": {}});
+        let key = format!("/registry/apiregistration.k8s.io/apiservices/{name}");
+        let answer =
+            etcd.http("POST", "/v3/kv/put", Some(&json!({"key": b64(&key), "value": b64(&value.to_string())})));
+        assert_eq!(answer.map(|a| a.0), Some(200));
+    };
+    put(
+        "v1beta1.metrics.k8s.io",
+        json!({"service": {"namespace": "kube-system", "name": "metrics-server", "port": 443},
+               "group": "metrics.k8s.io", "version": "v1beta1", "insecureSkipTLSVerify": true,
+               "groupPriorityMinimum": 100, "versionPriority": 100}),
+    );
+    put(
+        "v1.local.example",
+        json!({"group": "local.example", "version": "v1", "groupPriorityMinimum": 100, "versionPriority": 100}),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while j.get("/apis/apiregistration.k8s.io/v1/apiservices/v1.local.example").status != 200 {
+        assert!(std::time::Instant::now() < deadline, "J never saw the APIServices");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    // The aggregated group-version goes to the upstream, as the caller, and its answer comes back unchanged.
+    let answer = j.get(&format!("{nodes}?limit=5"));
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    assert_eq!(answer.text(), METRICS);
+    let discovery = j.get("/apis/metrics.k8s.io/v1beta1");
+    assert_eq!(discovery.text(), METRICS);
+    {
+        let heads = heads.lock().unwrap();
+        assert_eq!(heads.len(), 2, "{heads:?}");
+        assert!(heads[0].starts_with(&format!("GET {nodes}?limit=5 HTTP/1.1\r\n")), "{}", heads[0]);
+        assert!(heads[0].to_ascii_lowercase().contains("impersonate-user: system:anonymous\r\n"), "{}", heads[0]);
+        assert!(heads[1].starts_with("GET /apis/metrics.k8s.io/v1beta1 HTTP/1.1\r\n"), "{}", heads[1]);
+    }
+    // A local APIService's group, and every built-in read, stay here.
+    assert_eq!(j.get("/apis/local.example/v1/things").status, 404);
+    assert_eq!(j.get("/apis/apps/v1/deployments").status, 200);
+    assert_eq!(heads.lock().unwrap().len(), 2);
+}

@@ -20,6 +20,12 @@
 //! `resource_version_wait`, else 504 with Retry-After), so a read that
 //! follows on this instance sees the write.
 //!
+//! Aggregated APIs ([`aggregated_group_version`], [`is_aggregated`]): a
+//! request of any verb under `/apis/GROUP/VERSION` that this instance does
+//! not serve itself, where the mirrored state holds the APIService
+//! `VERSION.GROUP` naming a service, goes to the upstream too, which
+//! proxies it to that service as kube-apiserver's aggregator does.
+//!
 //! The HTTP client is the runtime's (`runtime/upstream.rs`); this file does
 //! no I/O. The upstream authorizes the forwarded request as the caller: the
 //! local authorizers are not asked (their answer would be the upstream's
@@ -83,6 +89,33 @@ pub fn is_forwarded(method: &Method, route: &Route, headers: &HeaderMap) -> bool
     let mutating = matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
     let upgrade = headers.contains_key(header::UPGRADE);
     mutating && !upgrade && matches!(route, Route::Resource(_))
+}
+
+/// The group and version of a path under `/apis/GROUP/VERSION` (the
+/// group-version's discovery document or anything below it).
+pub fn aggregated_group_version(path: &str) -> Option<(&str, &str)> {
+    let mut segments = path.strip_prefix("/apis/")?.split('/');
+    let group = segments.next().filter(|g| !g.is_empty())?;
+    let version = segments.next().filter(|v| !v.is_empty())?;
+    Some((group, version))
+}
+
+/// Whether `path` is an aggregated API's: a group-version the registry does
+/// not serve whose APIService (`VERSION.GROUP`, read at the commit point)
+/// names a service (`spec.service` set; a local APIService has none). Built-in
+/// groups and custom resources' never read the store here.
+pub async fn is_aggregated(backend: &impl Backend, path: &str) -> bool {
+    let Some((group, version)) = aggregated_group_version(path) else { return false };
+    if backend.registry().resources_of(group, version).next().is_some() {
+        return false;
+    }
+    let key =
+        crate::types::key::ObjectKey::new("apiregistration.k8s.io", "apiservices", "", &format!("{version}.{group}"));
+    let Ok(Some(current)) = super::handlers::read_current(backend, &key, backend.committed_revision()).await else {
+        return false;
+    };
+    serde_json::from_slice::<serde_json::Value>(&current.json)
+        .is_ok_and(|o| o.pointer("/spec/service").is_some_and(|s| s.is_object()))
 }
 
 /// Request headers never passed upstream: hop-by-hop headers (RFC 9110
@@ -220,7 +253,8 @@ pub async fn serve(
     let headers = upstream_headers(incoming, user).map_err(ApiError::BadRequest)?;
     let request = ForwardRequest { method: method.clone(), path_and_query: path_and_query.to_string(), headers, body };
     let answer = backend.forward(request).await.map_err(forward_error)?;
-    if (200..300).contains(&answer.status) {
+    let mutating = matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    if mutating && (200..300).contains(&answer.status) {
         // etcd's revision now includes the write; a consistent read's wait
         // (bounded, 504 with Retry-After past `resource_version_wait`).
         let revision = backend.consistent_revision().await.map_err(super::handlers::backend_error)?;
@@ -237,6 +271,19 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aggregated_paths_name_their_group_and_version() {
+        assert_eq!(aggregated_group_version("/apis/metrics.k8s.io/v1beta1"), Some(("metrics.k8s.io", "v1beta1")));
+        assert_eq!(
+            aggregated_group_version("/apis/metrics.k8s.io/v1beta1/namespaces/a/pods"),
+            Some(("metrics.k8s.io", "v1beta1"))
+        );
+        assert_eq!(aggregated_group_version("/apis/metrics.k8s.io"), None);
+        assert_eq!(aggregated_group_version("/apis/metrics.k8s.io/"), None);
+        assert_eq!(aggregated_group_version("/apis"), None);
+        assert_eq!(aggregated_group_version("/api/v1/pods"), None);
+    }
 
     fn resource() -> Route {
         super::super::route::parse("/api/v1/namespaces/default/configmaps/x")

@@ -198,7 +198,12 @@ where
     let attributes = pipeline::attributes(&parts.method, parts.uri.path(), &route, &params);
     // A write of an instance that forwards writes (`--upstream`) is
     // authorized by the upstream, as the caller (`forward.rs`).
-    let forwarded = backend.config().upstream.is_some() && forward::is_forwarded(&parts.method, &route, &parts.headers);
+    // So is every request of an aggregated API (the upstream proxies it).
+    let joined = backend.config().upstream.is_some();
+    let forwarded = joined
+        && (forward::is_forwarded(&parts.method, &route, &parts.headers)
+            || (!parts.headers.contains_key(header::UPGRADE)
+                && forward::is_aggregated(backend, parts.uri.path()).await));
     if !forwarded {
         pipeline::authorize(backend, &user, &attributes).await?;
     }
