@@ -605,6 +605,24 @@ fn aggregated_apis_are_proxied_through_the_upstream_and_nothing_else_is_read_the
         assert!(heads[0].to_ascii_lowercase().contains("impersonate-user: system:anonymous\r\n"), "{}", heads[0]);
         assert!(heads[1].starts_with("GET /apis/metrics.k8s.io/v1beta1 HTTP/1.1\r\n"), "{}", heads[1]);
     }
+    // Discovery lists the aggregated group (not the local APIService's), in both forms, from here.
+    let groups = j.get_ok("/apis");
+    let metrics: Vec<&Value> =
+        groups["groups"].as_array().unwrap().iter().filter(|g| g["name"] == "metrics.k8s.io").collect();
+    assert_eq!(metrics.len(), 1, "{groups}");
+    assert_eq!(metrics[0]["preferredVersion"]["groupVersion"], "metrics.k8s.io/v1beta1");
+    assert!(!groups.to_string().contains("local.example"));
+    assert_eq!(j.get_ok("/apis/metrics.k8s.io")["versions"][0]["version"], "v1beta1");
+    let aggregated = j.request(
+        "GET",
+        "/apis",
+        &[("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")],
+        None,
+    );
+    let aggregated = aggregated.json();
+    let entry = aggregated["items"].as_array().unwrap().iter().find(|i| i["metadata"]["name"] == "metrics.k8s.io");
+    assert_eq!(entry.unwrap()["versions"][0]["version"], "v1beta1", "{aggregated}");
+    assert_eq!(heads.lock().unwrap().len(), 2, "discovery is not read upstream");
     // A local APIService's group, and every built-in read, stay here.
     assert_eq!(j.get("/apis/local.example/v1/things").status, 404);
     assert_eq!(j.get("/apis/apps/v1/deployments").status, 200);

@@ -259,7 +259,7 @@ where
             // Discovery lists the custom resources of every definition
             // committed so far, whichever core stored it.
             backend.await_applied(backend.committed_revision()).await;
-            handlers::discovery::serve(backend, &head, &other)
+            handlers::discovery::serve(backend, &head, &other).await
         }
     }?;
     let mut response = response;
