@@ -54,6 +54,9 @@ fn a_write_through_either_api_is_seen_through_both() {
     let s = setup();
     let mut core_watch = Watch::open(&s, &format!("{CORE}?watch=1"));
     let mut v1_watch = Watch::open(&s, &format!("{V1}?watch=1"));
+    // Watches with each API's field selectors.
+    let mut web_watch = Watch::open(&s, &format!("{V1}?watch=1&fieldSelector=regarding.name%3Dweb-0"));
+    let mut db_watch = Watch::open(&s, &format!("{CORE}?watch=1&fieldSelector=involvedObject.name%3Ddb-0"));
 
     // core/v1 -> events.k8s.io/v1
     let r = s.post_json(CORE, &legacy_core_event("db-0.1"));
@@ -161,6 +164,27 @@ fn a_write_through_either_api_is_seen_through_both() {
             }
         }
     }
+    for (watch, expected) in [
+        (&mut web_watch, [("ADDED", "web-0.1"), ("DELETED", "web-0.1")]),
+        (&mut db_watch, [("ADDED", "db-0.1"), ("MODIFIED", "db-0.1")]),
+    ] {
+        for (kind, name) in expected {
+            let event = watch.next();
+            assert_eq!(
+                (event["type"].as_str(), event["object"]["metadata"]["name"].as_str()),
+                (Some(kind), Some(name))
+            );
+        }
+    }
+    // Nothing else reached the selected watches: a write of the other
+    // event is followed, on each, by the next of its own only.
+    let r = s.post_json(CORE, &legacy_core_event("db-0.2"));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let mut web = new_v1_event("web-0.2");
+    web["metadata"]["name"] = json!("web-0.2");
+    assert_eq!(s.post_json(V1, &web).status, 201);
+    assert_eq!(db_watch.next()["object"]["metadata"]["name"], "db-0.2");
+    assert_eq!(web_watch.next()["object"]["metadata"]["name"], "web-0.2");
 }
 
 #[test]
@@ -261,17 +285,38 @@ fn tables_protobuf_and_kubectl_see_both_apis() {
     assert!(r.body.windows(b"EventList".len()).any(|w| w == b"EventList"));
     assert!(r.body.windows(b"started the web container".len()).any(|w| w == b"started the web container"));
 
+    // kubectl apply of an events.k8s.io/v1 Event (as kube's fixture was
+    // written), then again with a label: a strategic merge patch through it.
+    let manifest = |labels: &str| {
+        format!(
+            "apiVersion: events.k8s.io/v1\nkind: Event\nmetadata:\n  name: applied.1\n  namespace: {NS}\n{labels}\
+             eventTime: \"2026-11-25T12:00:00.000000Z\"\nreportingController: example.com/fixture\n\
+             reportingInstance: fixture-1\naction: Started\nreason: Applied\ntype: Normal\nnote: applied by kubectl\n\
+             regarding: {{kind: Pod, namespace: {NS}, name: app-0, apiVersion: v1}}\n"
+        )
+    };
+    let path = s.data_dir().join("event.yaml");
+    std::fs::write(&path, manifest("")).unwrap();
+    s.kubectl_ok(&["apply", "-f", path.to_str().unwrap()]);
+    std::fs::write(&path, manifest("  labels: {round: two}\n")).unwrap();
+    s.kubectl_ok(&["apply", "-f", path.to_str().unwrap()]);
+    let core = s.get_ok(&format!("{CORE}/applied.1"));
+    assert_eq!(core["metadata"]["labels"]["round"], "two", "{core}");
+    assert_eq!(core["message"], "applied by kubectl");
+    assert_eq!(core["metadata"]["managedFields"][0]["apiVersion"], "events.k8s.io/v1", "{core}");
+
     // kubectl: `get events` (core/v1), the events.k8s.io resource, and `kubectl events`.
     let out = s.kubectl_ok(&["get", "events", "-n", NS]);
     assert!(out.stdout.contains("Pulled") && out.stdout.contains("Started"), "{}", out.stdout);
     assert!(out.stdout.contains("pod/db-0") && out.stdout.contains("pod/web-0"), "{}", out.stdout);
     let out = s.kubectl_ok(&["get", "events.v1.events.k8s.io", "-n", NS, "-o", "json"]);
     let listed: Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(names(&listed), ["db-0.1", "web-0.1"]);
-    assert_eq!(listed["items"][1]["reportingController"], "example.com/fixture");
+    assert_eq!(names(&listed), ["applied.1", "db-0.1", "web-0.1"]);
+    assert_eq!(listed["items"][2]["reportingController"], "example.com/fixture");
     let out = s.kubectl_ok(&["events", "-n", NS]);
     assert!(out.stdout.contains("pulled the image"), "{}", out.stdout);
     assert!(out.stdout.contains("started the web container"), "{}", out.stdout);
+    assert!(out.stdout.contains("applied by kubectl"), "{}", out.stdout);
     let out = s.kubectl_ok(&["events", "-n", NS, "--for", "pod/web-0"]);
     assert!(out.stdout.contains("started the web container") && !out.stdout.contains("pulled"), "{}", out.stdout);
 }
