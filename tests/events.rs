@@ -304,6 +304,16 @@ fn tables_protobuf_and_kubectl_see_both_apis() {
     assert_eq!(core["metadata"]["labels"]["round"], "two", "{core}");
     assert_eq!(core["message"], "applied by kubectl");
     assert_eq!(core["metadata"]["managedFields"][0]["apiVersion"], "events.k8s.io/v1", "{core}");
+    // Server-side apply through events.k8s.io/v1 of the same object: the
+    // live object is merged in events.k8s.io/v1's form.
+    std::fs::write(&path, manifest("  labels: {round: three}\n")).unwrap();
+    s.kubectl_ok(&["apply", "--server-side", "--force-conflicts", "-f", path.to_str().unwrap()]);
+    let v1 = s.get_ok(&format!("{V1}/applied.1"));
+    assert_eq!(v1["metadata"]["labels"]["round"], "three", "{v1}");
+    assert_eq!(v1["note"], "applied by kubectl");
+    assert!(v1.get("message").is_none(), "{v1}");
+    let applied = v1["metadata"]["managedFields"].as_array().unwrap().iter().find(|m| m["operation"] == "Apply");
+    assert_eq!(applied.unwrap()["apiVersion"], "events.k8s.io/v1", "{v1}");
 
     // kubectl: `get events` (core/v1), the events.k8s.io resource, and `kubectl events`.
     let out = s.kubectl_ok(&["get", "events", "-n", NS]);
