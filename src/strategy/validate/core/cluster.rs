@@ -307,7 +307,7 @@ pub fn event_update_strict(object: &Map<String, Value>, old: &Map<String, Value>
     if !semantic_eq(object.get("series"), old.get("series")) {
         errs.extend(event_series(object));
     }
-    let immutable: [(&str, &str, fn(Option<&Value>) -> String); 14] = [
+    let immutable: [(&str, &str, Shown); 14] = [
         ("involvedObject", "involvedObject", go_object_reference),
         ("reason", "reason", go_string),
         ("message", "message", go_string),
@@ -330,6 +330,9 @@ pub fn event_update_strict(object: &Map<String, Value>, old: &Map<String, Value>
     }
     errs
 }
+
+/// How a field's bad value is printed.
+type Shown = fn(Option<&Value>) -> String;
 
 /// `validateV1EventSeries`.
 fn event_series(object: &Map<String, Value>) -> Errs {
