@@ -62,7 +62,8 @@ pub async fn serve(
         let current = read_current(backend, &key, backend.committed_revision())
             .await?
             .ok_or_else(|| ApiError::NotFound(resolved.target()))?;
-        // A custom resource is patched in the requested version.
+        // Patched in the requested version (`versions`: a custom resource's
+        // or a shared store's other version).
         let original: Value = serde_json::from_slice(&super::versions::convert(info, &current.json))
             .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
         let patched = patch::apply(kind, &original, body, shape).map_err(patch_error)?;

@@ -92,10 +92,12 @@ pub fn convert_objects(info: &ResourceInfo, objects: Vec<Arc<CachedObject>>) -> 
         .collect()
 }
 
-/// The frames of a list page (`head, item, ",", item, ..., "]}"`) with each
-/// item converted as [`convert`] does.
+/// The frames of a custom resource's list page (`head, item, ",", item,
+/// ..., "]}"`: whole objects) with each item converted as [`convert`] does.
+/// (A built-in resource's page is converted before framing:
+/// [`convert_objects`].)
 pub fn convert_item_frames(info: &ResourceInfo, mut frames: Vec<Bytes>) -> Vec<Bytes> {
-    if !needs_conversion(info) || frames.len() < 3 {
+    if info.custom.is_none() || !needs_conversion(info) || frames.len() < 3 {
         return frames;
     }
     let last = frames.len() - 1;

@@ -291,7 +291,8 @@ pub async fn serve<B: Backend + 'static>(
                 None if matches!(representation, Representation::Metadata(_)) => {
                     frames_in(&representation, type_name(event_type), source, object)
                 }
-                // A custom resource read in a version other than its storage one.
+                // Read in a version other than the stored one (a custom
+                // resource's other version, a shared store's: `versions`).
                 None if super::versions::needs_conversion(&info) => {
                     frames_in(&representation, type_name(event_type), None, super::versions::convert(&info, &object))
                 }
