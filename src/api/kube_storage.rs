@@ -120,8 +120,8 @@ pub fn kube_prefix(group: &str, resource: &str) -> String {
     if let Some((_, _, prefix)) = RENAMED.iter().find(|(g, r, _)| *g == group && *r == resource) {
         return prefix.to_string();
     }
-    // events.k8s.io events are core events in kube's store; Shardline keeps
-    // them under their own key, which kube does not read.
+    // events.k8s.io events are core events, in kube's store as in Shardline's
+    // (`types::conversion`): no key has that group, and none maps here.
     if group.is_empty() || (is_builtin(group, resource) && !GROUP_PREFIXED.contains(&group) && group != "events.k8s.io")
     {
         resource.to_string()

@@ -556,6 +556,44 @@ pub fn order(group: &str, version: &str, kind: &str, object: &mut Object) {
     }
 }
 
+/// What Go's encoder writes for an object of (group, version, kind) built
+/// from another version's fields (`types::conversion`): the zero values its
+/// `omitempty` fields drop removed (empty strings, zero numbers, `false`,
+/// null or empty slices, maps and pointers), then [`order`]'s fields in Go
+/// order with the zero values of the other fields filled in.
+pub fn normalize(group: &str, version: &str, kind: &str, object: &mut Object) {
+    if let Some(message) = message_of(group, version, kind) {
+        drop_omitted(message, object);
+        order_object(message, object);
+    }
+}
+
+fn drop_omitted(message: &'static Message, map: &mut Object) {
+    map.retain(|key, value| {
+        let Some((_, field)) = message.json_field(key) else { return true };
+        if let (Type::Msg(id), Shape::One | Shape::Inline, Value::Object(inner)) = (field.ty, field.shape, &mut *value)
+        {
+            if let Some(nested) = proto_schema::message(id).filter(|m| m.form == Form::Object) {
+                drop_omitted(nested, inner);
+            }
+        }
+        !(field.go_known() && field.go_omitempty() && omitted_zero(field, value))
+    });
+}
+
+/// Whether `omitempty` drops this value of `field` (never a struct's).
+fn omitted_zero(field: &'static Field, value: &Value) -> bool {
+    match value {
+        Value::Null => field.go_pointer() || matches!(field.shape, Shape::Repeated | Shape::Map),
+        Value::Array(items) => items.is_empty() && field.shape == Shape::Repeated,
+        Value::Object(map) => map.is_empty() && field.shape == Shape::Map,
+        _ if field.go_pointer() || !matches!(field.shape, Shape::One) => false,
+        Value::String(s) => s.is_empty() && field.ty == Type::String,
+        Value::Bool(b) => !b && field.ty == Type::Bool,
+        Value::Number(n) => n.as_f64() == Some(0.0) && !matches!(field.ty, Type::Msg(_) | Type::String),
+    }
+}
+
 fn order_object(message: &'static Message, map: &mut Object) {
     for (key, value) in map.iter_mut() {
         if let Some((_, field)) = message.json_field(key) {

@@ -87,7 +87,12 @@ pub fn create(info: &ResourceInfo, object: &mut Object, context: &Context) -> Re
         return Ok(());
     }
     rules::prepare_for_create(info, object, context);
-    let errors = validate::create(&info.group, &info.kind, object);
+    let errors = match stored_form(info, object) {
+        // kube validates the stored (internal) form with the request's
+        // version in hand: events.k8s.io/v1 is strict (`ValidateEventCreate`).
+        Some(stored) => validate::core::served_as_create(&info.group, &info.kind, &stored),
+        None => validate::create(&info.group, &info.kind, object),
+    };
     if !errors.is_empty() {
         return Err(Rejection::Invalid(errors));
     }
@@ -110,7 +115,12 @@ pub fn update(info: &ResourceInfo, object: &mut Object, old: &Object, context: &
         return Ok(());
     }
     rules::prepare_for_update(info, object, old, context)?;
-    let errors = validate::update(&info.group, &info.kind, object, old, context.subresource);
+    let errors = match (stored_form(info, object), stored_form(info, old)) {
+        (Some(stored), Some(stored_old)) => {
+            validate::core::served_as_update(&info.group, &info.kind, &stored, &stored_old)
+        }
+        _ => validate::update(&info.group, &info.kind, object, old, context.subresource),
+    };
     if !errors.is_empty() {
         return Err(Rejection::Invalid(errors));
     }
@@ -122,6 +132,27 @@ pub fn finish(info: &ResourceInfo, object: &mut Object) {
     if handles(info) {
         decode::order(&info.group, &info.version, &info.kind, object);
     }
+}
+
+/// An object of `info`'s version as the shared store it is kept in holds
+/// it (`types::conversion`), in that kind's Go form; `None` when the
+/// resource is its own store.
+pub fn stored_form(info: &ResourceInfo, object: &Object) -> Option<Object> {
+    let stored = info.stored_as()?;
+    let value = Value::Object(object.clone());
+    let mut converted = crate::types::conversion::to_storage(&info.group, &info.version, &info.kind, &value)?;
+    decode::normalize(stored.group, stored.version, stored.kind, &mut converted);
+    Some(converted)
+}
+
+/// A stored object as `info`'s version shows it, in that kind's Go form;
+/// `None` when the resource is its own store.
+pub fn served_form(info: &ResourceInfo, stored: &Object) -> Option<Object> {
+    info.stored_as()?;
+    let value = Value::Object(stored.clone());
+    let mut converted = crate::types::conversion::from_storage(&info.group, &info.version, &info.kind, &value)?;
+    decode::normalize(&info.group, &info.version, &info.kind, &mut converted);
+    Some(converted)
 }
 
 /// The Go zero value of the kind as kube's JSON encodes it (`{"kind": ...,

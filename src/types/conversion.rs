@@ -1,18 +1,46 @@
-//! Conversion between the versions kube-apiserver serves from one store:
-//! core/v1 Events and events.k8s.io/v1 Events (kube's
-//! `pkg/apis/events/v1/conversion.go`: both convert to the internal core
-//! Event), and autoscaling/v1 and autoscaling/v2 HorizontalPodAutoscalers
-//! (`pkg/apis/autoscaling/v1/conversion.go`, the v1 form keeping what it
-//! cannot express in annotations).
+//! Conversion between the versions kube-apiserver serves from one store.
+//!
+//! Shared stores: a group/version/resource whose objects are another
+//! resource's, kept under that resource's keys in its version
+//! ([`stored_as`]). kube-apiserver has one: events.k8s.io/v1 Events are core
+//! Events (`/registry/events/NS/NAME`), written and read through
+//! `pkg/apis/events/v1/conversion.go` (both convert to the internal core
+//! Event, whose JSON names are core/v1's). A write through the served
+//! version is converted to the stored one ([`to_storage`]) after the typed
+//! layer ran, a read converted back ([`from_storage`]), and a field selector's
+//! labels renamed to the stored object's ([`stored_field_label`]).
+//! autoscaling/v1 and v2 HorizontalPodAutoscalers share one key space (the
+//! same group) but are kept in the version written (no conversion yet;
+//! docs/types.md).
 //!
 //! Functions of JSON objects; the fields come out in the order they were
-//! found, and the caller puts them in the target kind's Go order
-//! (`strategy::decode::order`).
+//! found, and the caller puts them in the target kind's Go order and drops
+//! what the target's Go encoder omits (`strategy::decode::normalize`).
 //!
 //! Invariant: pure, no I/O; any JSON converts without panicking (fields of
-//! the wrong type are carried over as they are).
+//! the wrong type are carried over as they are); converting to the stored
+//! version and back gives the object again.
 
 use serde_json::{Map, Value};
+
+/// Where the objects of a served group/version/resource are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredAs {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub resource: &'static str,
+    pub kind: &'static str,
+}
+
+/// The served (group, version, resource) kept as another resource's objects.
+const SHARED_STORES: &[((&str, &str, &str), StoredAs)] =
+    &[(("events.k8s.io", "v1", "events"), StoredAs { group: "", version: "v1", resource: "events", kind: "Event" })];
+
+/// The resource whose store holds the objects of (group, version, resource),
+/// when it is not its own.
+pub fn stored_as(group: &str, version: &str, resource: &str) -> Option<StoredAs> {
+    SHARED_STORES.iter().find(|((g, v, r), _)| *g == group && *v == version && *r == resource).map(|(_, s)| *s)
+}
 
 /// The renames between events.k8s.io/v1 and core/v1 Event fields.
 const EVENT_FIELDS: &[(&str, &str)] = &[
@@ -57,6 +85,39 @@ pub fn event_from_core(event: &Value) -> Map<String, Value> {
     out
 }
 
+/// An object of the served (group, version, kind) as its store keeps it;
+/// `None` when that version is its own store.
+pub fn to_storage(group: &str, version: &str, kind: &str, object: &Value) -> Option<Map<String, Value>> {
+    match (group, version, kind) {
+        ("events.k8s.io", "v1", "Event") => Some(event_to_core(object)),
+        _ => None,
+    }
+}
+
+/// A stored object as the served (group, version, kind) shows it; `None`
+/// when that version is its own store.
+pub fn from_storage(group: &str, version: &str, kind: &str, object: &Value) -> Option<Map<String, Value>> {
+    match (group, version, kind) {
+        ("events.k8s.io", "v1", "Event") => Some(event_from_core(object)),
+        _ => None,
+    }
+}
+
+/// A field selector's label of the served (group, version, resource) as the
+/// stored object's selectable field (kube's field label conversion: a
+/// `regarding.name=x` on events.k8s.io selects core `involvedObject.name`).
+pub fn stored_field_label(group: &str, version: &str, resource: &str, label: &str) -> String {
+    if (group, version, resource) == ("events.k8s.io", "v1", "events") {
+        if let Some(rest) = label.strip_prefix("regarding.") {
+            return format!("involvedObject.{rest}");
+        }
+        if label == "reportingController" {
+            return "reportingComponent".into();
+        }
+    }
+    label.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +140,26 @@ mod tests {
         assert!(core.get("firstTimestamp").is_some_and(Value::is_null));
         assert_eq!(Value::Object(event_from_core(&core)), v1);
         assert!(event_to_core(&json!("not an object")).is_empty());
+    }
+
+    #[test]
+    fn only_events_k8s_io_events_share_a_store() {
+        let stored = stored_as("events.k8s.io", "v1", "events").unwrap();
+        assert_eq!((stored.group, stored.version, stored.resource, stored.kind), ("", "v1", "events", "Event"));
+        assert_eq!(stored_as("", "v1", "events"), None);
+        assert_eq!(stored_as("autoscaling", "v1", "horizontalpodautoscalers"), None);
+        assert!(to_storage("", "v1", "Event", &json!({})).is_none());
+        assert!(from_storage("apps", "v1", "Deployment", &json!({})).is_none());
+    }
+
+    #[test]
+    fn field_labels_name_the_core_fields() {
+        let label = |l: &str| stored_field_label("events.k8s.io", "v1", "events", l);
+        assert_eq!(label("regarding.name"), "involvedObject.name");
+        assert_eq!(label("regarding.fieldPath"), "involvedObject.fieldPath");
+        assert_eq!(label("reportingController"), "reportingComponent");
+        assert_eq!(label("reason"), "reason");
+        assert_eq!(label("metadata.name"), "metadata.name");
+        assert_eq!(stored_field_label("", "v1", "events", "reportingController"), "reportingController");
     }
 }

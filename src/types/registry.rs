@@ -58,6 +58,25 @@ impl ResourceInfo {
             format!("{}/{}", self.group, self.version)
         }
     }
+
+    /// Where this resource's objects are kept, when another resource's store
+    /// holds them (events.k8s.io/v1 Events are core Events:
+    /// `types::conversion`). Custom resources are always their own.
+    pub fn stored_as(&self) -> Option<super::conversion::StoredAs> {
+        if self.custom.is_some() {
+            return None;
+        }
+        super::conversion::stored_as(&self.group, &self.version, &self.resource)
+    }
+
+    /// The (group, resource) of the keys this resource's objects are kept
+    /// under: its own, or the shared store's.
+    pub fn storage_group_resource(&self) -> (&str, &str) {
+        match self.stored_as() {
+            Some(stored) => (stored.group, stored.resource),
+            None => (self.group.as_str(), self.resource.as_str()),
+        }
+    }
 }
 
 /// The subresources every resource may serve, with the verbs discovery lists

@@ -199,10 +199,12 @@ pub async fn serve(
     for _ in 0..backend.config().patch_conflict_attempts_max.max(1) {
         let current = read_current(backend, &key, backend.committed_revision()).await?;
         let live: Option<Object> = match &current {
-            Some(current) => Some(
-                serde_json::from_slice(&current.json)
-                    .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?,
-            ),
+            Some(current) => {
+                let stored: Object = serde_json::from_slice(&current.json)
+                    .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
+                // Applied to the object as the request's version shows it.
+                Some(crate::strategy::served_form(info, &stored).unwrap_or(stored))
+            }
             None => None,
         };
         let mut object =
@@ -215,7 +217,9 @@ pub async fn serve(
                     return Err(ApiError::NotFound(resolved.target()));
                 }
                 match create_object_tracked(backend, head, resolved, object, false).await {
-                    Ok(bytes) => respond(StatusCode::CREATED, "application/json", bytes),
+                    Ok(bytes) => {
+                        respond(StatusCode::CREATED, "application/json", super::versions::convert(info, &bytes))
+                    }
                     Err(ApiError::AlreadyExists(_)) => continue,
                     Err(e) => return Err(e),
                 }
@@ -226,7 +230,7 @@ pub async fn serve(
                     return Err(modified(resolved));
                 }
                 match replace_current_tracked(backend, head, resolved, current, object, retry, false).await? {
-                    Some(bytes) => respond(StatusCode::OK, "application/json", bytes),
+                    Some(bytes) => respond(StatusCode::OK, "application/json", super::versions::convert(info, &bytes)),
                     None => continue,
                 }
             }

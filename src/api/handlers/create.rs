@@ -39,7 +39,7 @@ async fn serve_json(
     check_type_meta(&mut object, &resolved.info)?;
     let warnings = crate::api::field_validation::check_body(head, &resolved.info, "CreateOptions", &mut object, body)?;
     let created = create_object(backend, head, resolved, object).await?;
-    let created = super::custom::convert(&resolved.info, &created);
+    let created = super::versions::convert(&resolved.info, &created);
     let mut response = respond(StatusCode::CREATED, "application/json", created);
     crate::api::field_validation::add_warnings(&mut response, &warnings);
     Ok(response)
@@ -226,6 +226,8 @@ pub async fn create_object_tracked(
     // Service cluster IPs and node ports: claimed now, reverted if the write fails.
     let claims = super::allocate::create(backend, head, resolved, &mut object).await?;
     crate::strategy::finish(info, &mut object);
+    // A resource kept in another's store is written in that kind's form.
+    super::versions::to_storage(info, &mut object);
     if head.params.dry_run_all {
         return serde_json::to_vec(&object).map(Bytes::from).map_err(|e| ApiError::Internal(e.to_string()));
     }

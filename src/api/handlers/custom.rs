@@ -24,7 +24,6 @@ use crate::types::crd::{self, CRD_GROUP, CRD_RESOURCE};
 use crate::types::crd_schema;
 use crate::types::key::{collection_prefix, ShardId};
 use crate::types::registry::ResourceInfo;
-use bytes::Bytes;
 use serde_json::Value;
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
@@ -148,40 +147,6 @@ pub fn content_changed(new: &Object, old: &Object) -> bool {
             .collect::<std::collections::BTreeMap<String, Value>>()
     };
     content(new) != content(old)
-}
-
-/// An encoded object as the requested version of a custom resource shows it:
-/// the stored bytes when the request is for the storage version (or a
-/// built-in resource), otherwise a copy with the requested `apiVersion`.
-/// Whether objects read through `info` need converting from the storage
-/// version (a custom resource read in another served version).
-pub fn needs_conversion(info: &ResourceInfo) -> bool {
-    info.custom.as_ref().is_some_and(|c| c.storage_version != info.version)
-}
-
-pub fn convert(info: &ResourceInfo, json: &Bytes) -> Bytes {
-    let Some(custom) = &info.custom else { return json.clone() };
-    if custom.storage_version == info.version {
-        return json.clone();
-    }
-    let Ok(Value::Object(mut map)) = serde_json::from_slice::<Value>(json) else { return json.clone() };
-    map.insert("apiVersion".into(), Value::String(info.api_version()));
-    serde_json::to_vec(&map).map(Bytes::from).unwrap_or_else(|_| json.clone())
-}
-
-/// The frames of a list page (`head, item, ",", item, ..., "]}"`) with each
-/// item converted as [`convert`] does.
-pub fn convert_item_frames(info: &ResourceInfo, mut frames: Vec<Bytes>) -> Vec<Bytes> {
-    if info.custom.as_ref().is_none_or(|c| c.storage_version == info.version) || frames.len() < 3 {
-        return frames;
-    }
-    let last = frames.len() - 1;
-    for frame in &mut frames[1..last] {
-        if frame.as_ref() != b"," {
-            *frame = convert(info, frame);
-        }
-    }
-    frames
 }
 
 /// Deletes every object of the definition `crd` (the stored definition

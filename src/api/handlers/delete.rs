@@ -573,7 +573,7 @@ pub async fn serve<B: Backend + 'static>(
     match delete_object(backend, resolved, &options).await? {
         Outcome::Removed(last) => {
             let body = if returns_deleted_object(resolved) {
-                last.json.clone()
+                super::versions::convert(&resolved.info, &last.json)
             } else {
                 success_status(&resolved.target(), last.meta().uid())
             };
@@ -588,7 +588,7 @@ pub async fn serve<B: Backend + 'static>(
             }
             // kube answers 202 when a cascading delete was asked for the old way.
             let code = if options.orphan_dependents == Some(false) { StatusCode::ACCEPTED } else { StatusCode::OK };
-            Ok(respond(code, "application/json", bytes))
+            Ok(respond(code, "application/json", super::versions::convert(&resolved.info, &bytes)))
         }
     }
 }
@@ -602,7 +602,8 @@ pub async fn list_current(
     selectors: Option<super::list::Selectors>,
 ) -> Result<Vec<Arc<CachedObject>>, ApiError> {
     let revision = backend.committed_revision();
-    let prefix = collection_prefix(&info.group, &info.resource, namespace);
+    let (group, resource) = info.storage_group_resource();
+    let prefix = collection_prefix(group, resource, namespace);
     let mut all = Vec::new();
     for shard in 0..backend.shard_count() {
         let prefix = prefix.clone();
@@ -666,7 +667,7 @@ pub async fn serve_collection<B: Backend + 'static>(
             Ok(Outcome::Removed(_)) | Err(ApiError::NotFound(_)) => {}
             Err(e) => return Err(e),
         }
-        items.push(object.json.clone());
+        items.push(super::versions::convert(&resolved.info, &object.json));
     }
     let mut out = Vec::new();
     out.extend_from_slice(

@@ -116,7 +116,8 @@ fn owner_key(registry: &Registry, api_version: &str, kind: &str, name: &str, nam
         return None;
     }
     let namespace = if info.namespaced { namespace } else { "" };
-    Some(ObjectKey::new(&info.group, &info.resource, namespace, name).encode())
+    let (group, resource) = info.storage_group_resource();
+    Some(ObjectKey::new(group, resource, namespace, name).encode())
 }
 
 /// The delete target an object key names.

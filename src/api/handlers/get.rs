@@ -48,10 +48,10 @@ pub async fn serve(
             Err(crate::api::metadata::not_a_list(&resolved.info))
         }
         None => {
-            let bytes = if super::custom::needs_conversion(&resolved.info)
+            let bytes = if super::versions::needs_conversion(&resolved.info)
                 && !matches!(representation, Representation::Metadata(_))
             {
-                encode::uncached(&super::custom::convert(&resolved.info, &object.json), &representation)?
+                encode::uncached(&super::versions::convert(&resolved.info, &object.json), &representation)?
             } else {
                 encode::object(&object, &representation)?
             };

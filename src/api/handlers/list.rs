@@ -21,7 +21,7 @@ use crate::cache::CachedObject;
 use crate::list::continue_token::ContinueToken;
 use crate::list::{self as lists, Consistency, ListOptions, PlanError};
 use crate::log::Revision;
-use crate::types::key::{collection_prefix, ShardId};
+use crate::types::key::ShardId;
 use crate::types::selector::{parse_field_selector, parse_label_selector, Selector};
 use bytes::{BufMut, Bytes, BytesMut};
 use http::{Response, StatusCode};
@@ -54,6 +54,20 @@ impl Selectors {
                 crate::types::selector::Operator::Equals | crate::types::selector::Operator::NotEquals
             ) {
                 return Err(ApiError::BadRequest(format!("invalid field selector operator for {}", requirement.key)));
+            }
+        }
+        // A resource kept in another's store selects on the stored object's
+        // fields (kube's field label conversion).
+        let mut fields = fields;
+        if resolved.info.stored_as().is_some() {
+            let info = &resolved.info;
+            for requirement in &mut fields.requirements {
+                requirement.key = crate::types::conversion::stored_field_label(
+                    &info.group,
+                    &info.version,
+                    &info.resource,
+                    &requirement.key,
+                );
             }
         }
         Ok(Selectors { labels, fields })
@@ -166,8 +180,7 @@ pub async fn serve<B: Backend + 'static>(
         continue_token: head.params.continue_token.as_deref(),
     };
     let plan = lists::plan(&options).map_err(plan_error)?;
-    let prefix: Arc<str> =
-        collection_prefix(&resolved.info.group, &resolved.info.resource, resolved.namespace.as_deref()).into();
+    let prefix: Arc<str> = resolved.collection_prefix().into();
     let (revision, start_after, continuing) = match plan.consistency {
         Consistency::MostRecent => (backend.consistent_revision().await.map_err(backend_error)?, None, false),
         Consistency::Any => (backend.committed_revision(), None, false),
@@ -228,6 +241,7 @@ pub async fn serve<B: Backend + 'static>(
                 return Err(crate::api::metadata::is_a_list(&resolved.info));
             }
             crate::api::instrument::list_returned(backend, &resolved.info, objects.len());
+            let objects = super::versions::convert_objects(&resolved.info, objects);
             let frames = crate::api::encode::list_frames(
                 &representation,
                 &resolved.info.list_kind,
@@ -262,6 +276,10 @@ pub async fn serve<B: Backend + 'static>(
     } else {
         None
     };
+    let page = match table {
+        Some(_) => page,
+        None => super::versions::convert_objects(&resolved.info, page),
+    };
     let body = match table {
         Some(table) => table.list(&page, revision, continue_token.as_deref(), remaining, backend.now()),
         None if asks_for_one_object => return Err(crate::api::metadata::is_a_list(&resolved.info)),
@@ -291,7 +309,7 @@ pub async fn serve<B: Backend + 'static>(
                 remaining,
                 &page,
             );
-            let frames = super::custom::convert_item_frames(&resolved.info, frames);
+            let frames = super::versions::convert_item_frames(&resolved.info, frames);
             return Ok(crate::api::encode::respond_frames(frames, "application/json", gzip_ok));
         }
     };
@@ -418,7 +436,7 @@ async fn stream_list<B: Backend + 'static>(
                 }
             }
         };
-        let merged = lists::merge(runs, state.batch);
+        let merged = super::versions::convert_objects(&state.info, lists::merge(runs, state.batch));
         let mut frames = Vec::with_capacity(merged.len() * 2 + 1);
         let typed = state.info.custom.is_none();
         for object in &merged {
@@ -431,7 +449,7 @@ async fn stream_list<B: Backend + 'static>(
                     if !state.first_item {
                         frames.push(Bytes::from_static(b","));
                     }
-                    frames.push(super::custom::convert(&state.info, &object.json));
+                    frames.push(super::versions::convert(&state.info, &object.json));
                 }
             }
             state.first_item = false;

@@ -28,6 +28,7 @@ pub mod scale;
 pub mod table;
 pub mod token;
 pub mod update;
+pub mod versions;
 pub mod watch;
 
 use super::route::ResourcePath;
@@ -54,8 +55,17 @@ impl Resolved {
         Target::new(&self.info.group, &self.info.resource, self.name.as_deref().unwrap_or(""))
     }
 
+    /// The key of the object `name` (in the shared store, for a resource
+    /// kept in another's: `types::conversion`).
     pub fn key(&self, name: &str) -> ObjectKey {
-        ObjectKey::new(&self.info.group, &self.info.resource, self.namespace.as_deref().unwrap_or(""), name)
+        let (group, resource) = self.info.storage_group_resource();
+        ObjectKey::new(group, resource, self.namespace.as_deref().unwrap_or(""), name)
+    }
+
+    /// The key prefix of the request's collection (a namespace's, or all).
+    pub fn collection_prefix(&self) -> String {
+        let (group, resource) = self.info.storage_group_resource();
+        crate::types::key::collection_prefix(group, resource, self.namespace.as_deref())
     }
 }
 

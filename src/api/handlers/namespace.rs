@@ -107,7 +107,12 @@ async fn delete_contents(backend: &impl Backend, namespace: &str) -> Result<usiz
     let resources: Vec<_> = backend
         .registry()
         .iter()
-        .filter(|r| r.namespaced && seen.insert((r.group.clone(), r.resource.clone())))
+        // One pass per store: a resource kept in another's store
+        // (events.k8s.io/v1 Events) has no objects of its own.
+        .filter(|r| {
+            let (group, resource) = r.storage_group_resource();
+            r.namespaced && seen.insert((group.to_string(), resource.to_string()))
+        })
         .cloned()
         .collect();
     let options = DeleteOptions::background();

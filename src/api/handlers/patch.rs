@@ -62,8 +62,9 @@ pub async fn serve(
         let current = read_current(backend, &key, backend.committed_revision())
             .await?
             .ok_or_else(|| ApiError::NotFound(resolved.target()))?;
-        // A custom resource is patched in the requested version.
-        let original: Value = serde_json::from_slice(&super::custom::convert(info, &current.json))
+        // Patched in the requested version (`versions`: a custom resource's
+        // or a shared store's other version).
+        let original: Value = serde_json::from_slice(&super::versions::convert(info, &current.json))
             .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
         let patched = patch::apply(kind, &original, body, shape).map_err(patch_error)?;
         let Value::Object(mut object) = patched else {
@@ -96,7 +97,7 @@ pub async fn serve(
         }
         match replace_current(backend, head, resolved, &current, object, retry).await? {
             Some(bytes) => {
-                let bytes = super::custom::convert(info, &bytes);
+                let bytes = super::versions::convert(info, &bytes);
                 let mut response = respond(StatusCode::OK, "application/json", bytes);
                 field_validation::add_warnings(&mut response, &warnings);
                 return Ok(response);

@@ -60,6 +60,9 @@ pub struct TableRequest {
     pub version: String,
     pub include_object: IncludeObject,
     printer: TablePrinter,
+    /// The resource, when its rows show objects converted from what is
+    /// stored (`versions`): a row's object is the requested version's.
+    converted: Option<ResourceInfo>,
 }
 
 impl TableRequest {
@@ -74,12 +77,13 @@ impl TableRequest {
                 }
                 None => printers::for_resource(&info.group, &info.resource),
             },
+            converted: super::versions::needs_conversion(info).then(|| info.clone()),
         })
     }
 
     /// With an explicit printer (custom resources, tests).
     pub fn with_printer(version: &str, include_object: IncludeObject, printer: TablePrinter) -> TableRequest {
-        TableRequest { version: version.to_string(), include_object, printer }
+        TableRequest { version: version.to_string(), include_object, printer, converted: None }
     }
 
     /// A list page's Table.
@@ -114,7 +118,15 @@ impl TableRequest {
         self.single(object_json, with_columns, now)
     }
 
+    /// The object as the request's version shows it.
+    fn served(&self, object_json: &[u8]) -> Option<Bytes> {
+        let info = self.converted.as_ref()?;
+        Some(super::versions::convert(info, &Bytes::copy_from_slice(object_json)))
+    }
+
     fn single(&self, object_json: &[u8], with_columns: bool, now: SystemTime) -> Bytes {
+        let served = self.served(object_json);
+        let object_json = served.as_deref().unwrap_or(object_json);
         let object: Value = serde_json::from_slice(object_json).unwrap_or(Value::Null);
         let mut metadata = Map::new();
         if let Some(rv) = object.get("metadata").and_then(|m| m.get("resourceVersion")).filter(|v| v.is_string()) {
@@ -125,6 +137,8 @@ impl TableRequest {
     }
 
     fn row(&self, object_json: &[u8], now: SystemTime) -> Value {
+        let served = self.served(object_json);
+        let object_json = served.as_deref().unwrap_or(object_json);
         let object: Value = serde_json::from_slice(object_json).unwrap_or(Value::Null);
         self.row_of(&object, object_json, now)
     }

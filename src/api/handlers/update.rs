@@ -90,7 +90,7 @@ async fn serve_json(
             }
             match create_object(backend, head, resolved, object.clone()).await {
                 Ok(created) => {
-                    let created = super::custom::convert(&resolved.info, &created);
+                    let created = super::versions::convert(&resolved.info, &created);
                     return Ok(with_warnings(respond(StatusCode::CREATED, "application/json", created)));
                 }
                 Err(ApiError::AlreadyExists(_)) => continue,
@@ -102,7 +102,7 @@ async fn serve_json(
         }
         match replace_current(backend, head, resolved, &current, object.clone(), wanted.is_none()).await? {
             Some(bytes) => {
-                let bytes = super::custom::convert(&resolved.info, &bytes);
+                let bytes = super::versions::convert(&resolved.info, &bytes);
                 return Ok(with_warnings(respond(StatusCode::OK, "application/json", bytes)));
             }
             None => continue,
@@ -142,8 +142,11 @@ pub async fn replace_current_tracked(
 ) -> Result<Option<bytes::Bytes>, ApiError> {
     let url_name = resolved.name.clone().unwrap_or_default();
     let key = resolved.key(&url_name);
-    let stored: Object = serde_json::from_slice(&current.json)
+    let stored_raw: Object = serde_json::from_slice(&current.json)
         .map_err(|e| ApiError::Internal(format!("stored object does not decode: {e}")))?;
+    // A resource kept in another's store updates the object as its own
+    // version shows it, and writes it back in the stored form.
+    let stored = crate::strategy::served_form(&resolved.info, &stored_raw).unwrap_or_else(|| stored_raw.clone());
     let mut object = object;
     crate::strategy::decode_and_default(&resolved.info, &mut object)
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
@@ -180,7 +183,8 @@ pub async fn replace_current_tracked(
     // the write fails), given-up ones released once it is committed.
     let claims = super::allocate::update(backend, head, resolved, &stored, &mut updated).await?;
     crate::strategy::finish(&resolved.info, &mut updated);
-    let value = match (storage_value(&updated), storage_value(&stored)) {
+    super::versions::to_storage(&resolved.info, &mut updated);
+    let value = match (storage_value(&updated), storage_value(&stored_raw)) {
         (Ok(value), Ok(old)) if value != old => value,
         (Ok(_), Ok(_)) => {
             claims.revert(backend).await;

@@ -49,7 +49,6 @@ use crate::api::{Backend, BodyError, RequestHead, ResponseBody};
 use crate::cache::CachedObject;
 use crate::list::merge;
 use crate::log::Revision;
-use crate::types::key::collection_prefix;
 use crate::watch::{bookmark_object, BookmarkSpec, EventType, StartError, WatchFilter, FRAME_SUFFIX};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -135,8 +134,7 @@ pub async fn serve<B: Backend + 'static>(
     let backend: &B = shared;
     let selectors = Arc::new(Selectors::parse(head, resolved)?);
     let name = resolved.name.clone();
-    let prefix: Arc<str> =
-        collection_prefix(&resolved.info.group, &resolved.info.resource, resolved.namespace.as_deref()).into();
+    let prefix: Arc<str> = resolved.collection_prefix().into();
     let matches = {
         let selectors = selectors.clone();
         let name = name.clone();
@@ -276,7 +274,7 @@ pub async fn serve<B: Backend + 'static>(
     // tabulated too, as kube-apiserver's watch encoder transforms them.
     let render = if table.is_none()
         && representation == Representation::Json
-        && !super::custom::needs_conversion(&resolved.info)
+        && !super::versions::needs_conversion(&resolved.info)
     {
         Render::Json
     } else {
@@ -293,9 +291,10 @@ pub async fn serve<B: Backend + 'static>(
                 None if matches!(representation, Representation::Metadata(_)) => {
                     frames_in(&representation, type_name(event_type), source, object)
                 }
-                // A custom resource read in a version other than its storage one.
-                None if super::custom::needs_conversion(&info) => {
-                    frames_in(&representation, type_name(event_type), None, super::custom::convert(&info, &object))
+                // Read in a version other than the stored one (a custom
+                // resource's other version, a shared store's: `versions`).
+                None if super::versions::needs_conversion(&info) => {
+                    frames_in(&representation, type_name(event_type), None, super::versions::convert(&info, &object))
                 }
                 None if representation == Representation::Json => event_frames(event_type, object).to_vec(),
                 None => frames_in(&representation, type_name(event_type), source, object),

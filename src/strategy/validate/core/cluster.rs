@@ -7,7 +7,7 @@ use super::pod::taint_effect;
 use super::quantity::nano_value;
 use super::util::*;
 use crate::types::validation::{
-    is_valid_cidr, is_valid_label_value, parse_ip_sloppy, validate_label_name, FieldError, FieldErrorType,
+    go_quote, is_valid_cidr, is_valid_label_value, parse_ip_sloppy, validate_label_name, FieldError, FieldErrorType,
     INVALID_CIDR_MSG,
 };
 use serde_json::{Map, Value};
@@ -267,4 +267,147 @@ fn reporting_fields(object: &Map<String, Value>) -> Errs {
         errs.push(FieldError::invalid("message", "", "can have at most 1024 characters"));
     }
     errs
+}
+
+/// kube's `ValidateEventCreate` for a write through events.k8s.io/v1 (the
+/// event in its stored core form): the legacy rules, then the strict ones
+/// (`series`, a set `eventTime`, a known `type`, and none of the deprecated
+/// fields). The metadata is validated by the API layer.
+pub fn event_create_strict(object: &Map<String, Value>) -> Errs {
+    let mut errs = event(object);
+    errs.extend(event_series(object));
+    if !is_set(object.get("eventTime")) {
+        errs.push(FieldError::required("eventTime", ""));
+    }
+    let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
+    if kind != "Normal" && kind != "Warning" {
+        errs.push(FieldError::invalid("type", "", &format!("has invalid value: {kind}")));
+    }
+    for field in ["firstTimestamp", "lastTimestamp"] {
+        if is_set(object.get(field)) {
+            errs.push(FieldError::invalid(field, "", "needs to be unset"));
+        }
+    }
+    if object.get("count").and_then(Value::as_i64).is_some_and(|c| c != 0) {
+        errs.push(FieldError::invalid("count", "", "needs to be unset"));
+    }
+    let source = part(object, "source");
+    if !text(source, "component").is_empty() || !text(source, "host").is_empty() {
+        errs.push(FieldError::invalid("source", "", "needs to be unset"));
+    }
+    errs
+}
+
+/// kube's `ValidateEventUpdate` for a write through events.k8s.io/v1: the
+/// legacy rules, the series when it changed, and every field but the
+/// series and metadata immutable (reported with the new value as Go's `%v`
+/// prints it).
+pub fn event_update_strict(object: &Map<String, Value>, old: &Map<String, Value>) -> Errs {
+    let mut errs = event(object);
+    if !semantic_eq(object.get("series"), old.get("series")) {
+        errs.extend(event_series(object));
+    }
+    let immutable: [(&str, &str, Shown); 14] = [
+        ("involvedObject", "involvedObject", go_object_reference),
+        ("reason", "reason", go_string),
+        ("message", "message", go_string),
+        ("source", "source", go_event_source),
+        ("firstTimestamp", "firstTimestamp", go_time),
+        ("lastTimestamp", "lastTimestamp", go_time),
+        ("count", "count", go_int),
+        ("reason", "reason", go_string),
+        ("type", "type", go_string),
+        ("eventTime", "eventTime", go_time),
+        ("action", "action", go_string),
+        ("related", "related", go_related),
+        ("reportingComponent", "reportingController", go_string),
+        ("reportingInstance", "reportingInstance", go_string),
+    ];
+    for (json, path, show) in immutable {
+        if !semantic_eq(object.get(json), old.get(json)) {
+            errs.push(FieldError::invalid_bare(path, &show(object.get(json)), "field is immutable"));
+        }
+    }
+    errs
+}
+
+/// How a field's bad value is printed.
+type Shown = fn(Option<&Value>) -> String;
+
+/// `validateV1EventSeries`.
+fn event_series(object: &Map<String, Value>) -> Errs {
+    let mut errs = Errs::new();
+    let Some(series) = object.get("series").filter(|s| s.is_object()) else { return errs };
+    if series.get("count").and_then(Value::as_i64).unwrap_or(0) < 2 {
+        errs.push(FieldError::invalid("series.count", "", "should be at least 2"));
+    }
+    if !is_set(series.get("lastObservedTime")) {
+        errs.push(FieldError::required("series.lastObservedTime", ""));
+    }
+    errs
+}
+
+/// A time field holding a time (not null, absent or empty).
+fn is_set(value: Option<&Value>) -> bool {
+    value.and_then(Value::as_str).is_some_and(|s| !s.is_empty())
+}
+
+fn go_string(value: Option<&Value>) -> String {
+    go_quote(value.and_then(Value::as_str).unwrap_or(""))
+}
+
+fn go_int(value: Option<&Value>) -> String {
+    value.and_then(Value::as_i64).unwrap_or(0).to_string()
+}
+
+/// Go's `time.Time.String()` of an RFC 3339 UTC time (kube's `metav1.Time`
+/// and `MicroTime` print so): `2026-11-25 12:00:00.5 +0000 UTC`.
+fn go_time(value: Option<&Value>) -> String {
+    let text = value.and_then(Value::as_str).unwrap_or("");
+    let Some((date, clock)) = text.trim_end_matches('Z').split_once('T') else {
+        return "0001-01-01 00:00:00 +0000 UTC".to_string();
+    };
+    let clock = match clock.split_once('.') {
+        Some((whole, fraction)) => {
+            let fraction = fraction.trim_end_matches('0');
+            if fraction.is_empty() {
+                whole.to_string()
+            } else {
+                format!("{whole}.{fraction}")
+            }
+        }
+        None => clock.to_string(),
+    };
+    format!("{date} {clock} +0000 UTC")
+}
+
+/// Go's `%#v` of a core `ObjectReference`.
+fn go_object_reference(value: Option<&Value>) -> String {
+    let v = value.unwrap_or(&Value::Null);
+    let fields = [
+        ("Kind", "kind"),
+        ("Namespace", "namespace"),
+        ("Name", "name"),
+        ("UID", "uid"),
+        ("APIVersion", "apiVersion"),
+        ("ResourceVersion", "resourceVersion"),
+        ("FieldPath", "fieldPath"),
+    ];
+    let parts: Vec<String> = fields.iter().map(|(go, json)| format!("{go}:{}", go_quote(text(v, json)))).collect();
+    format!("core.ObjectReference{{{}}}", parts.join(", "))
+}
+
+/// A `*ObjectReference`: the reference, or `"null"` when nil (kube prints a
+/// nil pointer's bad value as the string `null`).
+fn go_related(value: Option<&Value>) -> String {
+    match value {
+        Some(v) if v.is_object() => go_object_reference(Some(v)),
+        _ => go_quote("null"),
+    }
+}
+
+/// Go's `%#v` of a core `EventSource`.
+fn go_event_source(value: Option<&Value>) -> String {
+    let v = value.unwrap_or(&Value::Null);
+    format!("core.EventSource{{Component:{}, Host:{}}}", go_quote(text(v, "component")), go_quote(text(v, "host")))
 }

@@ -54,6 +54,27 @@ fn create_kind(kind: &str, object: &Object) -> Vec<FieldError> {
     }
 }
 
+/// kube's `Validate` of a new object written through a version kept in a
+/// core kind's store (events.k8s.io/v1 Events), given in its stored form.
+pub fn served_as_create(group: &str, kind: &str, stored: &Object) -> Vec<FieldError> {
+    let mut errs = finalizers(stored);
+    match (group, kind) {
+        ("events.k8s.io", "Event") => errs.extend(cluster::event_create_strict(stored)),
+        _ => errs.extend(create_kind(kind, stored)),
+    }
+    errs
+}
+
+/// kube's `ValidateUpdate` of such an object, both given in stored form.
+pub fn served_as_update(group: &str, kind: &str, stored: &Object, old: &Object) -> Vec<FieldError> {
+    let mut errs = finalizers(stored);
+    match (group, kind) {
+        ("events.k8s.io", "Event") => errs.extend(cluster::event_update_strict(stored, old)),
+        _ => errs.extend(update_kind(kind, stored, old)),
+    }
+    errs
+}
+
 /// kube's `ValidateUpdate` (or the status strategy's `ValidateUpdate` when
 /// `subresource` is `status`) of `object` replacing `old`.
 pub fn update(kind: &str, object: &Object, old: &Object, subresource: Option<&str>) -> Vec<FieldError> {

@@ -1179,3 +1179,61 @@ fn random_shapes_never_panic() {
         }
     }
 }
+
+/// events.k8s.io/v1 writes (kube's `ValidateEventCreate`/`Update` with
+/// that request version), on the stored core form: a new-style event
+/// passes; the strict rules; every field but the series immutable, shown
+/// as Go's `%v` prints each (`%#v` for structs, `time.Time.String`).
+#[test]
+fn events_k8s_io_events_are_validated_strictly() {
+    use super::{served_as_create, served_as_update};
+    let event = json!({"metadata": {"name": "e.1", "namespace": "ns"}, "eventTime": "2026-11-25T12:00:00.000000Z",
+        "involvedObject": {"kind": "Pod", "namespace": "ns", "name": "p", "apiVersion": "v1"},
+        "reason": "Started", "message": "m", "source": {}, "firstTimestamp": null, "lastTimestamp": null,
+        "type": "Normal", "action": "Started", "reportingComponent": "example.com/c", "reportingInstance": "c-1"});
+    expect("new-style event", served_as_create("events.k8s.io", "Event", &object(event.clone())), &[]);
+    let mut strict = event.clone();
+    set(&mut strict, "/type", json!("Odd"));
+    set(&mut strict, "/count", json!(2));
+    set(&mut strict, "/firstTimestamp", json!("2026-11-25T12:00:00Z"));
+    set(&mut strict, "/series", json!({"count": 1}));
+    expect(
+        "strict create",
+        served_as_create("events.k8s.io", "Event", &object(strict)),
+        &[
+            ("FieldValueInvalid", "series.count: Invalid value: \"\": should be at least 2"),
+            ("FieldValueRequired", "series.lastObservedTime: Required value"),
+            ("FieldValueInvalid", "type: Invalid value: \"\": has invalid value: Odd"),
+            ("FieldValueInvalid", "firstTimestamp: Invalid value: \"\": needs to be unset"),
+            ("FieldValueInvalid", "count: Invalid value: \"\": needs to be unset"),
+        ],
+    );
+    let mut changed = event.clone();
+    set(&mut changed, "/involvedObject/name", json!("q"));
+    set(&mut changed, "/eventTime", json!("2026-11-25T12:00:01.500000Z"));
+    set(&mut changed, "/related", json!({"kind": "Node", "name": "n"}));
+    expect(
+        "immutable fields",
+        served_as_update("events.k8s.io", "Event", &object(changed), &object(event.clone())),
+        &[
+            (
+                "FieldValueInvalid",
+                "involvedObject: Invalid value: core.ObjectReference{Kind:\"Pod\", Namespace:\"ns\", Name:\"q\", UID:\"\", \
+                 APIVersion:\"v1\", ResourceVersion:\"\", FieldPath:\"\"}: field is immutable",
+            ),
+            ("FieldValueInvalid", "eventTime: Invalid value: 2026-11-25 12:00:01.5 +0000 UTC: field is immutable"),
+            (
+                "FieldValueInvalid",
+                "related: Invalid value: core.ObjectReference{Kind:\"Node\", Namespace:\"\", Name:\"n\", UID:\"\", \
+                 APIVersion:\"\", ResourceVersion:\"\", FieldPath:\"\"}: field is immutable",
+            ),
+        ],
+    );
+    // A labels-only update is fine; core/v1's legacy rules allow the change.
+    let mut labelled = event.clone();
+    set(&mut labelled, "/metadata/labels", json!({"a": "b"}));
+    expect("labels", served_as_update("events.k8s.io", "Event", &object(labelled), &object(event.clone())), &[]);
+    let mut message = event.clone();
+    set(&mut message, "/message", json!("other"));
+    expect("core update", update("Event", &object(message), &object(event), None), &[]);
+}
