@@ -56,11 +56,17 @@ fn token_review(s: &Server, token: &str) -> Value {
         .clone()
 }
 
-#[test]
-fn a_pod_bound_token_works_until_its_pod_is_deleted() {
+/// The test RSA key (a 2048-bit `openssl genrsa` key, PKCS#8 PEM).
+fn rsa_key() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/service-account-rsa.key")
+}
+
+/// A server under RBAC with `admin-token` in system:masters and the RSA key
+/// given by `key_flag` (`--service-account-signing-key-file`, or
+/// `--service-account-key-file` for verification only). The TempDir holds
+/// the token file.
+fn rbac_server_with_key(key_flag: &str) -> (Server, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    // A test-only 2048-bit RSA key made by `openssl genrsa` (PKCS#8 PEM).
-    let key = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/service-account-rsa.key");
     let tokens = dir.path().join("tokens.csv");
     std::fs::File::create(&tokens).unwrap().write_all(b"admin-token,admin,uid-admin,system:masters\n").unwrap();
     let s = Server::start_with(Launch {
@@ -69,14 +75,20 @@ fn a_pod_bound_token_works_until_its_pod_is_deleted() {
             tokens.display().to_string(),
             "--authorization-mode".into(),
             "RBAC".into(),
-            "--service-account-signing-key-file".into(),
-            key.display().to_string(),
+            key_flag.into(),
+            rsa_key().display().to_string(),
             "--service-account-issuer".into(),
             ISSUER.into(),
         ],
         readyz_token: Some("admin-token".into()),
         ..Launch::default()
     });
+    (s, dir)
+}
+
+#[test]
+fn a_pod_bound_token_works_until_its_pod_is_deleted() {
+    let (s, _dir) = rbac_server_with_key("--service-account-signing-key-file");
 
     admin_created(&s, "/api/v1/namespaces", &json!({"metadata": {"name": "team"}}));
     let account = admin_created(&s, "/api/v1/namespaces/team/serviceaccounts", &json!({"metadata": {"name": "robot"}}));
@@ -379,25 +391,9 @@ fn issuer_discovery_documents() {
 #[test]
 fn legacy_secret_tokens_work_while_their_secret_and_account_stand() {
     use shardline::auth::serviceaccount::{LegacyClaims, ServiceAccountTokens, LEGACY_ISSUER};
-    let dir = tempfile::tempdir().unwrap();
-    let key = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/service-account-rsa.key");
-    let tokens = dir.path().join("tokens.csv");
-    std::fs::File::create(&tokens).unwrap().write_all(b"admin-token,admin,uid-admin,system:masters\n").unwrap();
-    let s = Server::start_with(Launch {
-        extra_args: vec![
-            "--token-auth-file".into(),
-            tokens.display().to_string(),
-            "--authorization-mode".into(),
-            "RBAC".into(),
-            // The cluster's key, as a read tier is given it: verification only.
-            "--service-account-key-file".into(),
-            key.display().to_string(),
-            "--service-account-issuer".into(),
-            ISSUER.into(),
-        ],
-        readyz_token: Some("admin-token".into()),
-        ..Launch::default()
-    });
+    // The cluster's key, as a read tier is given it: verification only.
+    let (s, _dir) = rbac_server_with_key("--service-account-key-file");
+    let key = rsa_key();
     admin_created(&s, "/api/v1/namespaces", &json!({"metadata": {"name": "team"}}));
     let account = admin_created(&s, "/api/v1/namespaces/team/serviceaccounts", &json!({"metadata": {"name": "robot"}}));
     admin_created(

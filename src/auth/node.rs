@@ -342,6 +342,23 @@ pub fn authorize(graph: &NodeGraph, user: &UserInfo, a: &Attributes) -> Decision
         }
         related(kind)
     };
+    // A get of one cluster-scoped object the node reaches when `reaches` says so.
+    let get_cluster_scoped = |reaches: &dyn Fn(&str) -> bool| -> Decision {
+        if a.verb != "get" {
+            return no("can only get individual resources of this type".into());
+        }
+        if !a.subresource.is_empty() {
+            return no("cannot get subresource".into());
+        }
+        if a.name.is_empty() {
+            return no("No Object name found".into());
+        }
+        if reaches(&a.name) {
+            Decision::Allow
+        } else {
+            no(format!("no relationship found between node '{node}' and this object"))
+        }
+    };
     let read_namespaced = |kind: Referred| -> Decision {
         if !matches!(a.verb.as_str(), "get" | "list" | "watch") {
             return no("can only read resources of this type".into());
@@ -366,37 +383,10 @@ pub fn authorize(graph: &NodeGraph, user: &UserInfo, a: &Attributes) -> Decision
             }
             get_only(Referred::PersistentVolumeClaim)
         }
-        ("", "persistentvolumes") => {
-            if a.verb != "get" {
-                return no("can only get individual resources of this type".into());
-            }
-            if !a.subresource.is_empty() {
-                return no("cannot get subresource".into());
-            }
-            if a.name.is_empty() {
-                return no("No Object name found".into());
-            }
-            if graph.volume_on(node, &a.name) {
-                Decision::Allow
-            } else {
-                no(format!("no relationship found between node '{node}' and this object"))
-            }
-        }
+        ("", "persistentvolumes") => get_cluster_scoped(&|name| graph.volume_on(node, name)),
         ("resource.k8s.io", "resourceclaims") => get_only(Referred::ResourceClaim),
         ("storage.k8s.io", "volumeattachments") => {
-            if a.verb != "get" {
-                return no("can only get individual resources of this type".into());
-            }
-            if !a.subresource.is_empty() {
-                return no("cannot get subresource".into());
-            }
-            if a.name.is_empty() {
-                return no("No Object name found".into());
-            }
-            match graph.volume_attachments.get(&a.name) {
-                Some(owner) if owner == node => Decision::Allow,
-                _ => no(format!("no relationship found between node '{node}' and this object")),
-            }
+            get_cluster_scoped(&|name| graph.volume_attachments.get(name).is_some_and(|owner| owner == node))
         }
         ("", "serviceaccounts") => {
             if a.verb != "create" || a.name.is_empty() {
