@@ -202,6 +202,39 @@ pub fn list_frames(
     frames
 }
 
+/// A cached object's CBOR as a typed list's item (still tagged, as the
+/// cached items `list_frames` takes): without the top-level `kind` and `apiVersion` entries (a typed list's
+/// items carry no TypeMeta, as kube's); the other entries' bytes are copied
+/// as they are, in their order. None when it is not a map of definite length.
+pub fn without_type_meta(object: &Bytes) -> Option<Bytes> {
+    let body = object.strip_prefix(SELF_DESCRIBED).unwrap_or(object);
+    let mut d = minicbor::Decoder::new(body);
+    let entries = d.map().ok()??;
+    let mut kept: Vec<std::ops::Range<usize>> = Vec::with_capacity(entries as usize);
+    for _ in 0..entries {
+        let start = d.position();
+        let key: Option<&[u8]> = match d.datatype().ok()? {
+            minicbor::data::Type::Bytes => Some(d.bytes().ok()?),
+            minicbor::data::Type::String => Some(d.str().ok()?.as_bytes()),
+            _ => {
+                d.skip().ok()?;
+                None
+            }
+        };
+        d.skip().ok()?;
+        if !matches!(key, Some(b"kind") | Some(b"apiVersion")) {
+            kept.push(start..d.position());
+        }
+    }
+    let mut out = Vec::with_capacity(object.len());
+    out.extend_from_slice(SELF_DESCRIBED);
+    header(&mut out, 5, kept.len() as u64);
+    for range in kept {
+        out.extend_from_slice(&body[range]);
+    }
+    Some(Bytes::from(out))
+}
+
 /// One watch event, one data item of the CBOR sequence: the tag and
 /// `{"type": .., "object": ..}` (keys in deterministic order), the object
 /// being the cached CBOR without its tag.
@@ -401,6 +434,24 @@ mod tests {
         let mut deep = vec![0x81u8; 1000];
         deep.push(0xa0);
         assert_eq!(decode_item(&deep).unwrap_err().code(), 400);
+    }
+
+    #[test]
+    fn typed_list_items_lose_their_kind_and_api_version() {
+        let object = Bytes::from(encode_json(
+            br#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","labels":{"kind":"x"}},"data":{"apiVersion":"v"}}"#,
+        )
+        .unwrap());
+        let item = without_type_meta(&object).unwrap();
+        assert!(item.starts_with(SELF_DESCRIBED));
+        let (value, rest) = decode_item(&item).unwrap();
+        // In a list page, as every cached item is.
+        let frames = list_frames("ConfigMapList", "v1", 5, None, None, std::slice::from_ref(&item));
+        let list = decode_object(&frames.concat()).unwrap();
+        assert_eq!(list["items"][0], value);
+        assert!(rest.is_empty());
+        assert_eq!(value, json!({"metadata": {"name": "a", "labels": {"kind": "x"}}, "data": {"apiVersion": "v"}}));
+        assert_eq!(without_type_meta(&Bytes::from_static(b"\x01")), None);
     }
 
     #[test]

@@ -89,9 +89,12 @@ pub fn watch_content_type(representation: &Representation) -> &'static str {
     }
 }
 
-/// A list page in a non-JSON representation, as body frames.
+/// A list page in a non-JSON representation, as body frames. The items of a
+/// `typed` list (a built-in kind's) carry no kind/apiVersion, as kube's;
+/// a custom resource's list items keep theirs (kube's unstructured lists).
 pub fn list_frames(
     representation: &Representation,
+    typed: bool,
     list_kind: &str,
     api_version: &str,
     revision: u64,
@@ -104,7 +107,10 @@ pub fn list_frames(
         return super::metadata::list_frames(metadata, page, objects);
     }
     if *representation == Representation::Yaml {
-        let items = objects.iter().map(|o| in_format(o, Format::YamlListItem)).collect::<Result<Vec<_>, _>>()?;
+        let mut items = objects.iter().map(|o| in_format(o, Format::YamlListItem)).collect::<Result<Vec<_>, _>>()?;
+        if typed {
+            items = items.iter().map(yaml::without_type_meta).collect();
+        }
         return yaml::list_frames(list_kind, api_version, revision, continue_token, remaining, &items)
             .map_err(ApiError::Internal);
     }
@@ -115,6 +121,11 @@ pub fn list_frames(
                 .map_err(|e| ApiError::Internal(e.to_string()))
         }
         Representation::Cbor => {
+            let items = if typed {
+                items.iter().map(|item| cbor::without_type_meta(item).unwrap_or_else(|| item.clone())).collect()
+            } else {
+                items
+            };
             Ok(cbor::list_frames(list_kind, api_version, revision, continue_token, remaining, &items))
         }
         _ => Err(ApiError::Internal("list_frames is for non-JSON representations".into())),
@@ -306,9 +317,19 @@ mod tests {
             let first = super::object(&object, &representation).unwrap();
             let second = super::object(&object, &representation).unwrap();
             assert_eq!(first.as_ptr(), second.as_ptr(), "{representation:?}");
-            let frames =
-                list_frames(&representation, "ConfigMapList", "v1", 3, None, None, std::slice::from_ref(&object))
-                    .unwrap();
+            // A custom resource's list (`typed` false) shares each item's
+            // cached bytes; a typed CBOR or YAML list copies them without kind/apiVersion.
+            let frames = list_frames(
+                &representation,
+                false,
+                "ConfigMapList",
+                "v1",
+                3,
+                None,
+                None,
+                std::slice::from_ref(&object),
+            )
+            .unwrap();
             if representation != Representation::Yaml {
                 assert!(
                     frames.iter().any(|f| f.as_ptr() >= first.as_ptr() && f.as_ptr() < end_of(&first) && !f.is_empty()),

@@ -57,6 +57,33 @@ pub fn list_item(document: &[u8]) -> Result<Bytes, String> {
     Ok(Bytes::from(out))
 }
 
+/// A list item (`list_item`'s form) without its top-level `kind` and
+/// `apiVersion` lines: a typed list's items carry no TypeMeta, as kube's.
+/// Only a top-level key starts a line with exactly two characters (`- ` or
+/// two spaces) before a name; nested keys and continuation lines of block
+/// scalars are indented further.
+pub fn without_type_meta(item: &Bytes) -> Bytes {
+    let Ok(text) = std::str::from_utf8(item) else { return item.clone() };
+    let mut out = String::with_capacity(text.len());
+    let mut first = true;
+    for line in text.split_inclusive('\n') {
+        let key = line.get(2..).unwrap_or("");
+        let top_level = line.starts_with("- ") || (line.starts_with("  ") && !key.starts_with(' '));
+        if top_level && (key.starts_with("kind: ") || key.starts_with("apiVersion: ")) {
+            continue;
+        }
+        if first {
+            // The item's first kept line opens the list element.
+            out.push_str("- ");
+            out.push_str(line.get(2..).unwrap_or(""));
+            first = false;
+        } else {
+            out.push_str(line);
+        }
+    }
+    Bytes::from(out)
+}
+
 /// A list page as body frames: `apiVersion` and `items:`, each item's cached
 /// list-item bytes (`list_item`, shared, not copied), then `kind` and
 /// `metadata`, in the key order kubectl prints.
@@ -176,6 +203,30 @@ mod tests {
             "list": [1, -2.5, true, null, {"x": []}, {}]});
         let text = encode_value(&object).unwrap();
         assert_eq!(Value::Object(decode_object(text.as_bytes()).unwrap()), object, "{text}");
+    }
+
+    #[test]
+    fn typed_list_items_lose_only_their_top_level_kind_and_api_version() {
+        let document = encode_json(
+            br#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","labels":{"kind":"x"}},"data":{"apiVersion":"v\n  kind: y"}}"#,
+        )
+        .unwrap();
+        let item = list_item(&document).unwrap();
+        let typed = without_type_meta(&item);
+        let text = std::str::from_utf8(&typed).unwrap();
+        assert!(text.starts_with("- metadata:\n"), "{text}");
+        assert!(!text.contains("\n  kind: ") && !text.contains("\n  apiVersion: "), "{text}");
+        let list = list_body("ConfigMapList", "v1", 7, None, None, &[document]).unwrap();
+        let mut decoded = decode_object(&list).unwrap();
+        let frames = list_frames("ConfigMapList", "v1", 7, None, None, &[typed]).unwrap();
+        let body: Vec<u8> = frames.iter().flat_map(|f| f.iter().copied()).collect();
+        let typed_list = decode_object(&body).unwrap();
+        let item = decoded.get_mut("items").unwrap().as_array_mut().unwrap()[0].as_object_mut().unwrap();
+        item.shift_remove("kind");
+        item.shift_remove("apiVersion");
+        assert_eq!(typed_list["items"], decoded["items"]);
+        assert_eq!(typed_list["items"][0]["metadata"]["labels"]["kind"], "x");
+        assert_eq!(typed_list["items"][0]["data"]["apiVersion"], "v\n  kind: y");
     }
 
     #[test]

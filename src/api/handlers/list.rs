@@ -244,6 +244,7 @@ pub async fn serve<B: Backend + 'static>(
             let objects = super::versions::convert_objects(&resolved.info, objects);
             let frames = crate::api::encode::list_frames(
                 &representation,
+                resolved.info.custom.is_none(),
                 &resolved.info.list_kind,
                 &resolved.info.api_version(),
                 revision.0,
@@ -286,6 +287,7 @@ pub async fn serve<B: Backend + 'static>(
         None if other_format => {
             let frames = crate::api::encode::list_frames(
                 &representation,
+                resolved.info.custom.is_none(),
                 &resolved.info.list_kind,
                 &resolved.info.api_version(),
                 revision.0,
