@@ -155,6 +155,25 @@ fn pod(name: &str, node: &str, secret: &str) -> Value {
             "volumes": [{"name": "s", "secret": {"secretName": secret}}]}})
 }
 
+/// Nodes n1 and n2, secrets s1 and s2 in `ns`, and pods p1 (on n1, using s1)
+/// and p2 (on n2, using s2), written through `client`.
+fn two_nodes_with_a_pod_each(client: &Client, ns: &str) {
+    for node in ["n1", "n2"] {
+        client.ok(
+            "POST",
+            "/api/v1/nodes",
+            Some(&json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})),
+        );
+    }
+    for name in ["s1", "s2"] {
+        let secret =
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"k": "v"}});
+        client.ok("POST", &format!("{ns}/secrets"), Some(&secret));
+    }
+    client.ok("POST", &format!("{ns}/pods"), Some(&pod("p1", "n1", "s1")));
+    client.ok("POST", &format!("{ns}/pods"), Some(&pod("p2", "n2", "s2")));
+}
+
 #[test]
 fn writes_through_a_joined_instance_are_the_upstreams_as_the_caller() {
     let etcd = Etcd::start();
@@ -348,20 +367,7 @@ fn writes_through_a_joined_instance_are_the_upstreams_as_the_caller() {
 
     // (c) A kubelet through J (J's own Node authorizer for reads): its
     // pods and their secrets, not another node's.
-    for node in ["n1", "n2"] {
-        on_j.ok(
-            "POST",
-            "/api/v1/nodes",
-            Some(&json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})),
-        );
-    }
-    for name in ["s1", "s2"] {
-        let secret =
-            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"k": "v"}});
-        on_j.ok("POST", &format!("{ns}/secrets"), Some(&secret));
-    }
-    on_j.ok("POST", &format!("{ns}/pods"), Some(&pod("p1", "n1", "s1")));
-    on_j.ok("POST", &format!("{ns}/pods"), Some(&pod("p2", "n2", "s2")));
+    two_nodes_with_a_pod_each(&on_j, ns);
     let kubelet =
         Client { addr: j.addr, tls: pki.client_config(Some(pki.client_cert("system:node:n1", &["system:nodes"]))) };
     assert_eq!(kubelet.ok("GET", &format!("{ns}/secrets/s1"), None)["metadata"]["name"], "s1");
@@ -443,20 +449,7 @@ fn tokens_and_decisions_a_joined_instance_cannot_make_are_the_upstreams() {
     });
     let admin = Client { addr: j.addr, tls: admin_tls };
     let ns = "/api/v1/namespaces/default";
-    for node in ["n1", "n2"] {
-        admin.ok(
-            "POST",
-            "/api/v1/nodes",
-            Some(&json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})),
-        );
-    }
-    for name in ["s1", "s2"] {
-        let secret =
-            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"k": "v"}});
-        admin.ok("POST", &format!("{ns}/secrets"), Some(&secret));
-    }
-    admin.ok("POST", &format!("{ns}/pods"), Some(&pod("p1", "n1", "s1")));
-    admin.ok("POST", &format!("{ns}/pods"), Some(&pod("p2", "n2", "s2")));
+    two_nodes_with_a_pod_each(&admin, ns);
     admin.ok("POST", &format!("{ns}/configmaps"), Some(&configmap("c1", json!({}))));
     admin.ok(
         "POST",
