@@ -280,6 +280,13 @@ pub struct Config {
     /// is returned (a deletecollection returns the deleted objects). Past it
     /// the client gets 503.
     pub upstream_response_bytes_max: usize,
+    /// With `--upstream`: pieces of a streamed answer (an aggregated API's
+    /// read, such as a watch: not held whole, not bounded by
+    /// `upstream_response_bytes_max` or `upstream_request_timeout` past
+    /// its head) held between the upstream and a client that reads slower
+    /// (`--upstream-stream-pieces-max`); the upstream is then not read
+    /// until the client takes one.
+    pub upstream_stream_pieces_max: usize,
     /// With `--upstream`: how long a TokenReview's answer for a bearer
     /// token no local authenticator accepts is kept (accepted or refused),
     /// per shard (`--authentication-token-webhook-cache-ttl`; the delegating
@@ -438,6 +445,7 @@ impl Config {
             upstream: None,
             upstream_request_timeout: Duration::from_secs(60),
             upstream_response_bytes_max: 64 << 20,
+            upstream_stream_pieces_max: 16,
             upstream_token_review_ttl: Duration::from_secs(10),
             upstream_authorized_ttl: Duration::from_secs(10),
             upstream_unauthorized_ttl: Duration::from_secs(10),

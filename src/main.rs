@@ -214,6 +214,9 @@ struct ServeArgs {
     /// Largest upstream answer relayed, in bytes (503 above it).
     #[arg(long)]
     upstream_response_bytes_max: Option<usize>,
+    /// Pieces of a streamed upstream answer (an aggregated API's watch) held while the client reads.
+    #[arg(long)]
+    upstream_stream_pieces_max: Option<usize>,
     /// With --upstream: how long a delegated TokenReview's answer is kept (e.g. 10s).
     #[arg(long, value_parser = parse_duration)]
     authentication_token_webhook_cache_ttl: Option<Duration>,
@@ -361,6 +364,9 @@ fn config_from(args: ServeArgs) -> Config {
     }
     if let Some(v) = args.upstream_response_bytes_max {
         config.upstream_response_bytes_max = v.max(1);
+    }
+    if let Some(v) = args.upstream_stream_pieces_max {
+        config.upstream_stream_pieces_max = v.max(1);
     }
     if let Some(v) = args.authentication_token_webhook_cache_ttl {
         config.upstream_token_review_ttl = v;

@@ -501,32 +501,77 @@ fn tokens_and_decisions_a_joined_instance_cannot_make_are_the_upstreams() {
     assert!(unasked.json()["message"].as_str().unwrap().contains("SubjectAccessReview"), "{}", unasked.body);
 }
 
-/// A stand-in upstream on loopback: records each request's head and answers
-/// every one with `body` (200, JSON, `Connection: close`).
-fn recording_upstream(body: &'static str) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+/// A stand-in upstream on loopback, one thread per connection: records each
+/// request's head and answers every one with `body` (200, JSON,
+/// `Connection: close`), except a watch (`watch=1`): that answer is chunked,
+/// one event line per chunk as the test hands them to [`Upstream::events`],
+/// and stays open until the test ends it (`None`) or the peer goes away,
+/// which [`Upstream::watch_closed`] then reports.
+struct Upstream {
+    addr: SocketAddr,
+    heads: Arc<std::sync::Mutex<Vec<String>>>,
+    events: std::sync::mpsc::Sender<Option<String>>,
+    watch_closed: std::sync::mpsc::Receiver<()>,
+}
+
+fn recording_upstream(body: &'static str) -> Upstream {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (events, events_rx) = std::sync::mpsc::channel::<Option<String>>();
+    let events_rx = Arc::new(std::sync::Mutex::new(events_rx));
+    let (closed_tx, watch_closed) = std::sync::mpsc::channel();
     let seen = heads.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
-            stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).ok();
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).map(|n| n == 1).unwrap_or(false) {
-                head.push(byte[0]);
-            }
-            seen.lock().unwrap().push(String::from_utf8_lossy(&head).to_string());
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            let (seen, events_rx, closed_tx) = (seen.clone(), events_rx.clone(), closed_tx.clone());
+            std::thread::spawn(move || {
+                stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).ok();
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).map(|n| n == 1).unwrap_or(false) {
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                seen.lock().unwrap().push(head.clone());
+                if !head.lines().next().unwrap_or("").contains("watch=1") {
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    return;
+                }
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                );
+                let events = events_rx.lock().unwrap();
+                loop {
+                    match events.recv_timeout(std::time::Duration::from_millis(100)) {
+                        Ok(Some(line)) => {
+                            let _ = write!(stream, "{:x}\r\n{line}\n\r\n", line.len() + 1);
+                        }
+                        Ok(None) => {
+                            let _ = write!(stream, "0\r\n\r\n");
+                            return;
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+                    }
+                    // The peer went away: a read sees the end (nothing else is sent).
+                    stream.set_read_timeout(Some(std::time::Duration::from_millis(1))).ok();
+                    if matches!(stream.read(&mut byte), Ok(0)) {
+                        let _ = closed_tx.send(());
+                        return;
+                    }
+                }
+            });
         }
     });
-    (addr, heads)
+    Upstream { addr, heads, events, watch_closed }
 }
 
 #[test]
@@ -534,7 +579,7 @@ fn aggregated_apis_are_proxied_through_the_upstream_and_nothing_else_is_read_the
     let etcd = Etcd::start();
     const METRICS: &str =
         r#"{"kind":"NodeMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{},"items":[]}"#;
-    let (upstream, heads) = recording_upstream(METRICS);
+    let Upstream { addr: upstream, heads, events, watch_closed } = recording_upstream(METRICS);
     let j = Server::start_with(Launch {
         extra_args: [
             "--log",
@@ -620,4 +665,21 @@ fn aggregated_apis_are_proxied_through_the_upstream_and_nothing_else_is_read_the
     assert_eq!(j.get("/apis/local.example/v1/things").status, 404);
     assert_eq!(j.get("/apis/apps/v1/deployments").status, 200);
     assert_eq!(heads.lock().unwrap().len(), 2);
+
+    // An aggregated watch streams: each event reaches the client while the
+    // upstream's answer is still open, and the upstream request ends when
+    // the client goes away.
+    let event = |name: &str| {
+        json!({"type": "ADDED", "object": {"kind": "NodeMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
+            "metadata": {"name": name}, "usage": {"cpu": "1m"}}})
+    };
+    events.send(Some(event("n1").to_string())).unwrap();
+    let mut watch = common::watch::Watch::open(&j, &format!("{nodes}?watch=1"));
+    assert_eq!(watch.next(), event("n1"));
+    events.send(Some(event("n2").to_string())).unwrap();
+    assert_eq!(watch.next(), event("n2"));
+    assert!(heads.lock().unwrap()[2].starts_with(&format!("GET {nodes}?watch=1 HTTP/1.1\r\n")));
+    drop(watch);
+    let closed = watch_closed.recv_timeout(std::time::Duration::from_secs(10));
+    assert!(closed.is_ok(), "the upstream watch outlived its client");
 }

@@ -50,14 +50,25 @@ pub struct ForwardRequest {
     /// [`upstream_headers`]; the runtime adds its own credentials.
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// Whether the answer's body is handed over as it arrives
+    /// ([`ForwardResponse::stream`]) rather than whole: an aggregated API's
+    /// reads, whose watches run for minutes.
+    pub streamed: bool,
 }
 
-/// The upstream's answer, whole.
-#[derive(Clone, Debug)]
+/// The upstream's answer: its head, and its body whole or as it arrives.
+#[derive(Debug)]
 pub struct ForwardResponse {
     pub status: u16,
     pub headers: HeaderMap,
+    /// The whole body (empty when the request was [`ForwardRequest::streamed`]).
     pub body: Bytes,
+    /// For a streamed request, the body's pieces in order as the upstream
+    /// sends them, then the end of the channel; an `Err` ends the body
+    /// broken (the upstream failed mid-body). Dropping the receiver (the
+    /// client went away) ends the upstream request. Bounded: the upstream
+    /// is read no faster than the client takes the pieces.
+    pub stream: Option<flume::Receiver<Result<Bytes, String>>>,
 }
 
 /// Why the upstream gave no answer.
@@ -251,21 +262,39 @@ pub async fn serve(
     body: Bytes,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let headers = upstream_headers(incoming, user).map_err(ApiError::BadRequest)?;
-    let request = ForwardRequest { method: method.clone(), path_and_query: path_and_query.to_string(), headers, body };
-    let answer = backend.forward(request).await.map_err(forward_error)?;
     let mutating = matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    // Only an aggregated API's reads come here unmutating; they stream (a
+    // watch of the service's resources), as kube's aggregator proxies them.
+    let streamed = !mutating;
+    let request =
+        ForwardRequest { method: method.clone(), path_and_query: path_and_query.to_string(), headers, body, streamed };
+    let answer = backend.forward(request).await.map_err(forward_error)?;
     if mutating && (200..300).contains(&answer.status) {
         // etcd's revision now includes the write; a consistent read's wait
         // (bounded, 504 with Retry-After past `resource_version_wait`).
         let revision = backend.consistent_revision().await.map_err(super::handlers::backend_error)?;
         backend.await_applied(revision).await;
     }
-    let mut response = Response::new(full(answer.body));
+    let body = match answer.stream {
+        Some(pieces) => streamed_body(pieces),
+        None => full(answer.body),
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
     for (name, value) in answer.headers.iter().filter(|(name, _)| returned_header(name)) {
         response.headers_mut().append(name.clone(), value.clone());
     }
     Ok(response)
+}
+
+/// A response body of the pieces an upstream sends as they arrive.
+fn streamed_body(pieces: flume::Receiver<Result<Bytes, String>>) -> ResponseBody {
+    use futures_util::StreamExt;
+    let frames = pieces.into_stream().map(|piece| match piece {
+        Ok(data) => Ok(http_body::Frame::data(data)),
+        Err(reason) => Err(super::BodyError::from(format!("the upstream's answer broke off: {reason}"))),
+    });
+    ResponseBody::new(http_body_util::StreamBody::new(frames))
 }
 
 #[cfg(test)]

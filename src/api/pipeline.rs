@@ -251,6 +251,7 @@ async fn review(
         path_and_query: path.to_string(),
         headers,
         body: body.into(),
+        streamed: false,
     };
     backend.forward(request).await
 }

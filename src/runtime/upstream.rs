@@ -12,8 +12,13 @@
 //! `Authorization` on every request (the caller's own is never sent; the
 //! caller is named in `Impersonate-*` headers).
 //!
-//! Every exchange is bounded: the whole answer within
-//! `upstream_request_timeout`, its body within `upstream_response_bytes_max`.
+//! Every exchange is bounded: a whole answer within
+//! `upstream_request_timeout`, its body within `upstream_response_bytes_max`;
+//! a streamed answer (an aggregated API's read, such as a watch) has its
+//! head within `upstream_request_timeout`, then its body is relayed piece
+//! by piece through a channel of `upstream_stream_pieces_max` pieces, read
+//! from the upstream no faster than the client takes it, until the
+//! upstream ends it or the client's side of the channel is dropped.
 //!
 //! Architecture invariant: no tokio or hyper-client type leaves this file
 //! and no glommio type enters its thread; the thread ends when every
@@ -47,6 +52,7 @@ pub(super) fn start(config: &Config) -> Result<flume::Sender<ForwardJob>, String
     };
     let timeout = config.upstream_request_timeout;
     let limit_bytes = config.upstream_response_bytes_max;
+    let pieces_max = config.upstream_stream_pieces_max;
     let (tx, rx) = flume::bounded::<ForwardJob>(config.mesh_channel_capacity);
     std::thread::Builder::new()
         .name("upstream".into())
@@ -70,7 +76,8 @@ pub(super) fn start(config: &Config) -> Result<flume::Sender<ForwardJob>, String
                 while let Ok(job) = rx.recv_async().await {
                     let (client, base, authorization) = (client.clone(), base.clone(), authorization.clone());
                     tokio::spawn(async move {
-                        let exchange = exchange(&client, &base, authorization, job.request, limit_bytes);
+                        let limits = Limits { bytes: limit_bytes, pieces: pieces_max };
+                        let exchange = exchange(&client, &base, authorization, job.request, limits);
                         let answer = match tokio::time::timeout(timeout, exchange).await {
                             Ok(answer) => answer,
                             Err(_) => Err(ForwardError::TimedOut(timeout)),
@@ -85,14 +92,27 @@ pub(super) fn start(config: &Config) -> Result<flume::Sender<ForwardJob>, String
     Ok(tx)
 }
 
-/// One request and its whole answer.
+/// How often a relay waiting on a quiet upstream looks whether its client
+/// went away.
+const CLIENT_GONE_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What one answer may hold: a whole body's bytes, a streamed body's pieces.
+#[derive(Clone, Copy)]
+struct Limits {
+    bytes: usize,
+    pieces: usize,
+}
+
+/// One request and its answer: whole, or its head with the body streamed
+/// by a task of its own.
 async fn exchange(
     client: &HttpsClient,
     base: &str,
     authorization: Option<HeaderValue>,
     request: ForwardRequest,
-    limit_bytes: usize,
+    limits: Limits,
 ) -> Result<ForwardResponse, ForwardError> {
+    let streamed = request.streamed;
     let uri: http::Uri = format!("{base}{}", request.path_and_query)
         .parse()
         .map_err(|e| ForwardError::Unreachable(format!("the upstream URL for {}: {e}", request.path_and_query)))?;
@@ -105,6 +125,17 @@ async fn exchange(
     }
     let response = client.request(outgoing).await.map_err(|e| ForwardError::Unreachable(describe(&e)))?;
     let (parts, body) = response.into_parts();
+    if streamed {
+        let (tx, rx) = flume::bounded(limits.pieces);
+        tokio::spawn(relay(body, tx));
+        return Ok(ForwardResponse {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body: Bytes::new(),
+            stream: Some(rx),
+        });
+    }
+    let limit_bytes = limits.bytes;
     let body = match Limited::new(body, limit_bytes).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
@@ -112,7 +143,41 @@ async fn exchange(
         }
         Err(e) => return Err(ForwardError::Unreachable(format!("reading the upstream's answer: {e}"))),
     };
-    Ok(ForwardResponse { status: parts.status.as_u16(), headers: parts.headers, body })
+    Ok(ForwardResponse { status: parts.status.as_u16(), headers: parts.headers, body, stream: None })
+}
+
+/// Hands a streamed answer's body to the client's side piece by piece,
+/// waiting while the channel is full; ends (dropping the upstream's body,
+/// which ends the upstream request) when the body ends or fails, or when
+/// the client's side is gone.
+async fn relay(mut body: hyper::body::Incoming, pieces: flume::Sender<Result<Bytes, String>>) {
+    use futures_util::future::{select, Either};
+    loop {
+        // A quiet upstream (a watch without events) is not read for a
+        // while: look every second whether the client is still there.
+        let mut next = std::pin::pin!(body.frame());
+        let frame = loop {
+            let tick = std::pin::pin!(tokio::time::sleep(CLIENT_GONE_CHECK));
+            match select(next.as_mut(), tick).await {
+                Either::Left((frame, _)) => break frame,
+                Either::Right(_) if pieces.is_disconnected() => return,
+                Either::Right(_) => {}
+            }
+        };
+        let piece = match frame {
+            None => return,
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) if data.is_empty() => continue,
+                Ok(data) => Ok(data),
+                Err(_trailers) => continue,
+            },
+            Some(Err(e)) => Err(describe(&e)),
+        };
+        let failed = piece.is_err();
+        if pieces.send_async(piece).await.is_err() || failed {
+            return;
+        }
+    }
 }
 
 /// An error and its causes, as one line (hyper's own text is "client error
