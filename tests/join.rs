@@ -423,6 +423,7 @@ fn tokens_and_decisions_a_joined_instance_cannot_make_are_the_upstreams() {
         ..Launch::default()
     });
     let (cert, key) = pki.client_cert_files(dir.path(), "joiner", "shardline-joiner", &["system:masters"]);
+    let legacy_key = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/service-account-rsa.key");
     let mut j_args = server_args_with(&etcd.url(), &pki, "RBAC");
     j_args.extend([
         "--upstream".to_string(),
@@ -439,6 +440,9 @@ fn tokens_and_decisions_a_joined_instance_cannot_make_are_the_upstreams() {
         "10m".into(),
         "--authorization-webhook-cache-unauthorized-ttl".into(),
         "10m".into(),
+        // The cluster's service account key: J verifies the cluster's tokens itself.
+        "--service-account-key-file".into(),
+        legacy_key.display().to_string(),
     ]);
     let j = Server::start_with(Launch {
         extra_args: j_args,
@@ -488,6 +492,53 @@ fn tokens_and_decisions_a_joined_instance_cannot_make_are_the_upstreams() {
     let unknown = bearer(&anyone, "nobodys-token", &format!("{ns}/configmaps"));
     assert_eq!(unknown.code, 401, "{}", unknown.body);
     assert_eq!(unknown.json()["reason"], "Unauthorized");
+
+    // A legacy Secret-based token J verifies itself: its use is recorded on
+    // its Secret, as kube-apiserver records it, by a patch J sends upstream.
+    let account = admin.ok(
+        "POST",
+        &format!("{ns}/serviceaccounts"),
+        Some(&json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}})),
+    );
+    let signer = shardline::auth::serviceaccount::ServiceAccountTokens::from_pem(
+        &std::fs::read(&legacy_key).unwrap(),
+        &[],
+        "https://kubernetes.default.svc".into(),
+        vec![],
+    )
+    .unwrap();
+    let token = signer
+        .sign_legacy(&shardline::auth::serviceaccount::LegacyClaims {
+            iss: shardline::auth::serviceaccount::LEGACY_ISSUER.into(),
+            sub: "system:serviceaccount:default:robot".into(),
+            namespace: "default".into(),
+            secret_name: "robot-token".into(),
+            service_account_name: "robot".into(),
+            service_account_uid: account["metadata"]["uid"].as_str().unwrap().into(),
+        })
+        .unwrap();
+    let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+    admin.ok(
+        "POST",
+        &format!("{ns}/secrets"),
+        Some(&json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+            "metadata": {"name": "robot-token", "annotations": {"kubernetes.io/service-account.name": "robot",
+                "kubernetes.io/service-account.uid": account["metadata"]["uid"]}},
+            "data": {"token": b64(&token)}})),
+    );
+    let used = bearer(&anyone, &token, &format!("{ns}/configmaps"));
+    assert_eq!(used.code, 403, "authenticated as robot, who may not list: {}", used.body);
+    assert!(used.body.contains("system:serviceaccount:default:robot"), "{}", used.body);
+    let today = time::OffsetDateTime::now_utc().date().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let secret = admin.ok("GET", &format!("{ns}/secrets/robot-token"), None);
+        if secret["metadata"]["labels"]["kubernetes.io/legacy-token-last-used"] == today.as_str() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the use was not recorded: {secret}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 
     // W gone: the answers already given hold (cached), new questions fail.
     w.kill();

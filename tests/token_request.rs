@@ -439,6 +439,12 @@ fn legacy_secret_tokens_work_while_their_secret_and_account_stand() {
         json!(["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"])
     );
     assert_eq!(review["audiences"], json!([ISSUER]));
+    // Its use is recorded on the Secret, as kube-apiserver records it: today's UTC date.
+    let today = time::OffsetDateTime::now_utc().date().to_string();
+    let labels = || {
+        as_admin(&s, "GET", "/api/v1/namespaces/team/secrets/robot-token", None).json()["metadata"]["labels"].clone()
+    };
+    assert_eq!(labels(), json!({"kubernetes.io/legacy-token-last-used": today}));
 
     // The Secret holding another token, or marked invalid by the cleaner: refused.
     let put = |body: &Value| {
@@ -452,7 +458,14 @@ fn legacy_secret_tokens_work_while_their_secret_and_account_stand() {
     assert_eq!(with_token(&s, &token, "GET", "/api/v1/namespaces/team/configmaps", None).status, 401);
     assert_eq!(token_review(&s, &token)["error"], "[invalid bearer token, Token does not match server's copy]");
     put(&secret(&token, json!({"kubernetes.io/legacy-token-invalid-since": "2026-11-01"})));
-    assert_eq!(token_review(&s, &token)["error"], "[invalid bearer token, Token has been invalidated]");
+    assert_eq!(
+        token_review(&s, &token)["error"],
+        "[invalid bearer token, the token in secret team/robot-token for service account team/robot has been \
+         marked invalid. Use tokens from the TokenRequest API or manually created secret-based tokens, or remove \
+         the 'kubernetes.io/legacy-token-invalid-since' label from the secret to temporarily allow use of this token]"
+    );
+    // Even a refused use is recorded.
+    assert_eq!(labels()["kubernetes.io/legacy-token-last-used"], today.as_str());
     put(&secret(&token, json!({})));
     assert_eq!(token_review(&s, &token)["authenticated"], true);
 

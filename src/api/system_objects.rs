@@ -135,13 +135,19 @@ pub fn objects(facts: &Facts) -> Vec<(ObjectKey, Value)> {
     out
 }
 
-/// The request head of kube-apiserver's own writes.
+/// The request head of kube-apiserver's own creates.
 fn system_head() -> RequestHead {
+    system_request(http::Method::POST, "application/json")
+}
+
+/// The request head of a write kube-apiserver makes as itself
+/// (`system:apiserver`, its loopback client's identity).
+pub fn system_request(method: http::Method, content_type: &str) -> RequestHead {
     RequestHead {
-        method: http::Method::POST,
+        method,
         params: Default::default(),
         accept: None,
-        content_type: Some("application/json".into()),
+        content_type: Some(content_type.into()),
         content_length: None,
         query: None,
         user: UserInfo {

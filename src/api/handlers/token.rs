@@ -67,8 +67,10 @@ pub const LEGACY_TOKEN_INVALID_SINCE: &str = "kubernetes.io/legacy-token-invalid
 
 /// Authenticates a legacy (Secret-based) service account token, as kube's
 /// legacy validator does with its lookups on: the Secret exists, is not
-/// being deleted or invalidated, and holds this very token; the service
-/// account exists with the uid the token names. A legacy token has no
+/// being deleted, and holds this very token; the service account exists
+/// with the uid the token names; the use is recorded on the Secret
+/// ([`record_legacy_token_use`]); a Secret the legacy token cleaner marked
+/// invalid refuses it. A legacy token has no
 /// audience: it is good for the API audiences only. `Ok(None)`: not one.
 async fn authenticate_legacy(
     backend: &impl Backend,
@@ -94,8 +96,7 @@ async fn authenticate_legacy(
         .await
         .map_err(|e| e.message())?
         .ok_or_else(invalidated)?;
-    let labelled = metadata(&secret).get("labels").and_then(|l| l.get(LEGACY_TOKEN_INVALID_SINCE)).is_some();
-    if metadata(&secret).get("deletionTimestamp").is_some_and(|t| !t.is_null()) || labelled {
+    if metadata(&secret).get("deletionTimestamp").is_some_and(|t| !t.is_null()) {
         return Err(invalidated());
     }
     let stored = secret
@@ -121,12 +122,86 @@ async fn authenticate_legacy(
             claims.service_account_uid
         ));
     }
+    // Use of an invalidated token is recorded too, as kube does, then refused.
+    record_legacy_token_use(backend, &secret).await;
+    if label_of(&secret, LEGACY_TOKEN_INVALID_SINCE).is_some_and(|since| !since.is_empty()) {
+        let secret_name = &claims.secret_name;
+        return Err(format!(
+            "the token in secret {namespace}/{secret_name} for service account {namespace}/{name} has been marked \
+             invalid. Use tokens from the TokenRequest API or manually created secret-based tokens, or remove the \
+             '{LEGACY_TOKEN_INVALID_SINCE}' label from the secret to temporarily allow use of this token"
+        ));
+    }
     let user = UserInfo::authenticated(
         serviceaccount::user_name(namespace, name),
         claims.service_account_uid.clone(),
         serviceaccount::groups(namespace),
     );
     Ok(Some((user, accepted)))
+}
+
+fn label_of<'a>(object: &'a Object, key: &str) -> Option<&'a str> {
+    metadata(object).get("labels").and_then(|l| l.get(key)).and_then(Value::as_str)
+}
+
+/// The label kube's legacy validator keeps on the Secret of a legacy token
+/// that was used: the UTC date of the last use (`LastUsedLabelKey`).
+pub const LEGACY_TOKEN_LAST_USED: &str = "kubernetes.io/legacy-token-last-used";
+
+/// Records that the legacy token of `secret` was used today, as kube's
+/// legacy validator does: unless the Secret's last-used label already says
+/// today or tomorrow (UTC), a merge patch sets it to today's date, made as
+/// kube-apiserver itself (`system:apiserver`); an instance that forwards its
+/// writes (`--upstream`) sends that patch to the upstream as its own
+/// identity. A failed patch is logged and never refuses the request (so a
+/// token keeps working when the label cannot be written).
+async fn record_legacy_token_use(backend: &impl Backend, secret: &Object) {
+    let now = backend.now();
+    let today = crate::api::object::timestamp(now).get(..10).unwrap_or_default().to_string();
+    let next_day = now + std::time::Duration::from_secs(24 * 60 * 60);
+    let tomorrow = crate::api::object::timestamp(next_day).get(..10).unwrap_or_default().to_string();
+    let last_used = label_of(secret, LEGACY_TOKEN_LAST_USED);
+    if last_used == Some(today.as_str()) || last_used == Some(tomorrow.as_str()) {
+        return;
+    }
+    let meta = metadata(secret);
+    let field = |name: &str| meta.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
+    let (namespace, name) = (field("namespace"), field("name"));
+    let patch = json!({"kind": "Secret", "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": namespace, "uid": field("uid"),
+                     "labels": {LEGACY_TOKEN_LAST_USED: today}}});
+    let body = Bytes::from(patch.to_string());
+    const MERGE_PATCH: &str = "application/merge-patch+json";
+    let outcome: Result<u16, String> = if backend.config().upstream.is_some() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(MERGE_PATCH));
+        headers.insert(http::header::ACCEPT, http::HeaderValue::from_static("application/json"));
+        let request = crate::api::forward::ForwardRequest {
+            method: http::Method::PATCH,
+            path_and_query: format!("/api/v1/namespaces/{namespace}/secrets/{name}"),
+            headers,
+            body,
+            streamed: false,
+        };
+        backend.forward(request).await.map(|answer| answer.status).map_err(|e| e.to_string())
+    } else {
+        let key = ObjectKey::new("", "secrets", &namespace, &name);
+        match super::garbage::resolved_for_key(&backend.registry(), &key.encode()) {
+            Some(resolved) => {
+                let head = crate::api::system_objects::system_request(http::Method::PATCH, MERGE_PATCH);
+                Box::pin(super::patch::serve(backend, &head, &resolved, &body))
+                    .await
+                    .map(|response| response.status().as_u16())
+                    .map_err(|e| e.message())
+            }
+            None => Err("secrets are not served".into()),
+        }
+    };
+    match outcome {
+        Ok(status) if (200..300).contains(&status) => {}
+        Ok(status) => eprintln!("shardline: labelling legacy token secret {namespace}/{name} as used: status {status}"),
+        Err(e) => eprintln!("shardline: labelling legacy token secret {namespace}/{name} as used: {e}"),
+    }
 }
 
 /// Authenticates a bearer token as a service account token of this server.
