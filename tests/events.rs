@@ -117,6 +117,7 @@ fn a_write_through_either_api_is_seen_through_both() {
     assert_eq!(only(&format!("{V1}?fieldSelector=reason%3DPulled,type%3DNormal")), ["db-0.1"]);
     assert_eq!(only(&format!("{CORE}?fieldSelector=involvedObject.name%3Ddb-0")), ["db-0.1"]);
     assert_eq!(only(&format!("{CORE}?fieldSelector=reportingComponent%3Dexample.com/fixture")), ["web-0.1"]);
+    assert_eq!(only(&format!("{CORE}?fieldSelector=source%3Dkubelet")), ["db-0.1"], "source is source.component");
     let r = s.get(&format!("{V1}?fieldSelector=involvedObject.name%3Ddb-0"));
     common::assert_status(&r, 400, "BadRequest");
     let r = s.get(&format!("{CORE}?fieldSelector=regarding.name%3Ddb-0"));
