@@ -1219,7 +1219,7 @@ pub fn typed_layer_accepted(data: &[u8]) -> Option<(&'static crate::types::regis
             meta.insert("namespace".into(), json!("default"));
         }
     }
-    let context = crate::strategy::Context { now: "2026-01-01T00:00:00Z", subresource: None };
+    let context = crate::strategy::Context { now: "2026-01-01T00:00:00Z", subresource: None, user: None };
     crate::strategy::create(info, &mut object, &context).ok()?;
     crate::strategy::finish(info, &mut object);
     Some((info, Value::Object(object)))
@@ -1235,7 +1235,7 @@ pub fn typed_layer(data: &[u8]) {
     let mut again = stored.clone();
     let decoded = crate::strategy::decode_and_default(info, &mut again);
     assert!(decoded.is_ok(), "an accepted {} does not decode again: {decoded:?}\n{stored:?}", info.kind);
-    let context = crate::strategy::Context { now: "2026-01-01T00:00:01Z", subresource: None };
+    let context = crate::strategy::Context { now: "2026-01-01T00:00:01Z", subresource: None, user: None };
     let updated = crate::strategy::update(info, &mut again, &stored, &context);
     assert!(updated.is_ok(), "an accepted {} cannot be written back: {updated:?}\n{stored:?}", info.kind);
     crate::strategy::finish(info, &mut again);

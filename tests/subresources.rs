@@ -136,8 +136,15 @@ fn finalize_and_csr_approval() {
         &s,
         "/apis/certificates.k8s.io/v1/certificatesigningrequests",
         &json!({"metadata": {"name": "node-csr"},
-            "spec": {"request": request, "signerName": "example.com/signer", "usages": ["client auth"]}}),
+            "spec": {"request": request, "signerName": "example.com/signer", "usages": ["client auth"],
+                "username": "mallory", "uid": "forged", "groups": ["system:masters"], "extra": {"x": ["y"]}}}),
     );
+    // The requester is the request's user, whatever the body claims (kube's
+    // PrepareForCreate); an anonymous requester has no uid and no extra.
+    assert_eq!(csr["spec"]["username"], "system:anonymous", "{csr}");
+    assert_eq!(csr["spec"]["groups"], json!(["system:unauthenticated"]), "{csr}");
+    assert!(csr["spec"].get("uid").is_none() && csr["spec"].get("extra").is_none(), "{csr}");
+    assert_eq!(csr["status"], json!({}));
     let mut approved = csr.clone();
     approved["spec"]["signerName"] = json!("example.com/other");
     approved["status"] =

@@ -455,6 +455,15 @@ fn in_form(form: Form, message: &'static Message, bytes: &[u8], depth: usize) ->
                 Some(Value::Bool(allows))
             }
         },
+        Form::StringList => {
+            let mut items = Vec::new();
+            for (field, wire) in &parts {
+                if field.shape == Shape::Repeated && field.ty == Type::String {
+                    items.push(scalar(field, *wire)?);
+                }
+            }
+            Some(Value::Array(items))
+        }
         Form::SchemaOrStringArray => match schema_of(&parts, depth)? {
             Some(schema) => Some(schema),
             None => {

@@ -295,6 +295,20 @@ impl Decoder {
                 }
             }
             Form::RawJson | Form::SchemaOrArray | Form::SchemaOrBool | Form::SchemaOrStringArray => {}
+            // A `[]string`: null (a nil slice) or an array of strings.
+            Form::StringList => match value {
+                Value::Null => {}
+                Value::Array(items) => {
+                    for item in items.iter_mut() {
+                        match item {
+                            Value::String(_) => {}
+                            Value::Null => *item = Value::String(String::new()),
+                            other => self.type_error(json_kind(other), frame, "string"),
+                        }
+                    }
+                }
+                other => self.type_error(json_kind(other), frame, go),
+            },
         }
         Ok(())
     }
@@ -700,7 +714,7 @@ fn encoded_zero(field: &'static Field) -> Option<Value> {
                 Form::Quantity => Value::String("0".into()),
                 Form::IntOrString => Value::from(0),
                 Form::Duration => Value::String("0s".into()),
-                Form::Time | Form::MicroTime | Form::RawJson => Value::Null,
+                Form::Time | Form::MicroTime | Form::RawJson | Form::StringList => Value::Null,
                 Form::SchemaOrArray | Form::SchemaOrBool | Form::SchemaOrStringArray => return None,
             })
         }

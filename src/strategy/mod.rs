@@ -49,6 +49,10 @@ pub struct Context<'a> {
     pub now: &'a str,
     /// The subresource written (`status`, `scale`), `None` for the resource.
     pub subresource: Option<&'a str>,
+    /// Who asks (kube's `genericapirequest.UserFrom`): a
+    /// CertificateSigningRequest records its requester. `None` where no
+    /// request is behind the write (tests, fuzzing).
+    pub user: Option<&'a crate::auth::UserInfo>,
 }
 
 /// Why a write is refused.

@@ -330,7 +330,7 @@ mod tests {
 
     fn prepare(kind: &str, sub: &str, new: Value, old: &Object) -> Object {
         let mut o = object(new);
-        prepare_for_update(kind, sub, &mut o, old, &Context { now: NOW, subresource: Some(sub) });
+        prepare_for_update(kind, sub, &mut o, old, &Context { now: NOW, subresource: Some(sub), user: None });
         o
     }
 

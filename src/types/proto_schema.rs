@@ -59,6 +59,10 @@ pub enum Form {
     SchemaOrBool,
     /// apiextensions `JSONSchemaPropsOrStringArray`: a schema or an array of strings.
     SchemaOrStringArray,
+    /// A Go `[]string` type that Protobuf carries as a message with one
+    /// repeated string field (`ExtraValue` of a CertificateSigningRequest's
+    /// requester): a JSON array of strings.
+    StringList,
 }
 
 #[derive(Debug)]

@@ -195,7 +195,7 @@ pub async fn create_object_tracked(
     // The mutating admission plugins, before the strategy (kube's order).
     let admission = super::admission::mutate(backend, head, resolved, &name, &mut object, None).await?;
     super::allocate::prepare(resolved, &mut object, None);
-    crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved))
+    crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved, head))
         .map_err(|r| super::rejection(info, &name, r))?;
     super::custom::prepare(backend, resolved, &mut object, true)?;
     if track && !early {

@@ -374,6 +374,10 @@ pub fn rejection(
 }
 
 /// The typed layer's context for a request.
-pub fn strategy_context<'a>(now: &'a str, resolved: &'a Resolved) -> crate::strategy::Context<'a> {
-    crate::strategy::Context { now, subresource: resolved.subresource.as_deref() }
+pub fn strategy_context<'a>(
+    now: &'a str,
+    resolved: &'a Resolved,
+    head: &'a RequestHead,
+) -> crate::strategy::Context<'a> {
+    crate::strategy::Context { now, subresource: resolved.subresource.as_deref(), user: Some(&head.user) }
 }

@@ -210,7 +210,7 @@ pub async fn update_scale(
         // The parent's update rules and validation, as kube's scale
         // subresource updates the parent through its strategy.
         let now = crate::api::object::timestamp(backend.now());
-        let context = crate::strategy::Context { now: &now, subresource: Some("scale") };
+        let context = crate::strategy::Context { now: &now, subresource: Some("scale"), user: None };
         crate::strategy::update(&resolved.info, &mut parent, &before, &context)
             .map_err(|r| super::rejection(&resolved.info, &name, r))?;
         // The writer takes spec.replicas (an Update entry with subresource "scale").

@@ -163,7 +163,7 @@ pub async fn replace_current_tracked(
     let admission = super::admission::mutate(backend, head, resolved, &url_name, &mut updated, Some(&stored)).await?;
     let now = crate::api::object::timestamp(backend.now());
     super::allocate::prepare(resolved, &mut updated, Some(&stored));
-    crate::strategy::update(&resolved.info, &mut updated, &stored, &super::strategy_context(&now, resolved))
+    crate::strategy::update(&resolved.info, &mut updated, &stored, &super::strategy_context(&now, resolved, head))
         .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
     super::custom::prepare(backend, resolved, &mut updated, false)?;
     if track && !early {

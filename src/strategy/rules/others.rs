@@ -25,8 +25,34 @@ const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";
 const LEGACY_JOB_CONTROLLER_UID_LABEL: &str = "controller-uid";
 const LEGACY_JOB_NAME_LABEL: &str = "job-name";
 
-pub fn prepare_for_create(group: &str, kind: &str, object: &mut Object, _context: &Context) {
+pub fn prepare_for_create(group: &str, kind: &str, object: &mut Object, context: &Context) {
     match (group, kind) {
+        // pkg/registry/certificates/certificates/strategy.go: PrepareForCreate
+        // replaces whatever the body says of its requester with the request's
+        // user, and starts the status empty (nobody creates an approved
+        // request). The spec fields are omitempty.
+        ("certificates.k8s.io", "CertificateSigningRequest") => {
+            if let Some(Value::Object(spec)) = object.get_mut("spec") {
+                for field in ["username", "uid", "groups", "extra"] {
+                    spec.remove(field);
+                }
+                if let Some(user) = context.user {
+                    if !user.name.is_empty() {
+                        spec.insert("username".into(), json!(user.name));
+                    }
+                    if !user.uid.is_empty() {
+                        spec.insert("uid".into(), json!(user.uid));
+                    }
+                    if !user.groups.is_empty() {
+                        spec.insert("groups".into(), json!(user.groups));
+                    }
+                    if !user.extra.is_empty() {
+                        spec.insert("extra".into(), json!(user.extra));
+                    }
+                }
+            }
+            object.insert("status".into(), json!({}));
+        }
         // pkg/registry/apps/replicaset/strategy.go: PrepareForCreate resets
         // status; ReplicaSetStatus.replicas is not omitempty.
         ("apps", "ReplicaSet") => {
@@ -251,16 +277,35 @@ mod tests {
 
     fn create(group: &str, kind: &str, v: Value) -> Value {
         let mut o = object(v);
-        prepare_for_create(group, kind, &mut o, &Context { now: NOW, subresource: None });
+        prepare_for_create(group, kind, &mut o, &Context { now: NOW, subresource: None, user: None });
         Value::Object(o)
     }
 
     fn update(kind: &str, new: Value, old: Value, subresource: Option<&str>) -> Value {
         let mut o = object(new);
         let group = if kind == "Job" { "batch" } else { "apps" };
-        let result = prepare_for_update(group, kind, &mut o, &object(old), &Context { now: NOW, subresource });
+        let result =
+            prepare_for_update(group, kind, &mut o, &object(old), &Context { now: NOW, subresource, user: None });
         assert_eq!(result, Ok(()));
         Value::Object(o)
+    }
+
+    // pkg/registry/certificates/certificates/strategy.go: PrepareForCreate.
+    #[test]
+    fn a_csr_names_its_requester_whatever_the_body_says() {
+        let mut user =
+            crate::auth::UserInfo::authenticated("kubelet".into(), "u-7".into(), vec!["system:nodes".into()]);
+        user.extra.insert("scopes".into(), vec!["a".into(), "b".into()]);
+        let mut o = object(json!({"spec": {"request": "x", "signerName": "s", "username": "mallory",
+            "groups": ["system:masters"], "uid": "forged"},
+            "status": {"conditions": [{"type": "Approved", "status": "True"}]}}));
+        let context = Context { now: NOW, subresource: None, user: Some(&user) };
+        prepare_for_create("certificates.k8s.io", "CertificateSigningRequest", &mut o, &context);
+        assert_eq!(
+            Value::Object(o),
+            json!({"spec": {"request": "x", "signerName": "s", "username": "kubelet", "uid": "u-7",
+                "groups": ["system:nodes", "system:authenticated"], "extra": {"scopes": ["a", "b"]}}, "status": {}})
+        );
     }
 
     // pkg/registry/batch/job/strategy.go: generateSelector; the recorded Job
@@ -328,7 +373,7 @@ mod tests {
         assert_eq!(created["spec"], json!({"holderIdentity": "a"}));
         let mut new = object(json!({"spec": {"strategy": "S", "preferredHolder": "b"}}));
         let old = object(json!({"spec": {"strategy": "S"}}));
-        let context = Context { now: NOW, subresource: None };
+        let context = Context { now: NOW, subresource: None, user: None };
         assert_eq!(prepare_for_update("coordination.k8s.io", "Lease", &mut new, &old, &context), Ok(()));
         assert_eq!(Value::Object(new)["spec"], json!({"strategy": "S"}));
     }

@@ -1163,7 +1163,7 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "conditions", message: 110, field: 0 },
         Slot { name: "certificate", message: 110, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.certificates.v1.ExtraValue", form: Object, go_name: "ExtraValue", known: false, fields: &[
+    Message { name: "io.k8s.api.certificates.v1.ExtraValue", form: StringList, go_name: "ExtraValue", known: false, fields: &[
         Field { tag: 1, json: "items", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
     ], json: &[
         Slot { name: "items", message: 111, field: 0 },

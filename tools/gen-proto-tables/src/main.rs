@@ -43,6 +43,9 @@ const FORMS: &[(&str, &str)] = &[
     ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray", "SchemaOrArray"),
     ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool", "SchemaOrBool"),
     ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray", "SchemaOrStringArray"),
+    ("io.k8s.api.certificates.v1.ExtraValue", "StringList"),
+    ("io.k8s.api.authentication.v1.ExtraValue", "StringList"),
+    ("io.k8s.api.authorization.v1.ExtraValue", "StringList"),
 ];
 
 /// One field of a prost message, as read from the source.

@@ -129,14 +129,14 @@ fn core_manifests_match_kube_apiserver() {
             .unwrap_or_else(|| panic!("{kind} {name}: not in lists/core_v1_{}.json", info.resource));
         let now = expected["metadata"]["creationTimestamp"].as_str().unwrap_or("").to_string();
         let mut object: Object = document.as_object().cloned().unwrap_or_default();
-        let context = Context { now: &now, subresource: None };
+        let context = Context { now: &now, subresource: None, user: None };
         assert_eq!(decode_and_default(info, &mut object), Ok(()), "{kind} {name}");
         assert_eq!(create(info, &mut object, &context), Ok(()), "{kind} {name}");
         // Writing back what was stored changes nothing, through the
         // resource and through /status (defaults and rules are idempotent).
         for subresource in [None, Some("status")] {
             let mut again = object.clone();
-            let context = Context { now: "2030-01-01T00:00:00Z", subresource };
+            let context = Context { now: "2030-01-01T00:00:00Z", subresource, user: None };
             assert_eq!(decode_and_default(info, &mut again), Ok(()), "{kind} {name}");
             assert_eq!(update(info, &mut again, &object, &context), Ok(()), "{kind} {name}");
             assert_eq!(again, object, "{kind} {name}: a write-back through {subresource:?} changed it");

@@ -472,13 +472,13 @@ mod tests {
 
     fn create(kind: &str, value: Value) -> Value {
         let mut o = object(value);
-        prepare_for_create(kind, &mut o, &Context { now: NOW, subresource: None });
+        prepare_for_create(kind, &mut o, &Context { now: NOW, subresource: None, user: None });
         Value::Object(o)
     }
 
     fn update(kind: &str, new: Value, old: Value, subresource: Option<&str>) -> Value {
         let mut o = object(new);
-        let result = prepare_for_update(kind, &mut o, &object(old), &Context { now: NOW, subresource });
+        let result = prepare_for_update(kind, &mut o, &object(old), &Context { now: NOW, subresource, user: None });
         assert_eq!(result, Ok(()));
         Value::Object(o)
     }

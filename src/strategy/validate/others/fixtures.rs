@@ -97,7 +97,7 @@ fn creates_match_kube_apiserver_v1_36() {
         if info.subresources.iter().any(|s| s == "status") {
             object.insert("status".into(), json!({}));
         }
-        let context = Context { now: "2026-11-25T12:25:35Z", subresource: None };
+        let context = Context { now: "2026-11-25T12:25:35Z", subresource: None, user: None };
         strategy::decode_and_default(info, &mut object).unwrap_or_else(|e| panic!("{kind} decodes: {e:?}"));
         strategy::create(info, &mut object, &context).unwrap_or_else(|e| panic!("{kind} is valid: {e:?}"));
         assert_eq!(
@@ -160,8 +160,8 @@ fn mistyped_fields_never_panic() {
         let base = Value::Object(base);
         let mut paths = Vec::new();
         pointers(&base, String::new(), &mut paths);
-        let context = Context { now: "2026-11-25T12:25:35Z", subresource: None };
-        let status = Context { now: "2026-11-25T12:25:35Z", subresource: Some("status") };
+        let context = Context { now: "2026-11-25T12:25:35Z", subresource: None, user: None };
+        let status = Context { now: "2026-11-25T12:25:35Z", subresource: Some("status"), user: None };
         for path in &paths {
             for replacement in &replacements {
                 let mut broken = base.clone();
