@@ -224,10 +224,26 @@ pub async fn authorize_verb(
     let graph = if mode.has_node() { Some(backend.node_graph().await) } else { None };
     match authz::decide(mode, &index, graph.as_deref(), user, &attributes) {
         crate::auth::node::Decision::Allow => Ok(()),
-        crate::auth::node::Decision::NoOpinion(reason) => Err(ApiError::Forbidden {
-            target: Target::new(&attributes.api_group, &attributes.resource, &attributes.name),
-            message: reason,
-        }),
+        crate::auth::node::Decision::NoOpinion(reason) => {
+            // As `authorize`: with an upstream, its SubjectAccessReview decides.
+            let reason = if delegating(backend) {
+                let decision = delegated_decision(backend, user, &attributes).await?;
+                if decision.allowed {
+                    return Ok(());
+                }
+                if decision.reason.is_empty() {
+                    reason
+                } else {
+                    decision.reason
+                }
+            } else {
+                reason
+            };
+            Err(ApiError::Forbidden {
+                target: Target::new(&attributes.api_group, &attributes.resource, &attributes.name),
+                message: reason,
+            })
+        }
     }
 }
 
