@@ -329,7 +329,7 @@ fn minimal_objects() -> Vec<Minimal> {
             "template": template(app.clone())}}), "Name|Ready|Age|Containers|Images"),
         m("apps/v1", "daemonsets", "ds", json!({"spec": {"selector": selector, "template": template(app.clone())}}),
             "Name|Desired|Current|Ready|Up-to-date|Available|Node Selector|Age|Containers|Images|Selector"),
-        m("apps/v1", "controllerrevisions", "cr", json!({"revision": 1}), "Name|Controller|Revision|Age"),
+        m("apps/v1", "controllerrevisions", "cr", json!({"revision": 1, "data": {}}), "Name|Controller|Revision|Age"),
         m("events.k8s.io/v1", "events", "ev2", json!({"eventTime": "2026-11-25T12:00:00.000000Z",
             "reportingController": "example.com/c", "reportingInstance": "c-1", "action": "Started", "reason": "Started",
             "type": "Normal", "regarding": {"kind": "Pod", "namespace": NS, "name": "p"}, "note": "started"}), EVENT),

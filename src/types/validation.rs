@@ -374,6 +374,9 @@ pub enum NameRule {
     PathSegment,
     /// DNS-1123 subdomain of at most 52 bytes: cronjobs.
     CronJob,
+    /// An IP address (`ValidateIPAddressName`, which checks a prefix the
+    /// same way): networking.k8s.io IPAddresses.
+    IpAddress,
 }
 
 /// The name rule kube-apiserver applies to a built-in resource's objects
@@ -387,6 +390,7 @@ pub fn name_rule(group: &str, resource: &str) -> NameRule {
         ("", "services") => NameRule::Dns1035Label,
         ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
         ("batch", "cronjobs") => NameRule::CronJob,
+        ("networking.k8s.io", "ipaddresses") => NameRule::IpAddress,
         _ => NameRule::Dns1123Subdomain,
     }
 }
@@ -416,6 +420,13 @@ impl NameRule {
             NameRule::PathSegment => {
                 // RBAC validates prefixes with the full path-segment rule.
                 is_valid_path_segment_name(name)
+            }
+            NameRule::IpAddress => {
+                if is_valid_ip(name) {
+                    Vec::new()
+                } else {
+                    vec![INVALID_IP_MSG.to_string()]
+                }
             }
             NameRule::Dns1123Subdomain | NameRule::CronJob => {
                 let masked = if prefix { mask_trailing_dash(name) } else { name.to_string() };

@@ -18,6 +18,15 @@ pub fn create(kind: &str, object: &Fields) -> Vec<FieldError> {
         "ReplicaSet" => replica_set_spec(spec),
         "StatefulSet" => stateful_set_spec(spec),
         "DaemonSet" => daemon_set_spec(spec),
+        // ValidateControllerRevisionCreate.
+        "ControllerRevision" => {
+            let mut errs = Vec::new();
+            if object.get("data").is_none_or(Value::is_null) {
+                errs.push(FieldError::required("data", "data is mandatory"));
+            }
+            errs.extend(non_negative(int(object, "revision"), "revision"));
+            errs
+        }
         _ => Vec::new(),
     }
 }
@@ -43,6 +52,16 @@ pub fn update(kind: &str, object: &Fields, old: &Fields, subresource: Option<&st
             errs.push(invalid_raw("spec.selector", &go_label_selector(obj(spec, "selector")), IMMUTABLE));
         }
         "StatefulSet" => errs.extend(stateful_set_update(spec, old_spec)),
+        // ValidateControllerRevisionUpdate: the data is immutable. Its value
+        // is Go's `%#v` of a `runtime.RawExtension`, whose bytes are shown
+        // here as elided.
+        "ControllerRevision" if object.get("data") != old.get("data") => {
+            errs.push(FieldError::invalid_bare(
+                "data",
+                "runtime.RawExtension{Raw:[]uint8{...}, Object:runtime.Object(nil)}",
+                IMMUTABLE,
+            ));
+        }
         _ => {}
     }
     errs
@@ -166,7 +185,7 @@ fn percent(value: &str) -> Option<i64> {
 const PERCENT_MSG: &str = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%', or '93%', regex used for validation is '[0-9]+%')";
 
 // ValidatePositiveIntOrPercent
-fn positive_int_or_percent(value: Option<&Value>, path: &str) -> Vec<FieldError> {
+pub(super) fn positive_int_or_percent(value: Option<&Value>, path: &str) -> Vec<FieldError> {
     match value {
         Some(Value::String(s)) if percent(s).is_none() => {
             vec![invalid_raw(path, &go_int_or_string(&Value::String(s.clone())), PERCENT_MSG)]
@@ -186,7 +205,7 @@ fn int_or_percent_value(value: Option<&Value>) -> i64 {
 }
 
 // IsNotMoreThan100Percent
-fn not_more_than_100_percent(value: Option<&Value>, path: &str) -> Vec<FieldError> {
+pub(super) fn not_more_than_100_percent(value: Option<&Value>, path: &str) -> Vec<FieldError> {
     match value {
         Some(v @ Value::String(s)) if percent(s).is_some_and(|p| p > 100) => {
             vec![invalid_raw(path, &go_int_or_string(v), "must not be greater than 100%")]

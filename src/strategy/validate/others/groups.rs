@@ -97,11 +97,7 @@ pub fn create(group: &str, kind: &str, object: &Fields) -> Vec<FieldError> {
                 }
             }
         },
-        ("networking.k8s.io", "ServiceCIDR") => {
-            if list(spec, "cidrs").is_empty() {
-                errs.push(FieldError::required("spec.cidrs", "at least one CIDR required"));
-            }
-        }
+        ("networking.k8s.io", "ServiceCIDR") => errs.extend(service_cidr(spec)),
         ("discovery.k8s.io", "EndpointSlice") => {
             let address_type = text(object, "addressType");
             if address_type.is_empty() {
@@ -110,12 +106,84 @@ pub fn create(group: &str, kind: &str, object: &Fields) -> Vec<FieldError> {
                 errs.push(not_supported("addressType", address_type, &["FQDN", "IPv4", "IPv6"]));
             }
         }
-        ("policy", "PodDisruptionBudget") => {
-            if let Some(selector) = obj(spec, "selector") {
-                errs.extend(validate_label_selector(selector, "spec.selector"));
-            }
-        }
+        ("policy", "PodDisruptionBudget") => errs.extend(pod_disruption_budget(spec)),
         _ => {}
+    }
+    errs
+}
+
+/// ValidateServiceCIDR: one CIDR, or two of different IP families, each a
+/// valid CIDR.
+fn service_cidr(spec: &Fields) -> Vec<FieldError> {
+    let cidrs = list(spec, "cidrs");
+    let rendered = || {
+        format!("networking.ServiceCIDRSpec{{CIDRs:{}}}", go_string_slice(spec.get("cidrs").and_then(Value::as_array)))
+    };
+    if cidrs.is_empty() {
+        return vec![FieldError::required("spec.cidrs", "at least one CIDR required")];
+    }
+    if cidrs.len() > 2 {
+        return vec![FieldError::invalid_bare("spec.cidrs", &rendered(), "may only hold up to 2 values")];
+    }
+    let texts: Vec<&str> = cidrs.iter().map(|c| c.as_str().unwrap_or("")).collect();
+    if texts.len() == 2 {
+        // netutils.IsDualStackCIDRStrings: both parse, one of each family.
+        let family =
+            |c: &str| validation::is_valid_cidr(c).then(|| c.split('/').next().is_some_and(|ip| ip.contains(':')));
+        let dual = matches!((family(texts[0]), family(texts[1])), (Some(a), Some(b)) if a != b);
+        if !dual {
+            return vec![FieldError::invalid_bare(
+                "spec.cidrs",
+                &rendered(),
+                "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64",
+            )];
+        }
+    }
+    let mut errs = Vec::new();
+    for (i, cidr) in texts.iter().enumerate() {
+        if !validation::is_valid_cidr(cidr) {
+            errs.push(FieldError::invalid(&format!("spec.cidrs[{i}]"), cidr, validation::INVALID_CIDR_MSG));
+        }
+    }
+    errs
+}
+
+/// ValidatePodDisruptionBudgetSpec: at most one of minAvailable and
+/// maxUnavailable, each a non-negative int or a percent up to 100%, the
+/// selector, and the eviction policy. The spec in the both-set message is
+/// Go's `%#v` of the struct, whose pointer fields print as addresses; they
+/// are written here without one (`(*intstr.IntOrString)(...)`).
+fn pod_disruption_budget(spec: &Fields) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let set = |key: &str| spec.get(key).filter(|v| !v.is_null());
+    let (min, max) = (set("minAvailable"), set("maxUnavailable"));
+    if min.is_some() && max.is_some() {
+        let pointer = |v: Option<&Value>, ty: &str| match v {
+            Some(_) => format!("(*{ty})(...)"),
+            None => format!("(*{ty})(nil)"),
+        };
+        let rendered = format!(
+            "policy.PodDisruptionBudgetSpec{{MinAvailable:{}, Selector:{}, MaxUnavailable:{}, UnhealthyPodEvictionPolicy:{}}}",
+            pointer(min, "intstr.IntOrString"),
+            pointer(set("selector"), "v1.LabelSelector"),
+            pointer(max, "intstr.IntOrString"),
+            pointer(set("unhealthyPodEvictionPolicy"), "policy.UnhealthyPodEvictionPolicyType"),
+        );
+        errs.push(FieldError::invalid_bare("spec", &rendered, "minAvailable and maxUnavailable cannot be both set"));
+    }
+    for (value, path) in [(min, "spec.minAvailable"), (max, "spec.maxUnavailable")] {
+        if value.is_some() {
+            errs.extend(super::apps::positive_int_or_percent(value, path));
+            errs.extend(super::apps::not_more_than_100_percent(value, path));
+        }
+    }
+    if let Some(selector) = obj(spec, "selector") {
+        errs.extend(validate_label_selector(selector, "spec.selector"));
+    }
+    if let Some(policy) = set("unhealthyPodEvictionPolicy").and_then(Value::as_str) {
+        if !["IfHealthyBudget", "AlwaysAllow"].contains(&policy) {
+            errs.push(not_supported("spec.unhealthyPodEvictionPolicy", policy, &["AlwaysAllow", "IfHealthyBudget"]));
+        }
     }
     errs
 }
@@ -174,9 +242,45 @@ pub fn update(group: &str, kind: &str, object: &Fields, old: &Fields, subresourc
         ("discovery.k8s.io", "EndpointSlice") => {
             immutable(&mut errs, "addressType", text(object, "addressType"), text(old, "addressType"));
         }
+        // ValidateServiceCIDRUpdate: the CIDRs are immutable.
+        ("networking.k8s.io", "ServiceCIDR") => {
+            let (new_spec, old_spec) = (spec(object), spec(old));
+            if new_spec.get("cidrs") != old_spec.get("cidrs") {
+                let rendered = go_string_slice(new_spec.get("cidrs").and_then(Value::as_array));
+                errs.push(invalid_raw("spec.cidrs", &rendered, IMMUTABLE));
+            }
+        }
+        // ValidateIPAddressUpdate: the parent reference is immutable.
+        ("networking.k8s.io", "IPAddress") => {
+            let (new_spec, old_spec) = (spec(object), spec(old));
+            if new_spec.get("parentRef") != old_spec.get("parentRef") {
+                errs.push(invalid_raw("spec.parentRef", &go_parent_reference(obj(&new_spec, "parentRef")), IMMUTABLE));
+            }
+        }
+        // ValidateVolumeAttachmentUpdate: the spec is immutable (status is
+        // the status subresource's).
+        ("storage.k8s.io", "VolumeAttachment") => {
+            if object.get("spec") != old.get("spec") {
+                errs.push(FieldError::invalid_bare("spec", "storage.VolumeAttachmentSpec{...}", IMMUTABLE));
+            }
+        }
         _ => {}
     }
     errs
+}
+
+/// Go's `%#v` of a `*networking.ParentReference` as field.Error prints a
+/// pointer (the struct it points to; `null` for nil).
+fn go_parent_reference(parent: Option<&Fields>) -> String {
+    let Some(p) = parent else { return "null".into() };
+    let q = |key: &str| validation::go_quote(text(p, key));
+    format!(
+        "networking.ParentReference{{Group:{}, Resource:{}, Namespace:{}, Name:{}}}",
+        q("group"),
+        q("resource"),
+        q("namespace"),
+        q("name")
+    )
 }
 
 /// ValidateHorizontalPodAutoscalerSpec (without the ScaleToZero gate, off
@@ -303,5 +407,67 @@ mod tests {
         );
         // A status write is not checked against the spec rules.
         assert!(update("discovery.k8s.io", "EndpointSlice", &new, &old, Some("status")).is_empty());
+
+        let old = fields(json!({"spec": {"cidrs": ["10.0.0.0/24"]}}));
+        let new = fields(json!({"spec": {"cidrs": ["10.1.0.0/24"]}}));
+        assert_eq!(
+            messages(update("networking.k8s.io", "ServiceCIDR", &new, &old, None)),
+            ["spec.cidrs: Invalid value: []string{\"10.1.0.0/24\"}: field is immutable"]
+        );
+        let old = fields(json!({"spec": {"parentRef": {"resource": "services", "namespace": "d", "name": "a"}}}));
+        let new = fields(json!({"spec": {"parentRef": {"resource": "services", "namespace": "d", "name": "b"}}}));
+        assert_eq!(
+            messages(update("networking.k8s.io", "IPAddress", &new, &old, None)),
+            ["spec.parentRef: Invalid value: networking.ParentReference{Group:\"\", Resource:\"services\", Namespace:\"d\", Name:\"b\"}: field is immutable"]
+        );
+        let attachment = |pv: &str| {
+            fields(json!({"spec": {"attacher": "a", "nodeName": "n", "source": {"persistentVolumeName": pv}}}))
+        };
+        let changed = update("storage.k8s.io", "VolumeAttachment", &attachment("b"), &attachment("a"), None);
+        assert_eq!(messages(changed), ["spec: Invalid value: storage.VolumeAttachmentSpec{...}: field is immutable"]);
+        assert!(update("storage.k8s.io", "VolumeAttachment", &attachment("a"), &attachment("a"), None).is_empty());
+    }
+
+    #[test]
+    fn service_cidrs_pdbs_and_ip_names() {
+        let cidrs =
+            |c: Value| messages(create("networking.k8s.io", "ServiceCIDR", &fields(json!({"spec": {"cidrs": c}}))));
+        assert!(cidrs(json!(["10.0.0.0/24", "2001:db8::/64"])).is_empty());
+        assert_eq!(
+            cidrs(json!(["10.0.0.0/24", "10.1.0.0/24"])),
+            ["spec.cidrs: Invalid value: networking.ServiceCIDRSpec{CIDRs:[]string{\"10.0.0.0/24\", \"10.1.0.0/24\"}}: may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64"]
+        );
+        assert_eq!(
+            cidrs(json!(["a", "b", "c"])),
+            ["spec.cidrs: Invalid value: networking.ServiceCIDRSpec{CIDRs:[]string{\"a\", \"b\", \"c\"}}: may only hold up to 2 values"]
+        );
+        assert_eq!(
+            cidrs(json!(["10.0.0.0/33"])),
+            ["spec.cidrs[0]: Invalid value: \"10.0.0.0/33\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"]
+        );
+        let pdb = |spec: Value| messages(create("policy", "PodDisruptionBudget", &fields(json!({"spec": spec}))));
+        assert!(pdb(json!({"minAvailable": "50%"})).is_empty());
+        assert_eq!(
+            pdb(json!({"minAvailable": 1, "maxUnavailable": "150%"})),
+            [
+                "spec: Invalid value: policy.PodDisruptionBudgetSpec{MinAvailable:(*intstr.IntOrString)(...), Selector:(*v1.LabelSelector)(nil), MaxUnavailable:(*intstr.IntOrString)(...), UnhealthyPodEvictionPolicy:(*policy.UnhealthyPodEvictionPolicyType)(nil)}: minAvailable and maxUnavailable cannot be both set",
+                "spec.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"150%\"}: must not be greater than 100%",
+            ]
+        );
+        assert_eq!(
+            pdb(json!({"minAvailable": -1})),
+            ["spec.minAvailable: Invalid value: -1: must be greater than or equal to 0"]
+        );
+        assert_eq!(
+            pdb(json!({"unhealthyPodEvictionPolicy": "Sometimes"})),
+            ["spec.unhealthyPodEvictionPolicy: Unsupported value: \"Sometimes\": supported values: \"AlwaysAllow\", \"IfHealthyBudget\""]
+        );
+        use crate::types::validation::{name_rule, NameRule};
+        assert_eq!(name_rule("networking.k8s.io", "ipaddresses"), NameRule::IpAddress);
+        assert!(NameRule::IpAddress.check("192.168.0.1", false).is_empty());
+        assert_eq!(
+            NameRule::IpAddress.check("ip-1", false),
+            ["must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"]
+        );
     }
 }
