@@ -98,6 +98,7 @@ pub fn create(group: &str, kind: &str, object: &Fields) -> Vec<FieldError> {
             }
         },
         ("networking.k8s.io", "ServiceCIDR") => errs.extend(service_cidr(spec)),
+        ("networking.k8s.io", "NetworkPolicy") => errs.extend(network_policy(spec)),
         ("discovery.k8s.io", "EndpointSlice") => {
             let address_type = text(object, "addressType");
             if address_type.is_empty() {
@@ -146,6 +147,171 @@ fn service_cidr(spec: &Fields) -> Vec<FieldError> {
         }
     }
     errs
+}
+
+/// ValidateNetworkPolicySpec: the pod selector, each rule's ports and
+/// peers, and the policy types.
+fn network_policy(spec: &Fields) -> Vec<FieldError> {
+    let empty = Fields::new();
+    let mut errs = validate_label_selector(obj(spec, "podSelector").unwrap_or(&empty), "spec.podSelector");
+    for (direction, peers_key) in [("ingress", "from"), ("egress", "to")] {
+        for (i, rule) in list(spec, direction).iter().enumerate() {
+            let rule = rule.as_object().unwrap_or(&empty);
+            let at = format!("spec.{direction}[{i}]");
+            for (j, port) in list(rule, "ports").iter().enumerate() {
+                errs.extend(network_policy_port(port.as_object().unwrap_or(&empty), &format!("{at}.ports[{j}]")));
+            }
+            for (j, peer) in list(rule, peers_key).iter().enumerate() {
+                errs.extend(network_policy_peer(peer.as_object().unwrap_or(&empty), &format!("{at}.{peers_key}[{j}]")));
+            }
+        }
+    }
+    let types = list(spec, "policyTypes");
+    if types.len() > 2 {
+        let rendered = format!("&{}", go_string_slice(spec.get("policyTypes").and_then(Value::as_array)))
+            .replace("[]string{", "[]networking.PolicyType{");
+        errs.push(FieldError::invalid_bare("spec.policyTypes", &rendered, "may not specify more than two policyTypes"));
+        return errs;
+    }
+    for (i, policy_type) in types.iter().enumerate() {
+        let t = policy_type.as_str().unwrap_or("");
+        if !["Ingress", "Egress"].contains(&t) {
+            errs.push(not_supported(&format!("spec.policyTypes[{i}]"), t, &["Ingress", "Egress"]));
+        }
+    }
+    errs
+}
+
+/// ValidateNetworkPolicyPort.
+fn network_policy_port(port: &Fields, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Some(protocol) = port.get("protocol").and_then(Value::as_str) {
+        if !["TCP", "UDP", "SCTP"].contains(&protocol) {
+            errs.push(not_supported(&format!("{at}.protocol"), protocol, &["TCP", "UDP", "SCTP"]));
+        }
+    }
+    let end = port.get("endPort").and_then(Value::as_i64);
+    match port.get("port").filter(|p| !p.is_null()) {
+        Some(Value::String(name)) => {
+            if let Some(end) = end {
+                errs.push(invalid_raw(
+                    &format!("{at}.endPort"),
+                    &end.to_string(),
+                    "may not be specified when `port` is non-numeric",
+                ));
+            }
+            for message in validation::is_valid_port_name(name) {
+                errs.push(FieldError::invalid(&format!("{at}.port"), name, &message));
+            }
+        }
+        Some(number) => {
+            let n = number.as_i64().unwrap_or(0);
+            for message in validation::is_valid_port_num(n) {
+                errs.push(invalid_raw(&format!("{at}.port"), &n.to_string(), &message));
+            }
+            if let Some(end) = end {
+                if end < n {
+                    // kube reports the port's value here, not endPort's.
+                    errs.push(invalid_raw(
+                        &format!("{at}.endPort"),
+                        &n.to_string(),
+                        "must be greater than or equal to `port`",
+                    ));
+                }
+                for message in validation::is_valid_port_num(end) {
+                    errs.push(invalid_raw(&format!("{at}.endPort"), &end.to_string(), &message));
+                }
+            }
+        }
+        None => {
+            if let Some(end) = end {
+                errs.push(invalid_raw(
+                    &format!("{at}.endPort"),
+                    &end.to_string(),
+                    "may not be specified when `port` is not specified",
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// ValidateNetworkPolicyPeer: a pod selector, a namespace selector (both
+/// together allowed), or an ipBlock alone.
+fn network_policy_peer(peer: &Fields, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut peers = 0;
+    for key in ["podSelector", "namespaceSelector"] {
+        if let Some(selector) = obj(peer, key) {
+            peers += 1;
+            errs.extend(validate_label_selector(selector, &format!("{at}.{key}")));
+        }
+    }
+    let block = obj(peer, "ipBlock");
+    if let Some(block) = block {
+        peers += 1;
+        errs.extend(ip_block(block, &format!("{at}.ipBlock")));
+    }
+    if peers == 0 {
+        errs.push(FieldError::required(at, "must specify a peer"));
+    } else if peers > 1 && block.is_some() {
+        errs.push(FieldError::forbidden(at, "may not specify both ipBlock and another peer"));
+    }
+    errs
+}
+
+/// ValidateIPBlock: a valid CIDR, and each exception a strict subset of it.
+fn ip_block(block: &Fields, at: &str) -> Vec<FieldError> {
+    let cidr = text(block, "cidr");
+    if cidr.is_empty() {
+        return vec![FieldError::required(&format!("{at}.cidr"), "")];
+    }
+    let Some(outer) = network(cidr) else {
+        return vec![FieldError::invalid(&format!("{at}.cidr"), cidr, validation::INVALID_CIDR_MSG)];
+    };
+    let mut errs = Vec::new();
+    for (i, except) in strings(block, "except").into_iter().enumerate() {
+        let path = format!("{at}.except[{i}]");
+        match network(except) {
+            None => errs.push(FieldError::invalid(&path, except, validation::INVALID_CIDR_MSG)),
+            Some(inner) => {
+                let contained = inner.v6 == outer.v6 && outer.contains(inner.address);
+                if !contained || outer.prefix >= inner.prefix {
+                    errs.push(FieldError::invalid(&path, except, "must be a strict subset of `cidr`"));
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// A parsed CIDR (`ParseCIDRSloppy`): its address as a 128-bit number (IPv4
+/// in the low 32 bits) and prefix length.
+struct Network {
+    v6: bool,
+    address: u128,
+    prefix: u32,
+}
+
+impl Network {
+    fn contains(&self, address: u128) -> bool {
+        let width = if self.v6 { 128 } else { 32 };
+        let host_bits = width - self.prefix;
+        let mask = if host_bits >= 128 { 0 } else { !0u128 << host_bits };
+        (address & mask) == (self.address & mask)
+    }
+}
+
+fn network(cidr: &str) -> Option<Network> {
+    if !validation::is_valid_cidr(cidr) {
+        return None;
+    }
+    let (ip, bits) = cidr.split_once('/')?;
+    let prefix: u32 = bits.parse().ok()?;
+    Some(match validation::parse_ip_sloppy(ip)? {
+        std::net::IpAddr::V4(v4) => Network { v6: false, address: u128::from(u32::from(v4)), prefix },
+        std::net::IpAddr::V6(v6) => Network { v6: true, address: u128::from(v6), prefix },
+    })
 }
 
 /// ValidatePodDisruptionBudgetSpec: at most one of minAvailable and
@@ -426,6 +592,37 @@ mod tests {
         let changed = update("storage.k8s.io", "VolumeAttachment", &attachment("b"), &attachment("a"), None);
         assert_eq!(messages(changed), ["spec: Invalid value: storage.VolumeAttachmentSpec{...}: field is immutable"]);
         assert!(update("storage.k8s.io", "VolumeAttachment", &attachment("a"), &attachment("a"), None).is_empty());
+    }
+
+    #[test]
+    fn network_policies() {
+        let policy =
+            |spec: Value| messages(create("networking.k8s.io", "NetworkPolicy", &fields(json!({"spec": spec}))));
+        assert!(policy(json!({"podSelector": {}, "policyTypes": ["Ingress"],
+            "ingress": [{"from": [{"podSelector": {"matchLabels": {"a": "b"}}, "namespaceSelector": {}},
+                                  {"ipBlock": {"cidr": "10.0.0.0/16", "except": ["10.0.1.0/24"]}}],
+                         "ports": [{"protocol": "TCP", "port": 80, "endPort": 90}, {"port": "http"}]}]}))
+        .is_empty());
+        assert_eq!(
+            policy(json!({"podSelector": {},
+                "ingress": [{"from": [{}, {"ipBlock": {"cidr": "10.0.0.0/16", "except": ["10.1.0.0/24", "10.0.0.0/8"]},
+                                           "podSelector": {}}],
+                             "ports": [{"protocol": "ICMP", "port": 70000}, {"port": 90, "endPort": 80}, {"port": "x_y", "endPort": 1}, {"endPort": 2}]}],
+                "policyTypes": ["Sideways"]})),
+            [
+                "spec.ingress[0].ports[0].protocol: Unsupported value: \"ICMP\": supported values: \"TCP\", \"UDP\", \"SCTP\"",
+                "spec.ingress[0].ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive",
+                "spec.ingress[0].ports[1].endPort: Invalid value: 90: must be greater than or equal to `port`",
+                "spec.ingress[0].ports[2].endPort: Invalid value: 1: may not be specified when `port` is non-numeric",
+                "spec.ingress[0].ports[2].port: Invalid value: \"x_y\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+                "spec.ingress[0].ports[3].endPort: Invalid value: 2: may not be specified when `port` is not specified",
+                "spec.ingress[0].from[0]: Required value: must specify a peer",
+                "spec.ingress[0].from[1].ipBlock.except[0]: Invalid value: \"10.1.0.0/24\": must be a strict subset of `cidr`",
+                "spec.ingress[0].from[1].ipBlock.except[1]: Invalid value: \"10.0.0.0/8\": must be a strict subset of `cidr`",
+                "spec.ingress[0].from[1]: Forbidden: may not specify both ipBlock and another peer",
+                "spec.policyTypes[0]: Unsupported value: \"Sideways\": supported values: \"Ingress\", \"Egress\"",
+            ]
+        );
     }
 
     #[test]
