@@ -261,6 +261,22 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     errs
 }
 
+/// kube's `IsWildcardDNS1123Subdomain`: `*.` then a DNS-1123 subdomain.
+pub fn is_wildcard_dns1123_subdomain(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LEN {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LEN));
+    }
+    if !value.strip_prefix("*.").is_some_and(matches_dns1123_subdomain) {
+        errs.push(regex_error(
+            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
+            &format!("\\*\\.{DNS1123_SUBDOMAIN_FMT}"),
+            &["*.example.com"],
+        ));
+    }
+    errs
+}
+
 /// kube's `IsDNS1123Label`.
 pub fn is_dns1123_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();

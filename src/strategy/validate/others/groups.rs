@@ -77,15 +77,7 @@ pub fn create(group: &str, kind: &str, object: &Fields) -> Vec<FieldError> {
                 errs.push(FieldError::required("spec.controller", ""));
             }
         }
-        ("networking.k8s.io", "Ingress") => {
-            if spec.get("defaultBackend").is_none_or(Value::is_null) && list(spec, "rules").is_empty() {
-                errs.push(FieldError::invalid_bare(
-                    "spec.rules",
-                    "[]networking.IngressRule(nil)",
-                    "either `defaultBackend` or `rules` must be specified",
-                ));
-            }
-        }
+        ("networking.k8s.io", "Ingress") => errs.extend(ingress_spec(spec)),
         ("networking.k8s.io", "IPAddress") => match obj(spec, "parentRef") {
             None => errs.push(FieldError::required("spec.parentRef", "")),
             Some(parent) => {
@@ -145,6 +137,176 @@ fn service_cidr(spec: &Fields) -> Vec<FieldError> {
         if !validation::is_valid_cidr(cidr) {
             errs.push(FieldError::invalid(&format!("spec.cidrs[{i}]"), cidr, validation::INVALID_CIDR_MSG));
         }
+    }
+    errs
+}
+
+/// ValidateIngressSpec (create and update alike: the relaxations kube keeps
+/// for objects stored before a rule existed are not needed here).
+fn ingress_spec(spec: &Fields) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let rules = list(spec, "rules");
+    let default_backend = obj(spec, "defaultBackend");
+    if default_backend.is_none() && rules.is_empty() {
+        let rendered = if spec.get("rules").is_some_and(Value::is_array) {
+            "[]networking.IngressRule{}"
+        } else {
+            "[]networking.IngressRule(nil)"
+        };
+        errs.push(FieldError::invalid_bare("spec", rendered, "either `defaultBackend` or `rules` must be specified"));
+    }
+    if let Some(backend) = default_backend {
+        errs.extend(ingress_backend(backend, "spec.defaultBackend"));
+    }
+    let empty = Fields::new();
+    for (i, rule) in rules.iter().enumerate() {
+        let rule = rule.as_object().unwrap_or(&empty);
+        let at = format!("spec.rules[{i}]");
+        let host = text(rule, "host");
+        if !host.is_empty() {
+            if validation::parse_ip_sloppy(host).is_some() {
+                errs.push(FieldError::invalid(&format!("{at}.host"), host, "must be a DNS name, not an IP address"));
+            }
+            let messages = if host.contains('*') {
+                validation::is_wildcard_dns1123_subdomain(host)
+            } else {
+                validation::is_dns1123_subdomain(host)
+            };
+            for message in messages {
+                errs.push(FieldError::invalid(&format!("{at}.host"), host, &message));
+            }
+        }
+        if let Some(http) = obj(rule, "http") {
+            let paths = list(http, "paths");
+            if paths.is_empty() {
+                errs.push(FieldError::required(&format!("{at}.http.paths"), ""));
+            }
+            for (j, path) in paths.iter().enumerate() {
+                errs.extend(ingress_path(path.as_object().unwrap_or(&empty), &format!("{at}.http.paths[{j}]")));
+            }
+        }
+    }
+    for (i, tls) in list(spec, "tls").iter().enumerate() {
+        let tls = tls.as_object().unwrap_or(&empty);
+        for (j, host) in strings(tls, "hosts").into_iter().enumerate() {
+            let messages = if host.contains('*') {
+                validation::is_wildcard_dns1123_subdomain(host)
+            } else {
+                validation::is_dns1123_subdomain(host)
+            };
+            for message in messages {
+                errs.push(FieldError::invalid(&format!("spec.tls[{i}].hosts[{j}]"), host, &message));
+            }
+        }
+        let secret = text(tls, "secretName");
+        if !secret.is_empty() {
+            for message in validation::is_dns1123_subdomain(secret) {
+                errs.push(FieldError::invalid(&format!("spec.tls[{i}].secretName"), secret, &message));
+            }
+        }
+    }
+    if let Some(class) = spec.get("ingressClassName").and_then(Value::as_str) {
+        for message in validation::is_dns1123_subdomain(class) {
+            errs.push(FieldError::invalid("spec.ingressClassName", class, &message));
+        }
+    }
+    errs
+}
+
+/// validateHTTPIngressPath.
+fn ingress_path(path: &Fields, at: &str) -> Vec<FieldError> {
+    let Some(path_type) = path.get("pathType").and_then(Value::as_str) else {
+        return vec![FieldError::required(&format!("{at}.pathType"), "pathType must be specified")];
+    };
+    let mut errs = Vec::new();
+    let value = text(path, "path");
+    let field = format!("{at}.path");
+    match path_type {
+        "Exact" | "Prefix" => {
+            if !value.starts_with('/') {
+                errs.push(FieldError::invalid(&field, value, "must be an absolute path"));
+            }
+            if !value.is_empty() {
+                for sequence in ["//", "/./", "/../", "%2f", "%2F"] {
+                    if value.contains(sequence) {
+                        errs.push(FieldError::invalid(&field, value, &format!("must not contain '{sequence}'")));
+                    }
+                }
+                for suffix in ["/..", "/."] {
+                    if value.ends_with(suffix) {
+                        errs.push(FieldError::invalid(&field, value, &format!("cannot end with '{suffix}'")));
+                    }
+                }
+            }
+        }
+        "ImplementationSpecific" => {
+            if !value.is_empty() && !value.starts_with('/') {
+                errs.push(FieldError::invalid(&field, value, "must be an absolute path"));
+            }
+        }
+        other => {
+            errs.push(not_supported(&format!("{at}.pathType"), other, &["Exact", "ImplementationSpecific", "Prefix"]));
+        }
+    }
+    let empty = Fields::new();
+    errs.extend(ingress_backend(obj(path, "backend").unwrap_or(&empty), &format!("{at}.backend")));
+    errs
+}
+
+/// validateIngressBackend: a service (name, and a port name or number) or
+/// a resource reference, not both.
+fn ingress_backend(backend: &Fields, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    match (obj(backend, "resource"), obj(backend, "service")) {
+        (Some(_), Some(_)) => {
+            errs.push(FieldError::invalid(at, "", "cannot set both resource and service backends"));
+        }
+        (Some(resource), None) => {
+            let at = format!("{at}.resource");
+            if let Some(group) = resource.get("apiGroup").and_then(Value::as_str) {
+                for message in validation::is_dns1123_subdomain(group) {
+                    errs.push(FieldError::invalid(&format!("{at}.apiGroup"), group, &message));
+                }
+            }
+            for (key, word) in [("kind", "kind is required"), ("name", "name is required")] {
+                let value = text(resource, key);
+                if value.is_empty() {
+                    errs.push(FieldError::required(&format!("{at}.{key}"), word));
+                }
+                for message in if value.is_empty() { Vec::new() } else { validation::is_valid_path_segment_name(value) }
+                {
+                    errs.push(FieldError::invalid(&format!("{at}.{key}"), value, &message));
+                }
+            }
+        }
+        (None, Some(service)) => {
+            let name = text(service, "name");
+            if name.is_empty() {
+                errs.push(FieldError::required(&format!("{at}.service.name"), ""));
+            } else {
+                for message in validation::is_dns1035_label(name) {
+                    errs.push(FieldError::invalid(&format!("{at}.service.name"), name, &message));
+                }
+            }
+            let empty = Fields::new();
+            let port = obj(service, "port").unwrap_or(&empty);
+            let (port_name, number) = (text(port, "name"), int(port, "number").unwrap_or(0));
+            match (!port_name.is_empty(), number != 0) {
+                (true, true) => errs.push(FieldError::invalid(at, "", "cannot set both port name & port number")),
+                (true, false) => {
+                    for message in validation::is_valid_port_name(port_name) {
+                        errs.push(FieldError::invalid(&format!("{at}.service.port.name"), port_name, &message));
+                    }
+                }
+                (false, true) => {
+                    for message in validation::is_valid_port_num(number) {
+                        errs.push(invalid_raw(&format!("{at}.service.port.number"), &number.to_string(), &message));
+                    }
+                }
+                (false, false) => errs.push(FieldError::required(at, "port name or number is required")),
+            }
+        }
+        (None, None) => errs.push(FieldError::invalid(at, "", "resource or service backend is required")),
     }
     errs
 }
@@ -543,7 +705,7 @@ mod tests {
         );
         assert_eq!(
             messages(create("networking.k8s.io", "Ingress", &fields(json!({"spec": {}})))),
-            ["spec.rules: Invalid value: []networking.IngressRule(nil): either `defaultBackend` or `rules` must be specified"]
+            ["spec: Invalid value: []networking.IngressRule(nil): either `defaultBackend` or `rules` must be specified"]
         );
     }
 
@@ -592,6 +754,35 @@ mod tests {
         let changed = update("storage.k8s.io", "VolumeAttachment", &attachment("b"), &attachment("a"), None);
         assert_eq!(messages(changed), ["spec: Invalid value: storage.VolumeAttachmentSpec{...}: field is immutable"]);
         assert!(update("storage.k8s.io", "VolumeAttachment", &attachment("a"), &attachment("a"), None).is_empty());
+    }
+
+    #[test]
+    fn ingresses() {
+        let ingress = |spec: Value| messages(create("networking.k8s.io", "Ingress", &fields(json!({"spec": spec}))));
+        let backend = json!({"service": {"name": "web", "port": {"number": 80}}});
+        assert!(ingress(json!({"ingressClassName": "nginx", "tls": [{"hosts": ["*.example.com"], "secretName": "tls"}],
+            "rules": [{"host": "a.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]}}]}))
+        .is_empty());
+        assert_eq!(
+            ingress(json!({"rules": [
+                {"host": "10.0.0.1", "http": {"paths": [
+                    {"path": "/a//b", "pathType": "Exact", "backend": backend},
+                    {"path": "x", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"name": "http", "number": 80}}}},
+                    {"path": "/", "pathType": "Regex", "backend": {}},
+                    {"path": "/", "backend": backend}]}},
+                {"host": "*.*.example.com", "http": {"paths": []}}]})),
+            [
+                "spec.rules[0].host: Invalid value: \"10.0.0.1\": must be a DNS name, not an IP address",
+                "spec.rules[0].http.paths[0].path: Invalid value: \"/a//b\": must not contain '//'",
+                "spec.rules[0].http.paths[1].path: Invalid value: \"x\": must be an absolute path",
+                "spec.rules[0].http.paths[1].backend: Invalid value: \"\": cannot set both port name & port number",
+                "spec.rules[0].http.paths[2].pathType: Unsupported value: \"Regex\": supported values: \"Exact\", \"ImplementationSpecific\", \"Prefix\"",
+                "spec.rules[0].http.paths[2].backend: Invalid value: \"\": resource or service backend is required",
+                "spec.rules[0].http.paths[3].pathType: Required value: pathType must be specified",
+                "spec.rules[1].host: Invalid value: \"*.*.example.com\": a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                "spec.rules[1].http.paths: Required value",
+            ]
+        );
     }
 
     #[test]
