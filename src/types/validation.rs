@@ -42,6 +42,8 @@ pub enum FieldErrorType {
     Required,
     Invalid,
     TooLong,
+    /// kube's `field.TooMany`: a list over its limit.
+    TooMany,
     Duplicate,
     NotSupported,
     Forbidden,
@@ -56,6 +58,7 @@ impl FieldErrorType {
             FieldErrorType::Required => "Required value",
             FieldErrorType::Invalid => "Invalid value",
             FieldErrorType::TooLong => "Too long",
+            FieldErrorType::TooMany => "Too many",
             FieldErrorType::Duplicate => "Duplicate value",
             FieldErrorType::NotSupported => "Unsupported value",
             FieldErrorType::Forbidden => "Forbidden",
@@ -69,6 +72,7 @@ impl FieldErrorType {
             FieldErrorType::Required => "FieldValueRequired",
             FieldErrorType::Invalid => "FieldValueInvalid",
             FieldErrorType::TooLong => "FieldValueTooLong",
+            FieldErrorType::TooMany => "FieldValueTooMany",
             FieldErrorType::Duplicate => "FieldValueDuplicate",
             FieldErrorType::NotSupported => "FieldValueNotSupported",
             FieldErrorType::Forbidden => "FieldValueForbidden",
@@ -101,6 +105,17 @@ impl FieldError {
 
     pub fn invalid(field: &str, value: &str, message: &str) -> Self {
         FieldError::new(field, FieldErrorType::Invalid, Some(value), message)
+    }
+
+    /// `field.TooMany(path, actual, max)`: `Too many: ACTUAL: must have at
+    /// most MAX items`.
+    pub fn too_many(field: &str, actual: usize, max: usize) -> Self {
+        FieldError::with_bare_value(
+            field,
+            FieldErrorType::TooMany,
+            &actual.to_string(),
+            &format!("must have at most {max} items"),
+        )
     }
 
     pub fn required(field: &str, message: &str) -> Self {

@@ -166,3 +166,9 @@ pub fn pod_template_spec(template: &Value, path: &str) -> Vec<FieldError> {
 pub fn pod_metadata_and_spec(pod: &Object) -> Vec<FieldError> {
     pods::metadata_and_spec_of(pod)
 }
+
+/// kube's `ValidateEndpointIP` (also the EndpointSlice validation's): a
+/// valid IP that is not unspecified, loopback or link-local.
+pub fn endpoint_ip(ip: &str, field: &str) -> Vec<crate::types::validation::FieldError> {
+    service::non_special_ip(ip, field)
+}

@@ -281,7 +281,7 @@ fn dual_stack_and_families(spec: &Value, ips: &[Value]) -> Errs {
 }
 
 /// kube's `ValidateNonSpecialIP`.
-fn non_special_ip(ip: &str, field: &str) -> Errs {
+pub(super) fn non_special_ip(ip: &str, field: &str) -> Errs {
     let Some(addr) = parse_ip_sloppy(ip) else {
         return vec![FieldError::invalid(field, ip, "must be a valid IP address")];
     };

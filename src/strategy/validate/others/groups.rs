@@ -98,6 +98,8 @@ pub fn create(group: &str, kind: &str, object: &Fields) -> Vec<FieldError> {
             } else if !["IPv4", "IPv6", "FQDN"].contains(&address_type) {
                 errs.push(not_supported("addressType", address_type, &["FQDN", "IPv4", "IPv6"]));
             }
+            errs.extend(endpoint_slice_endpoints(list(object, "endpoints"), address_type));
+            errs.extend(endpoint_slice_ports(list(object, "ports")));
         }
         ("policy", "PodDisruptionBudget") => errs.extend(pod_disruption_budget(spec)),
         _ => {}
@@ -139,6 +141,138 @@ fn service_cidr(spec: &Fields) -> Vec<FieldError> {
         }
     }
     errs
+}
+
+/// validateEndpoints (discovery): at most 1,000 endpoints of 1 to 100
+/// addresses each, of the slice's address type; node names, hostnames and
+/// zone hints.
+fn endpoint_slice_endpoints(endpoints: &[Value], address_type: &str) -> Vec<FieldError> {
+    if endpoints.len() > 1000 {
+        return vec![FieldError::too_many("endpoints", endpoints.len(), 1000)];
+    }
+    let mut errs = Vec::new();
+    let empty = Fields::new();
+    for (i, endpoint) in endpoints.iter().enumerate() {
+        let endpoint = endpoint.as_object().unwrap_or(&empty);
+        let at = format!("endpoints[{i}]");
+        let addresses = strings(endpoint, "addresses");
+        if addresses.is_empty() {
+            errs.push(FieldError::required(&format!("{at}.addresses"), "must contain at least 1 address"));
+        } else if addresses.len() > 100 {
+            errs.push(FieldError::too_many(&format!("{at}.addresses"), addresses.len(), 100));
+        }
+        for (j, address) in addresses.into_iter().enumerate() {
+            let field = format!("{at}.addresses[{j}]");
+            match address_type {
+                "IPv4" | "IPv6" => {
+                    let v6 = address_type == "IPv6";
+                    let family = validation::parse_ip_sloppy(address).is_some_and(|ip| ip.is_ipv6() == v6);
+                    if !family {
+                        errs.push(FieldError::invalid(
+                            &field,
+                            address,
+                            &format!("must be a valid {address_type} address"),
+                        ));
+                    }
+                    errs.extend(crate::strategy::validate::core::endpoint_ip(address, &field));
+                }
+                "FQDN" => errs.extend(fully_qualified_domain_name(address, &field)),
+                _ => {}
+            }
+        }
+        if let Some(node) = endpoint.get("nodeName").and_then(Value::as_str) {
+            for message in validation::is_dns1123_subdomain(node) {
+                errs.push(FieldError::invalid(&format!("{at}.nodeName"), node, &message));
+            }
+        }
+        if let Some(hostname) = endpoint.get("hostname").and_then(Value::as_str) {
+            for message in validation::is_dns1123_label(hostname) {
+                errs.push(FieldError::invalid(&format!("{at}.hostname"), hostname, &message));
+            }
+        }
+        if let Some(hints) = obj(endpoint, "hints") {
+            let zones = list(hints, "forZones");
+            if zones.len() > 8 {
+                errs.push(FieldError::too_many(&format!("{at}.hints.forZones"), zones.len(), 8));
+                continue;
+            }
+            let mut seen = std::collections::HashSet::new();
+            for (j, zone) in zones.iter().enumerate() {
+                let name = zone.get("name").and_then(Value::as_str).unwrap_or("");
+                let field = format!("{at}.hints.forZones[{j}].name");
+                if !seen.insert(name) {
+                    errs.push(FieldError::duplicate(&field, name));
+                }
+                for message in validation::is_valid_label_value(name) {
+                    errs.push(FieldError::invalid(&field, name, &message));
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// validatePorts (discovery): unique DNS-1123 label names, a supported
+/// protocol, a qualified-name appProtocol.
+fn endpoint_slice_ports(ports: &[Value]) -> Vec<FieldError> {
+    if ports.len() > 20000 {
+        return vec![FieldError::too_many("ports", ports.len(), 20000)];
+    }
+    let mut errs = Vec::new();
+    let mut names = std::collections::HashSet::new();
+    let empty = Fields::new();
+    for (i, port) in ports.iter().enumerate() {
+        let port = port.as_object().unwrap_or(&empty);
+        let at = format!("ports[{i}]");
+        let name = text(port, "name");
+        if !name.is_empty() {
+            for message in validation::is_dns1123_label(name) {
+                errs.push(FieldError::invalid(&format!("{at}.name"), name, &message));
+            }
+        }
+        if !names.insert(name) {
+            errs.push(FieldError::duplicate(&format!("{at}.name"), name));
+        }
+        match port.get("protocol").and_then(Value::as_str) {
+            None => errs.push(FieldError::required(&format!("{at}.protocol"), "")),
+            Some(protocol) if !["SCTP", "TCP", "UDP"].contains(&protocol) => {
+                errs.push(not_supported(&format!("{at}.protocol"), protocol, &["SCTP", "TCP", "UDP"]));
+            }
+            Some(_) => {}
+        }
+        if let Some(app) = port.get("appProtocol").and_then(Value::as_str) {
+            for message in validation::is_qualified_name(app) {
+                errs.push(FieldError::invalid(&format!("{at}.appProtocol"), app, &message));
+            }
+        }
+    }
+    errs
+}
+
+/// kube's `IsFullyQualifiedDomainName`.
+fn fully_qualified_domain_name(name: &str, field: &str) -> Vec<FieldError> {
+    if name.is_empty() {
+        return vec![FieldError::required(field, "")];
+    }
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let messages = validation::is_dns1123_subdomain(name);
+    if !messages.is_empty() {
+        return vec![FieldError::invalid(field, name, &messages.join(","))];
+    }
+    if name.split('.').count() < 2 {
+        return vec![FieldError::invalid(
+            field,
+            name,
+            "should be a domain with at least two segments separated by dots",
+        )];
+    }
+    for label in name.split('.') {
+        let messages = validation::is_dns1123_label(label);
+        if !messages.is_empty() {
+            return vec![FieldError::invalid(field, label, &messages.join(","))];
+        }
+    }
+    Vec::new()
 }
 
 /// ValidateIngressSpec (create and update alike: the relaxations kube keeps
@@ -754,6 +888,37 @@ mod tests {
         let changed = update("storage.k8s.io", "VolumeAttachment", &attachment("b"), &attachment("a"), None);
         assert_eq!(messages(changed), ["spec: Invalid value: storage.VolumeAttachmentSpec{...}: field is immutable"]);
         assert!(update("storage.k8s.io", "VolumeAttachment", &attachment("a"), &attachment("a"), None).is_empty());
+    }
+
+    #[test]
+    fn endpoint_slices() {
+        let slice = |v: Value| messages(create("discovery.k8s.io", "EndpointSlice", &fields(v)));
+        assert!(slice(json!({"addressType": "IPv4", "endpoints": [{"addresses": ["10.1.2.3"], "nodeName": "n1",
+            "hints": {"forZones": [{"name": "a"}]}}], "ports": [{"name": "http", "protocol": "TCP", "port": 80}]}))
+        .is_empty());
+        assert_eq!(
+            slice(json!({"addressType": "IPv4",
+                "endpoints": [{"addresses": []}, {"addresses": ["fd00::1", "127.0.0.1"], "hostname": "A"}],
+                "ports": [{"name": "x", "protocol": "TCP"}, {"name": "x", "protocol": "ICMP"}, {"name": "y"}]})),
+            [
+                "endpoints[0].addresses: Required value: must contain at least 1 address",
+                "endpoints[1].addresses[0]: Invalid value: \"fd00::1\": must be a valid IPv4 address",
+                "endpoints[1].addresses[1]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+                "endpoints[1].hostname: Invalid value: \"A\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                "ports[1].name: Duplicate value: \"x\"",
+                "ports[1].protocol: Unsupported value: \"ICMP\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
+                "ports[2].protocol: Required value",
+            ]
+        );
+        assert_eq!(
+            slice(json!({"addressType": "FQDN", "endpoints": [{"addresses": ["example"]}]})),
+            ["endpoints[0].addresses[0]: Invalid value: \"example\": should be a domain with at least two segments separated by dots"]
+        );
+        let many: Vec<Value> = (0..1001).map(|_| json!({"addresses": ["10.0.0.1"]})).collect();
+        assert_eq!(
+            slice(json!({"addressType": "IPv4", "endpoints": many})),
+            ["endpoints: Too many: 1001: must have at most 1000 items"]
+        );
     }
 
     #[test]
