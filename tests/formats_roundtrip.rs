@@ -57,7 +57,7 @@ fn message(m: &'static Message, path: &mut Vec<&'static str>, alternate: bool) -
         Form::Quantity => json!("500m"),
         Form::RawJson => json!({"a": [1, "b", true], "c": {"d": null}}),
         Form::SchemaOrBool => json!(true),
-        Form::SchemaOrStringArray => json!(["a", "b"]),
+        Form::SchemaOrStringArray | Form::StringList => json!(["a", "b"]),
         Form::SchemaOrArray | Form::Object => {
             if path.contains(&m.name) || path.len() > DEPTH_MAX {
                 return None;
