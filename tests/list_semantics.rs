@@ -1007,6 +1007,12 @@ fn label_selector_forms() {
         ("!a", &["l-none"][..]),
         ("a,a!=x", &["l-b", "l-y"][..]),
         ("a=nope", &[][..]),
+        // kube's set forms: `()` is the empty value; `>` and `<` compare integers.
+        ("a notin ()", &["l-b", "l-none", "l-x", "l-y"][..]),
+        ("a in (,b)", &["l-b"][..]),
+        ("other>0", &["l-y"][..]),
+        ("other<1", &[][..]),
+        ("a<5", &[][..]),
     ] {
         let l = list(&s, CM, &[("labelSelector", selector)]);
         assert_eq!(names(&l), expected, "labelSelector {selector:?}");
@@ -1078,4 +1084,13 @@ fn malformed_label_selector_is_bad_request() {
     }
     // Also with a limit (the paged path parses the selector too).
     assert_status(&s.get(&url(CM, &[("labelSelector", "a in (x"), ("limit", "1")])), 400, "BadRequest");
+    // kube's words, which kubectl prints.
+    for (selector, message) in [
+        ("a in (x", "unable to parse requirement: found '', expected: ',' or ')'"),
+        ("a=b,", "found '', expected: identifier after ','"),
+        ("a>b", "unable to parse requirement: values[0]: Invalid value: \"b\": for 'Gt', 'Lt' operators, the value must be an integer"),
+    ] {
+        let status = assert_status(&s.get(&url(CM, &[("labelSelector", selector)])), 400, "BadRequest");
+        assert_eq!(status["message"], message, "{selector:?}");
+    }
 }
