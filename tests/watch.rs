@@ -124,11 +124,14 @@ fn watch_sends_state_then_changes_in_order_and_resumes() {
     let deleted_rv: u64 = resource_version(&deleted["object"]).parse().unwrap();
     assert!(deleted_rv > resource_version(&left).parse::<u64>().unwrap());
 
-    // The selector watch sees a enter (ADDED) and leave (DELETED, in its new state).
+    // The selector watch sees a enter (ADDED) and leave (DELETED), as kube's
+    // watch cache sends it: the previous content at the leaving write's
+    // resourceVersion.
     let e = web.expect("ADDED", "a");
     assert_eq!(e["object"]["metadata"]["labels"]["app"], "web");
     let e = web.expect("DELETED", "a");
-    assert_eq!(e["object"]["metadata"]["labels"]["app"], "db");
+    assert_eq!(e["object"]["metadata"]["labels"]["app"], "web");
+    assert_eq!(resource_version(&e["object"]), resource_version(&left));
 
     // The single-object watch (legacy path) sees only a.
     assert_eq!(s.post_json(CM, &configmap("other", &[])).status, 201);

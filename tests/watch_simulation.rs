@@ -10,7 +10,8 @@
 //! The checker holds every client to the model: its events are exactly the
 //! model's events for its filter after its start, in revision order, with no
 //! gap and no duplicate, with the right types (ADDED on entering the
-//! selection, MODIFIED, DELETED on leaving it or on delete); bookmarks never
+//! selection, MODIFIED, DELETED on leaving it or on delete, each carrying the
+//! state kube's watch cache sends); bookmarks never
 //! go backwards; and when all is delivered each client's view equals the
 //! model's state for its filter. Some clients watch one node's pods
 //! (`spec.nodeName=N`, a kubelet's watch, indexed by the hub's trigger
@@ -299,6 +300,15 @@ fn check_event(seed: u64, n: usize, c: &mut Client, model: &Model, event: &Watch
         (false, false) => panic!("seed {seed:#x}: client {n} got an event for an unselected change at {r}"),
     };
     assert_eq!(event.event_type, expected_type, "seed {seed:#x}: client {n} event type at {r}");
+    // The object is at the event's resourceVersion, in its new state, except
+    // a DELETED one, which carries the state it was selected in (the last
+    // state of a deleted object, the previous one of an object that left the
+    // selection), as kube's cache watcher sends them.
+    let object: serde_json::Value = serde_json::from_slice(&event.object).unwrap();
+    assert_eq!(object["metadata"]["resourceVersion"], r.to_string(), "seed {seed:#x}: client {n} at {r}: {object}");
+    let shown = if expected_type == EventType::Deleted { &just_before[&id].0 } else { &after[&id].0 };
+    assert_eq!(object["metadata"]["labels"]["app"], shown.app.as_str(), "seed {seed:#x}: client {n} at {r}: {object}");
+    assert_eq!(object["spec"]["nodeName"].as_str().unwrap_or(""), shown.node, "seed {seed:#x}: client {n} at {r}");
     match after.get(&id) {
         Some(v) => c.view.insert(id, v.clone()),
         None => c.view.remove(&id),

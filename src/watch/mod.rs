@@ -9,8 +9,9 @@
 //! Event rules (kube-apiserver's): with `p` = the previous state matched the
 //! watcher's filter and `c` = the new state matches it, a put is ADDED when
 //! `!p && c`, MODIFIED when `p && c`, DELETED when `p && !c` (the object left
-//! the selection); a delete is DELETED when `p`, carrying the last state at the
-//! deletion's resourceVersion.
+//! the selection: it carries the previous state at the put's resourceVersion,
+//! as kube's cache watcher sends it); a delete is DELETED when `p`, carrying
+//! the last state at the deletion's resourceVersion.
 //!
 //! Matching is indexed: a watcher is filed under the object key of a
 //! single-object watch, else under its collection prefix; a watcher whose
@@ -550,14 +551,18 @@ impl WatchHub {
 /// An entry's object states, encoded once for every watcher of the shard.
 struct EncodedEntry<'a> {
     entry: &'a Entry,
+    selectable: &'a [String],
     previous: Option<Arc<CachedObject>>,
     current: Option<Arc<CachedObject>>,
+    /// The previous state at this entry's revision: what a watcher whose
+    /// selection the object leaves gets as DELETED. Encoded on first use.
+    left: std::cell::OnceCell<Option<Arc<CachedObject>>>,
     /// The resource's trigger field, if it has one.
     trigger: Option<&'static str>,
 }
 
 impl<'a> EncodedEntry<'a> {
-    fn new(entry: &'a Entry, fields: &dyn FieldIndex) -> EncodedEntry<'a> {
+    fn new(entry: &'a Entry, fields: &'a dyn FieldIndex) -> EncodedEntry<'a> {
         let resource = group_resource(&entry.key);
         let selectable = resource.map(|(g, r)| fields.selectable_fields(g, r)).unwrap_or(&[]);
         let trigger = resource.and_then(|(g, r)| trigger_field(g, r));
@@ -573,7 +578,20 @@ impl<'a> EncodedEntry<'a> {
                 encode_stored(entry.key.clone(), &p.value, entry.revision, p.create_revision, selectable).ok()
             }),
         };
-        EncodedEntry { entry, previous, current, trigger }
+        EncodedEntry { entry, selectable, previous, current, left: std::cell::OnceCell::new(), trigger }
+    }
+
+    /// The object a watcher gets when the object leaves its selection by a
+    /// put: the previous content with the new resourceVersion, as kube's
+    /// cache watcher sends it (`convertToWatchEvent`).
+    fn left(&self) -> Option<&Arc<CachedObject>> {
+        self.left
+            .get_or_init(|| {
+                let p = self.entry.previous.as_ref()?;
+                encode_stored(self.entry.key.clone(), &p.value, self.entry.revision, p.create_revision, self.selectable)
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// The trigger field's value in the new state and in the previous one.
@@ -597,9 +615,9 @@ impl<'a> EncodedEntry<'a> {
             (true, false, _) => EventType::Deleted,
             (false, false, _) => return None,
         };
-        let current = self.current.as_ref()?;
-        let object = current.json.clone();
-        Some(WatchEvent { event_type, revision: self.entry.revision, object, source: Some(current.clone()) })
+        let sent = if is_put && event_type == EventType::Deleted { self.left()? } else { self.current.as_ref()? };
+        let object = sent.json.clone();
+        Some(WatchEvent { event_type, revision: self.entry.revision, object, source: Some(sent.clone()) })
     }
 }
 
@@ -621,6 +639,8 @@ mod tests {
                 return false;
             }
             let v: serde_json::Value = serde_json::from_slice(&event.object).unwrap();
+            // Every event's object is at the event's resourceVersion.
+            assert_eq!(v["metadata"]["resourceVersion"], event.revision.0.to_string(), "{v}");
             let label = v["metadata"]["labels"]["app"].as_str().unwrap_or("").to_string();
             self.0.borrow_mut().push((event.event_type, event.revision.0, label));
             true
@@ -694,7 +714,7 @@ mod tests {
             log.put("a", "db"),  // 1: not selected
             log.put("a", "web"), // 2: enters -> ADDED
             log.put("a", "web"), // 3: MODIFIED
-            log.put("a", "db"),  // 4: leaves -> DELETED (new state)
+            log.put("a", "db"),  // 4: leaves -> DELETED (previous state, new resourceVersion)
             log.put("b", "web"), // 5: ADDED
             log.delete("b"),     // 6: DELETED (last state)
             log.delete("a"),     // 7: not selected before: nothing
@@ -705,7 +725,7 @@ mod tests {
             vec![
                 (EventType::Added, 2, "web".to_string()),
                 (EventType::Modified, 3, "web".to_string()),
-                (EventType::Deleted, 4, "db".to_string()),
+                (EventType::Deleted, 4, "web".to_string()),
                 (EventType::Added, 5, "web".to_string()),
                 (EventType::Deleted, 6, "web".to_string()),
             ]
@@ -934,8 +954,9 @@ mod tests {
         let unscheduled = unscheduled_seen.borrow().iter().map(|e| (e.0, e.1)).collect::<Vec<_>>();
         assert_eq!(unscheduled, [(Added, 4), (Deleted, 5)]);
         assert_eq!(all_seen.borrow().len(), 7);
-        // The DELETED event for the node a pod left carries its new state.
-        assert_eq!(seen[0].borrow()[2].2, "n2");
+        // The DELETED event for the node a pod left carries its previous
+        // state (at the move's resourceVersion, which `Collect` checks).
+        assert_eq!(seen[0].borrow()[2].2, "n1");
         for id in 1..=6 {
             hub.stop(WatchId(id));
         }
