@@ -117,11 +117,14 @@ pub struct Config {
     /// as kube-apiserver spreads its watches over 30 to 60 minutes.
     pub watch_timeout_min: Duration,
     pub watch_timeout_max: Duration,
-    /// How often a watch with `allowWatchBookmarks=true` gets a bookmark when
-    /// it has made progress (kube-apiserver: about once a minute).
+    /// How often a watch with `allowWatchBookmarks=true` gets a bookmark at
+    /// the current resourceVersion, whether or not anything changed (kube-
+    /// apiserver's `defaultBookmarkFrequency`: a minute); besides, it gets one
+    /// 2 s before its timeout. Costs one bookmark per watch per interval.
     pub watch_bookmark_interval: Duration,
-    /// How often each shard checks which watchers are due a bookmark, and
-    /// which watches' time is up (a watch ends within this after its timeout).
+    /// The longest each shard's wake-up task sleeps: it sleeps until the next
+    /// bookmark or watch timeout due, but a watch registered meanwhile with an
+    /// earlier one (a timeout closer than this) waits at most this long.
     pub watch_bookmark_check_interval: Duration,
     /// Concurrent HTTP/2 streams per connection (each watch is one stream),
     /// advertised as SETTINGS_MAX_CONCURRENT_STREAMS; a client opening more

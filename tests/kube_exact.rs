@@ -1,6 +1,6 @@
 //! Behaviour that must match kube-apiserver byte for byte, against the real
 //! server: Status errors in the negotiated representation (protobuf, YAML),
-//! the bookmark before a watch's `timeoutSeconds` ends, and the health
+//! bookmarks (periodic, and before a watch's `timeoutSeconds` ends), and the health
 //! checks by kube's names.
 
 mod common;
@@ -88,28 +88,103 @@ fn event_of(event: &Value) -> (String, String) {
     )
 }
 
+/// Writes something the configmap watches do not select (a Secret): the
+/// server's resourceVersion moves on, as kube's watch cache's does with its
+/// storage's progress. Returns the new resourceVersion.
+fn write_elsewhere(s: &Server, name: &str) -> String {
+    let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}});
+    let r = s.post_json("/api/v1/namespaces/default/secrets", &secret);
+    assert_eq!(r.status, 201, "{}", r.text());
+    r.json()["metadata"]["resourceVersion"].as_str().unwrap().to_string()
+}
+
 /// With `allowWatchBookmarks`, a bookmark comes 2 s before `timeoutSeconds`
-/// ends (kube-apiserver's cache watcher), at the highest revision delivered.
-/// Unlike kube-apiserver, the watch ends with that bookmark (an idle watch
-/// keeps no timer of its own: the hub closes it at its deadline); kube's
-/// watch goes on delivering events for those 2 s.
+/// ends (kube-apiserver's cache watcher: the deadline less 2 s), at the
+/// current resourceVersion, and the watch stays open until the timeout:
+/// a change in those 2 s is still delivered.
 #[test]
-fn a_bookmark_comes_two_seconds_before_the_timeout() {
+fn a_bookmark_comes_two_seconds_before_the_timeout_and_the_watch_lasts_until_it() {
     let s = Server::start();
     let created = s.post_json(CM, &configmap("b-0", &[])).json();
-    let mut w = common::watch::Watch::open(&s, &format!("{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=5"));
-    assert_eq!(event_of(&w.next()), ("ADDED".into(), "b-0".into()));
-    let bookmark = w.try_next().expect("a bookmark before the timeout");
+    let from = created["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let opened = std::time::Instant::now();
+    let mut w = common::watch::Watch::open(
+        &s,
+        &format!("{CM}?watch=1&allowWatchBookmarks=true&resourceVersion={from}&timeoutSeconds=6"),
+    );
+    let current = write_elsewhere(&s, "b-elsewhere");
+    let bookmark = w.next();
+    let at = opened.elapsed();
     assert_eq!(bookmark["type"], "BOOKMARK", "{bookmark}");
-    assert_eq!(bookmark["object"]["kind"], "ConfigMap");
-    assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
-    assert!(w.try_next().is_none(), "the watch ends with its last bookmark");
-    s.post_json(CM, &configmap("b-1", &[]));
-    // Without bookmarks, no bookmark: the watch just ends.
+    assert_eq!(
+        bookmark["object"],
+        serde_json::json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"resourceVersion": current}}),
+        "kube's bookmark: the empty object at the current resourceVersion"
+    );
+    // Due at 4 s (within the shard's wake-up); the periodic one is a minute away.
+    assert!(at >= std::time::Duration::from_millis(3_900) && at < std::time::Duration::from_secs(6), "{at:?}");
+    let late = s.post_json(CM, &configmap("b-1", &[]));
+    assert_eq!(late.status, 201);
+    assert_eq!(event_of(&w.next()), ("ADDED".into(), "b-1".into()), "still open after the bookmark");
+    assert!(w.try_next().is_none(), "then the watch ends, with no other bookmark");
+    let ended = opened.elapsed();
+    assert!(ended >= std::time::Duration::from_secs(6), "open until timeoutSeconds: ended after {ended:?}");
+
+    // Without bookmarks, no bookmark: the watch ends at its timeout.
+    let opened = std::time::Instant::now();
     let mut plain = common::watch::Watch::open(&s, &format!("{CM}?watch=1&timeoutSeconds=3"));
     assert_eq!(event_of(&plain.next()), ("ADDED".into(), "b-0".into()));
     assert_eq!(event_of(&plain.next()), ("ADDED".into(), "b-1".into()));
-    assert!(plain.try_next().is_none());
+    write_elsewhere(&s, "b-elsewhere-2");
+    assert!(plain.try_next().is_none(), "no bookmark without allowWatchBookmarks");
+    assert!(opened.elapsed() >= std::time::Duration::from_secs(3));
+}
+
+/// Periodic bookmarks (`--watch-bookmark-interval`, kube's bookmark
+/// frequency, a minute by default): at the current resourceVersion, again
+/// when nothing changed since, never at or below where the watch started.
+#[test]
+fn periodic_bookmarks_at_the_current_resource_version() {
+    let s = Server::start_with(common::Launch {
+        extra_args: vec!["--watch-bookmark-interval".into(), "1s".into()],
+        ..Default::default()
+    });
+    let created = s.post_json(CM, &configmap("p-0", &[])).json();
+    let from = created["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let mut w = common::watch::Watch::open(
+        &s,
+        &format!("{CM}?watch=1&allowWatchBookmarks=true&resourceVersion={from}&timeoutSeconds=30"),
+    );
+    let current = write_elsewhere(&s, "p-elsewhere");
+    // No configmap changes: bookmarks only, each at the current resourceVersion.
+    let opened = std::time::Instant::now();
+    for n in 0..3 {
+        let event = w.next();
+        assert_eq!(event["type"], "BOOKMARK", "{n}: {event}");
+        assert_eq!(event["object"]["metadata"]["resourceVersion"], current.as_str(), "{n}: {event}");
+        assert_eq!(event["object"]["kind"], "ConfigMap");
+    }
+    // Three a second apart, the first within one.
+    assert!(opened.elapsed() < std::time::Duration::from_secs(6), "{:?}", opened.elapsed());
+    // A change, then bookmarks past it.
+    let changed = s.post_json(CM, &configmap("p-1", &[])).json();
+    assert_eq!(event_of(&w.next()), ("ADDED".into(), "p-1".into()));
+    let next = w.next();
+    assert_eq!(next["type"], "BOOKMARK", "{next}");
+    assert_eq!(next["object"]["metadata"]["resourceVersion"], changed["metadata"]["resourceVersion"]);
+    // Pods are served the same way, their bookmark the empty Pod kube sends.
+    let mut pods = common::watch::Watch::open(
+        &s,
+        &format!("/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion={from}&timeoutSeconds=30"),
+    );
+    let pod_bookmark = pods.next();
+    assert_eq!(pod_bookmark["type"], "BOOKMARK", "{pod_bookmark}");
+    assert_eq!(
+        pod_bookmark["object"],
+        serde_json::json!({"kind": "Pod", "apiVersion": "v1",
+            "metadata": {"resourceVersion": changed["metadata"]["resourceVersion"]},
+            "spec": {"containers": null}, "status": {}})
+    );
 }
 
 /// The checks of kube's body, in kube's order and under kube's names.

@@ -526,9 +526,9 @@ impl Backend for ShardBackend {
             let registry = self.local.registry.borrow().clone();
             let now_ms = self.local.now_ms();
             let started = hub.start(filter, Box::new(sender), after, now_ms, &*registry);
-            // The timeout is the hub's (checked by `bookmark_loop`), not a timer per watch.
+            // The timeout is the hub's (run by `bookmark_loop`), not a timer per watch.
             if let Ok(Some(id)) = &started {
-                hub.close_at(*id, now_ms.saturating_add(closes_in.as_millis() as u64));
+                hub.close_at(*id, now_ms.saturating_add(closes_in.as_millis() as u64), now_ms);
             }
             self.shared.publish_watch_stats(self.local.id, &hub);
             started?
@@ -1029,7 +1029,8 @@ async fn shard_main(
                 config.history_window.as_millis() as u64,
                 config.watch_history_entries_max,
             )
-            .with_history_bytes_max(config.history_bytes_max),
+            .with_history_bytes_max(config.history_bytes_max)
+            .with_bookmark_frequency_ms(config.watch_bookmark_interval.as_millis() as u64),
         ),
         hub_epoch: Cell::new(0),
         deferred: RefCell::new(Vec::new()),
@@ -1424,7 +1425,8 @@ fn load_initial(local: &Local, shared: &Shared, initial: &InitialState) {
         config.history_window.as_millis() as u64,
         config.watch_history_entries_max,
     )
-    .with_history_bytes_max(config.history_bytes_max);
+    .with_history_bytes_max(config.history_bytes_max)
+    .with_bookmark_frequency_ms(config.watch_bookmark_interval.as_millis() as u64);
 }
 
 async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Receiver<Applied>) {
@@ -1535,16 +1537,23 @@ fn apply_node_graph(local: &Local, batch: &[Entry]) {
     }
 }
 
-/// Offers due bookmarks to this shard's watchers (each has its own interval).
+/// Runs this shard's watch wake-ups (`WatchHub::tick`): bookmarks due and
+/// watches whose time is up. Sleeps until the hub's next wake-up, but never
+/// longer than `interval`, so a watcher registered meanwhile with an earlier
+/// one (a deadline less than `interval` away) waits at most that.
 async fn bookmark_loop(local: Rc<Local>, shared: Arc<Shared>, interval: Duration) {
     loop {
-        glommio::timer::sleep(interval).await;
         let now_ms = local.now_ms();
-        let mut hub = local.hub.borrow_mut();
-        hub.bookmark_tick(now_ms);
-        // Watches whose time is up end here, within one interval of it.
-        hub.close_expired(now_ms);
-        shared.publish_watch_stats(local.id, &hub);
+        let next = {
+            let mut hub = local.hub.borrow_mut();
+            let tick = hub.tick(now_ms);
+            if tick.closed > 0 {
+                shared.publish_watch_stats(local.id, &hub);
+            }
+            hub.next_wake_ms()
+        };
+        let until_next = next.map_or(interval, |at| Duration::from_millis(at.saturating_sub(now_ms)));
+        glommio::timer::sleep(until_next.min(interval).max(Duration::from_millis(1))).await;
     }
 }
 
