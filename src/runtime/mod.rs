@@ -162,6 +162,10 @@ struct Shared {
     /// Forwarded requests, to the upstream client's thread (`--upstream`).
     upstream_tx: Option<flume::Sender<ForwardJob>>,
     bootstrapped: AtomicBool,
+    /// Each shard has loaded the log's state (at start-up, or again after
+    /// the log reset it): objects, custom resources' registry, RBAC index,
+    /// Node graph, garbage-collector graph. kube's `informer-sync`.
+    shards_loaded: Vec<AtomicBool>,
     log_healthy: AtomicBool,
     shutting_down: AtomicBool,
     drained_shards: AtomicUsize,
@@ -718,6 +722,7 @@ impl Backend for ShardBackend {
     }
 
     fn health_checks(&self) -> Vec<HealthCheck> {
+        let unloaded = self.shared.shards_loaded.iter().position(|loaded| !loaded.load(Ordering::Acquire));
         let mut checks = vec![
             HealthCheck {
                 name: "log",
@@ -728,6 +733,13 @@ impl Backend for ShardBackend {
                 name: "bootstrap-namespaces",
                 ok: self.shared.bootstrapped.load(Ordering::Acquire),
                 detail: "the default namespaces are not created yet".into(),
+            },
+            HealthCheck {
+                name: "informer-sync",
+                ok: unloaded.is_none(),
+                detail: unloaded
+                    .map(|shard| format!("shard {shard} has not loaded the log's state yet"))
+                    .unwrap_or_default(),
             },
             HealthCheck {
                 name: "shutdown",
@@ -896,6 +908,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         consistent_reads: Default::default(),
         upstream_tx,
         bootstrapped: AtomicBool::new(false),
+        shards_loaded: (0..shard_count).map(|_| AtomicBool::new(false)).collect(),
         log_healthy: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),
         drained_shards: AtomicUsize::new(0),
@@ -1065,6 +1078,7 @@ async fn shard_main(
     let started = Instant::now();
     load_initial(&local, &shared, &initial);
     drop(initial);
+    shared.shards_loaded[usize::from(shard.0)].store(true, Ordering::Release);
     // The recovered state's read buffers are freed once every shard has
     // loaded; give their pages back (glibc keeps freed memory between live
     // allocations resident otherwise: hundreds of MiB after a large restart).
@@ -1442,12 +1456,15 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
                 // A new hub drops every watcher (their streams end); guards of
                 // the old hub's watchers no longer touch the new one.
                 local.hub_epoch.set(local.hub_epoch.get() + 1);
+                let loaded = &shared.shards_loaded[usize::from(local.id.0)];
+                loaded.store(false, Ordering::Release);
                 *local.store.borrow_mut() =
                     ShardStore::new(local.id, shared.config.shards, shared.config.history_window.as_millis() as u64)
                         .with_history_bytes_max(
                             shared.config.history_bytes_max / usize::from(shared.config.shards.max(1)),
                         );
                 load_initial(&local, &shared, &initial);
+                loaded.store(true, Ordering::Release);
                 shared.publish_watch_stats(local.id, &local.hub.borrow());
                 local.run_ready_jobs();
                 start_garbage_actions(&local, &shared);
