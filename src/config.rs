@@ -250,6 +250,14 @@ pub struct Config {
     /// `etcd-lag` check): past it a load balancer sends clients to an
     /// instance that is current. Liveness is not affected.
     pub etcd_behind_ready_max: Duration,
+    /// Where `componentstatuses` probes kube-scheduler's and
+    /// kube-controller-manager's `https://ADDR/healthz` (kube-apiserver's
+    /// fixed addresses: 127.0.0.1:10259 and 127.0.0.1:10257).
+    pub componentstatus_scheduler_address: std::net::SocketAddr,
+    pub componentstatus_controller_manager_address: std::net::SocketAddr,
+    /// How long one of those probes may take (kube's `probeTimeOut`, 20 s):
+    /// a `componentstatuses` request waits at most this long.
+    pub componentstatus_probe_timeout: Duration,
     /// How often an etcd-backed instance compacts etcd's history
     /// (kube-apiserver's `--etcd-compaction-interval`, default 5 min; zero
     /// disables). Each round compacts to a revision recorded at least
@@ -441,6 +449,9 @@ impl Config {
             etcd_range_page_objects: 1000,
             storage_layout: crate::api::kube_storage::StorageLayout::Shardline,
             etcd_behind_ready_max: Duration::from_secs(10),
+            componentstatus_scheduler_address: std::net::SocketAddr::from(([127, 0, 0, 1], 10259)),
+            componentstatus_controller_manager_address: std::net::SocketAddr::from(([127, 0, 0, 1], 10257)),
+            componentstatus_probe_timeout: Duration::from_secs(20),
             etcd_compaction_interval: Duration::from_secs(5 * 60),
             etcd_tls: EtcdTls::default(),
             etcd_fence_after: Duration::from_millis(20),

@@ -231,3 +231,111 @@ fn health_checks_named_as_kube_names_them() {
         assert_eq!(s.get(path).status, 404, "{path}");
     }
 }
+
+/// A component's /healthz over TLS (a self-signed certificate: kube's probe
+/// does not verify it), answering `ok` to every request on a thread; the
+/// requests' head lines are recorded.
+fn fake_component() -> (std::net::SocketAddr, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let cert = rustls::pki_types::CertificateDer::from(certified.cert.der().to_vec());
+    let key = rustls::pki_types::PrivateKeyDer::try_from(certified.signing_key.serialize_der()).unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .unwrap();
+    let config = std::sync::Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            tcp.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+            let Ok(connection) = rustls::ServerConnection::new(config.clone()) else { continue };
+            let mut tls = rustls::StreamOwned::new(connection, tcp);
+            let mut request = Vec::new();
+            let mut byte = [0u8; 1];
+            while !request.ends_with(b"\r\n\r\n") {
+                match std::io::Read::read(&mut tls, &mut byte) {
+                    Ok(1) => request.push(byte[0]),
+                    _ => break,
+                }
+            }
+            let head = String::from_utf8_lossy(&request).to_string();
+            record.lock().unwrap().extend(head.lines().filter(|l| !l.is_empty()).map(String::from));
+            let _ = std::io::Write::write_all(&mut tls, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            tls.conn.send_close_notify();
+            let _ = std::io::Write::flush(&mut tls);
+        }
+    });
+    (addr, seen)
+}
+
+/// componentstatuses as kube-apiserver computes them: kube-scheduler and
+/// kube-controller-manager probed at their /healthz (here one answers and
+/// one is not running: kube's connection-refused message), and the log as
+/// `etcd-0`; kube's deprecation warning; `kubectl get componentstatuses`.
+#[test]
+fn componentstatuses_probe_the_components_as_kube_does() {
+    let (scheduler, requests) = fake_component();
+    let nothing = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let controller_manager = nothing.local_addr().unwrap();
+    drop(nothing);
+    let s = Server::start_with(common::Launch {
+        extra_args: vec![
+            "--componentstatus-scheduler-address".into(),
+            scheduler.to_string(),
+            "--componentstatus-controller-manager-address".into(),
+            controller_manager.to_string(),
+        ],
+        ..Default::default()
+    });
+    let r = s.get("/api/v1/componentstatuses");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("warning"), Some("299 - \"v1 ComponentStatus is deprecated in v1.19+\""));
+    let port = controller_manager.port();
+    assert_eq!(
+        r.json(),
+        serde_json::json!({"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": [
+            {"metadata": {"name": "scheduler"}, "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]},
+            {"metadata": {"name": "controller-manager"}, "conditions": [{"type": "Healthy", "status": "False",
+                "message": format!("Get \"https://127.0.0.1:{port}/healthz\": dial tcp 127.0.0.1:{port}: connect: connection refused")}]},
+            {"metadata": {"name": "etcd-0"}, "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]},
+        ]})
+    );
+    let seen = requests.lock().unwrap().clone();
+    assert!(seen.contains(&"GET /healthz HTTP/1.1".to_string()), "{seen:?}");
+    assert!(seen.contains(&"User-Agent: kube-probe/1.36".to_string()), "{seen:?}");
+
+    // One component; a field selector; a name that is no component (kube's plain error, 500).
+    let etcd = s.get_ok("/api/v1/componentstatuses/etcd-0");
+    assert_eq!(etcd["kind"], "ComponentStatus");
+    assert_eq!(etcd["conditions"][0]["status"], "True");
+    let one = s.get_ok("/api/v1/componentstatuses?fieldSelector=metadata.name%3Dscheduler");
+    assert_eq!(one["items"].as_array().map(Vec::len), Some(1));
+    assert_eq!(one["items"][0]["metadata"]["name"], "scheduler");
+    assert_eq!(s.get_ok("/api/v1/componentstatuses?labelSelector=a%3Db")["items"], serde_json::json!([]));
+    let missing = s.get("/api/v1/componentstatuses/nope");
+    assert_eq!(missing.status, 500);
+    assert_eq!(missing.json()["message"], "Component not found: nope");
+    assert_eq!(s.request("DELETE", "/api/v1/componentstatuses/etcd-0", &[], None).status, 405);
+    // Protobuf, as client-go's typed clients ask.
+    let r = s.request("GET", "/api/v1/componentstatuses", &[("Accept", PB)], None);
+    assert_eq!((r.status, r.header("content-type")), (200, Some(PB)));
+    let unknown = Unknown::decode(&r.body[4..]).expect("runtime.Unknown");
+    let list = k8s_pb::api::core::v1::ComponentStatusList::decode(unknown.raw.as_deref().unwrap_or_default()).unwrap();
+    let names: Vec<&str> = list.items.iter().filter_map(|i| i.metadata.as_ref()?.name.as_deref()).collect();
+    assert_eq!(names, ["scheduler", "controller-manager", "etcd-0"]);
+
+    let out = s.kubectl(&["get", "componentstatuses"]);
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(out.stderr.contains("Warning: v1 ComponentStatus is deprecated in v1.19+"), "{}", out.stderr);
+    let rows: Vec<Vec<&str>> = out.stdout.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows[0], ["NAME", "STATUS", "MESSAGE", "ERROR"], "{}", out.stdout);
+    assert_eq!(rows[1][..3], ["scheduler", "Healthy", "ok"], "{}", out.stdout);
+    assert_eq!(rows[2][..3], ["controller-manager", "Unhealthy", "Get"], "{}", out.stdout);
+    assert_eq!(rows[3][..3], ["etcd-0", "Healthy", "ok"], "{}", out.stdout);
+}

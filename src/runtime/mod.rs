@@ -19,6 +19,7 @@ mod etcd_log;
 pub mod hyper_glue;
 pub mod limits;
 pub mod log_dir;
+pub mod probe;
 pub mod process;
 pub mod tls;
 #[cfg(feature = "etcd")]
@@ -719,6 +720,40 @@ impl Backend for ShardBackend {
             open_files_soft: l.open_files.soft,
             open_files_hard: l.open_files.hard,
         }
+    }
+
+    /// kube-apiserver's components: kube-scheduler and kube-controller-manager
+    /// probed at their /healthz (`probe.rs`, both at once), and `etcd-0`, the
+    /// log this server stores in (kube names its storage backends `etcd-N`):
+    /// healthy with kube's message "ok" while the log accepts writes (the
+    /// `etcd` health check's state, for the embedded log and `--log etcd`
+    /// alike), else unhealthy with the reason as its error.
+    async fn component_statuses(&self) -> Vec<crate::api::backend::ComponentStatus> {
+        use crate::api::backend::ComponentStatus;
+        let config = &self.shared.config;
+        let timeout = config.componentstatus_probe_timeout;
+        let (scheduler, controller_manager) = futures_lite::future::zip(
+            probe::healthz(config.componentstatus_scheduler_address, timeout),
+            probe::healthz(config.componentstatus_controller_manager_address, timeout),
+        )
+        .await;
+        let log_ok = self.shared.log_healthy.load(Ordering::Acquire);
+        let from_probe = |name, outcome: probe::Outcome| ComponentStatus {
+            name,
+            status: outcome.status,
+            message: outcome.message,
+            error: String::new(),
+        };
+        vec![
+            from_probe("scheduler", scheduler),
+            from_probe("controller-manager", controller_manager),
+            ComponentStatus {
+                name: "etcd-0",
+                status: if log_ok { "True" } else { "False" },
+                message: if log_ok { "ok".into() } else { String::new() },
+                error: if log_ok { String::new() } else { "the log is not accepting writes".into() },
+            },
+        ]
     }
 
     fn health_checks(&self) -> Vec<HealthCheck> {
