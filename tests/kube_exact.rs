@@ -187,6 +187,53 @@ fn periodic_bookmarks_at_the_current_resource_version() {
     );
 }
 
+/// A Protobuf watch (client-go's typed informers) gets the same bookmark as
+/// a JSON one: a length-prefixed WatchEvent of type BOOKMARK whose object is
+/// the kind's empty object at the current resourceVersion, and the watch
+/// lasts until its timeout.
+#[test]
+fn protobuf_bookmarks_hold_what_json_bookmarks_hold() {
+    let s = std::sync::Arc::new(Server::start());
+    let created = s.post_json(CM, &configmap("pb-0", &[])).json();
+    let from = created["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let writer = {
+        let s = s.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            write_elsewhere(&s, "pb-elsewhere")
+        })
+    };
+    let opened = std::time::Instant::now();
+    let path = format!("{CM}?watch=1&allowWatchBookmarks=true&resourceVersion={from}&timeoutSeconds=3");
+    let r = s.request("GET", &path, &[("Accept", &format!("{PB};stream=watch"))], None);
+    assert!(opened.elapsed() >= std::time::Duration::from_secs(3), "open until the timeout");
+    assert_eq!(r.status, 200);
+    let current = writer.join().unwrap();
+    let mut frames = Vec::new();
+    let mut rest = &r.body[..];
+    while rest.len() >= 4 {
+        let n = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+        frames.push(meta::WatchEvent::decode(&rest[4..4 + n]).expect("a WatchEvent"));
+        rest = &rest[4 + n..];
+    }
+    assert!(rest.is_empty());
+    assert_eq!(frames.len(), 1, "one bookmark, 2 s before the end");
+    assert_eq!(frames[0].r#type.as_deref(), Some("BOOKMARK"));
+    let raw = frames[0].object.as_ref().and_then(|o| o.raw.as_deref()).unwrap();
+    assert!(raw.starts_with(b"k8s\x00"));
+    let unknown = Unknown::decode(&raw[4..]).unwrap();
+    let type_meta = unknown.type_meta.unwrap();
+    assert_eq!((type_meta.api_version.as_deref(), type_meta.kind.as_deref()), (Some("v1"), Some("ConfigMap")));
+    let object = k8s_pb::api::core::v1::ConfigMap::decode(unknown.raw.as_deref().unwrap_or_default()).unwrap();
+    let metadata = object.metadata.unwrap();
+    assert_eq!(metadata.resource_version.as_deref(), Some(current.as_str()));
+    // Only the resourceVersion (an empty string is Go's absent string, as kube's encoder writes it).
+    let empty = |v: &Option<String>| v.as_deref().unwrap_or_default().is_empty();
+    assert!(empty(&metadata.name) && empty(&metadata.namespace) && empty(&metadata.uid), "{metadata:?}");
+    assert!(metadata.labels.is_empty() && metadata.annotations.is_empty(), "{metadata:?}");
+    assert!(object.data.is_empty() && object.binary_data.is_empty());
+}
+
 /// The checks of kube's body, in kube's order and under kube's names.
 fn verbose_checks(s: &Server, path: &str) -> Vec<String> {
     let r = s.get(path);
