@@ -114,7 +114,8 @@ fn transport(e: std::io::Error) -> ProbeError {
 /// [`BODY_BYTES_MAX`]).
 async fn get(addr: SocketAddr) -> Result<(u16, Vec<u8>), ProbeError> {
     let tcp = glommio::net::TcpStream::connect(addr).await.map_err(|e| ProbeError::Connect(e.into()))?;
-    let connector = futures_rustls::TlsConnector::from(client_config());
+    let config = client_config().ok_or_else(|| ProbeError::Transport("tls: no client configuration".into()))?;
+    let connector = futures_rustls::TlsConnector::from(config);
     let server_name = rustls::pki_types::ServerName::IpAddress(addr.ip().into());
     let mut tls = connector.connect(server_name, tcp).await.map_err(|e| {
         // Go: `remote error: tls: ...` or `tls: ...`.
@@ -226,9 +227,9 @@ fn dechunk(mut raw: &[u8]) -> (Vec<u8>, bool) {
 
 /// The probes' TLS client: no certificate verification (kube's
 /// `InsecureSkipVerify` for these probes), handshake signatures checked.
-fn client_config() -> Arc<rustls::ClientConfig> {
+fn client_config() -> Option<Arc<rustls::ClientConfig>> {
     thread_local! {
-        static CONFIG: std::cell::OnceCell<Arc<rustls::ClientConfig>> = const { std::cell::OnceCell::new() };
+        static CONFIG: std::cell::OnceCell<Option<Arc<rustls::ClientConfig>>> = const { std::cell::OnceCell::new() };
     }
     CONFIG.with(|config| {
         config
@@ -238,14 +239,11 @@ fn client_config() -> Arc<rustls::ClientConfig> {
                 let config = rustls::ClientConfig::builder_with_provider(provider)
                     .with_safe_default_protocol_versions()
                     .map(|b| b.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth());
-                match config {
-                    Ok(mut config) => {
-                        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-                        Arc::new(config)
-                    }
-                    // The ring provider's defaults always build.
-                    Err(e) => panic!("the probes' TLS configuration: {e}"),
-                }
+                // The ring provider's defaults always build; if not, every probe says so.
+                config.ok().map(|mut config| {
+                    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+                    Arc::new(config)
+                })
             })
             .clone()
     })
