@@ -117,11 +117,14 @@ pub struct Config {
     /// as kube-apiserver spreads its watches over 30 to 60 minutes.
     pub watch_timeout_min: Duration,
     pub watch_timeout_max: Duration,
-    /// How often a watch with `allowWatchBookmarks=true` gets a bookmark when
-    /// it has made progress (kube-apiserver: about once a minute).
+    /// How often a watch with `allowWatchBookmarks=true` gets a bookmark at
+    /// the current resourceVersion, whether or not anything changed (kube-
+    /// apiserver's `defaultBookmarkFrequency`: a minute); besides, it gets one
+    /// 2 s before its timeout. Costs one bookmark per watch per interval.
     pub watch_bookmark_interval: Duration,
-    /// How often each shard checks which watchers are due a bookmark, and
-    /// which watches' time is up (a watch ends within this after its timeout).
+    /// The longest each shard's wake-up task sleeps: it sleeps until the next
+    /// bookmark or watch timeout due, but a watch registered meanwhile with an
+    /// earlier one (a timeout closer than this) waits at most this long.
     pub watch_bookmark_check_interval: Duration,
     /// Concurrent HTTP/2 streams per connection (each watch is one stream),
     /// advertised as SETTINGS_MAX_CONCURRENT_STREAMS; a client opening more
@@ -247,6 +250,14 @@ pub struct Config {
     /// `etcd-lag` check): past it a load balancer sends clients to an
     /// instance that is current. Liveness is not affected.
     pub etcd_behind_ready_max: Duration,
+    /// Where `componentstatuses` probes kube-scheduler's and
+    /// kube-controller-manager's `https://ADDR/healthz` (kube-apiserver's
+    /// fixed addresses: 127.0.0.1:10259 and 127.0.0.1:10257).
+    pub componentstatus_scheduler_address: std::net::SocketAddr,
+    pub componentstatus_controller_manager_address: std::net::SocketAddr,
+    /// How long one of those probes may take (kube's `probeTimeOut`, 20 s):
+    /// a `componentstatuses` request waits at most this long.
+    pub componentstatus_probe_timeout: Duration,
     /// How often an etcd-backed instance compacts etcd's history
     /// (kube-apiserver's `--etcd-compaction-interval`, default 5 min; zero
     /// disables). Each round compacts to a revision recorded at least
@@ -438,6 +449,9 @@ impl Config {
             etcd_range_page_objects: 1000,
             storage_layout: crate::api::kube_storage::StorageLayout::Shardline,
             etcd_behind_ready_max: Duration::from_secs(10),
+            componentstatus_scheduler_address: std::net::SocketAddr::from(([127, 0, 0, 1], 10259)),
+            componentstatus_controller_manager_address: std::net::SocketAddr::from(([127, 0, 0, 1], 10257)),
+            componentstatus_probe_timeout: Duration::from_secs(20),
             etcd_compaction_interval: Duration::from_secs(5 * 60),
             etcd_tls: EtcdTls::default(),
             etcd_fence_after: Duration::from_millis(20),

@@ -166,6 +166,12 @@ struct ServeArgs {
     /// How long an etcd-backed instance may stay behind etcd and still be ready (/readyz `etcd-lag`), e.g. 10s.
     #[arg(long, value_parser = parse_duration)]
     etcd_behind_ready_max: Option<Duration>,
+    /// Where componentstatuses probes kube-scheduler's /healthz over HTTPS (kube's: 127.0.0.1:10259).
+    #[arg(long)]
+    componentstatus_scheduler_address: Option<std::net::SocketAddr>,
+    /// Where componentstatuses probes kube-controller-manager's /healthz over HTTPS (kube's: 127.0.0.1:10257).
+    #[arg(long)]
+    componentstatus_controller_manager_address: Option<std::net::SocketAddr>,
     /// How long one etcd request may take before a write answers 504 (e.g. 5s).
     #[arg(long, value_parser = parse_duration)]
     etcd_request_timeout: Option<Duration>,
@@ -330,6 +336,12 @@ fn config_from(args: ServeArgs) -> Config {
         shardline::api::kube_storage::StorageLayout::parse(&args.storage_layout).unwrap_or_default();
     if let Some(v) = args.etcd_behind_ready_max {
         config.etcd_behind_ready_max = v;
+    }
+    if let Some(v) = args.componentstatus_scheduler_address {
+        config.componentstatus_scheduler_address = v;
+    }
+    if let Some(v) = args.componentstatus_controller_manager_address {
+        config.componentstatus_controller_manager_address = v;
     }
     if let Some(v) = args.etcd_request_timeout {
         config.etcd_request_timeout = v;

@@ -453,8 +453,8 @@ fn every_kind_round_trips_and_prints_a_table() {
             problems.push(format!("{} {}: {e}", m.group_version, m.resource));
         }
     }
-    // componentstatuses are read-only: listed (kube computes them from the
-    // components' health; Shardline keeps none).
+    // componentstatuses are read-only: computed from the components' probes
+    // (tests/kube_exact.rs checks what they hold).
     let list = s.get_ok("/api/v1/componentstatuses");
     assert_eq!(list["kind"], "ComponentStatusList");
     assert!(problems.is_empty(), "{} of {} kinds failed:\n{}", problems.len(), objects.len(), problems.join("\n"));

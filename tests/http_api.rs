@@ -400,6 +400,50 @@ fn health_endpoints() {
     assert_eq!(s.request("GET", "/readyz/no-such-check", &[], None).status, 404);
 }
 
+/// The health endpoints' bodies and headers exactly as kube-apiserver's
+/// `healthz` package writes them, with its check names (informer-sync:
+/// every shard has loaded the log's state), for every `verbose` and
+/// `exclude` form.
+#[test]
+fn health_output_is_kube_apiservers() {
+    let s = Server::start();
+    let hook = "poststarthook/start-system-namespaces-controller";
+    let ready = format!(
+        "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync ok\n[+]{hook} ok\n[+]shutdown ok\n\
+         readyz check passed\n"
+    );
+    for path in ["/readyz?verbose", "/readyz?verbose=true", "/readyz?verbose=false", "/readyz?verbose=1"] {
+        let r = s.get(path);
+        assert_eq!((r.status, r.text()), (200, ready.clone()), "{path}: kube looks only for the key");
+        assert_eq!(r.header("content-type"), Some("text/plain; charset=utf-8"), "{path}");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{path}");
+    }
+    let live = format!("[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]{hook} ok\nlivez check passed\n");
+    assert_eq!(s.get("/livez?verbose").text(), live);
+    assert_eq!(s.get("/healthz?verbose").text(), live.replace("livez", "healthz"));
+    // Excluded checks are reported as such; unknown names once each, sorted and quoted.
+    let r = s.get("/readyz?verbose&exclude=informer-sync&exclude=zz-none&exclude=aa-none&exclude=zz-none");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.text(),
+        format!(
+            "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync excluded: ok\n[+]{hook} ok\n\
+             [+]shutdown ok\nwarn: some health checks cannot be excluded: no matches for \"aa-none\",\"zz-none\"\n\
+             readyz check passed\n"
+        )
+    );
+    // Not verbose: just "ok", whatever is excluded.
+    assert_eq!(s.get("/readyz?exclude=etcd").text(), "ok");
+    // One check by its path: "ok" with the same headers.
+    for path in ["/readyz/informer-sync", "/readyz/etcd-readiness", "/livez/etcd", "/healthz/log"] {
+        let r = s.get(path);
+        assert_eq!((r.status, r.text()), (200, "ok".to_string()), "{path}");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{path}");
+    }
+    let r = s.get("/livez/informer-sync");
+    assert_eq!((r.status, r.text()), (404, "404 page not found\n".to_string()), "informer-sync is a readiness check");
+}
+
 /// `kubectl create namespace demo` (kubectl 1.32 and later, whose typed clients
 /// prefer protobuf) sends exactly these bytes with
 /// `Content-Type: application/vnd.kubernetes.protobuf`: the `k8s\0` magic, then

@@ -289,17 +289,25 @@ fn send_initial_events_false_starts_at_the_most_recent_revision_without_state() 
 }
 
 /// A watch with bookmarks gets a bookmark 2 s before its timeout at the
-/// highest revision it delivered; one without bookmarks just ends.
+/// current resourceVersion, but, as kube-apiserver's cache watcher, only
+/// above the one the watch started from: with nothing written since, none.
+/// One without bookmarks just ends.
 #[test]
 fn a_bookmark_comes_just_before_the_timeout() {
     let s = Server::start();
-    let created = s.post_json(CM, &configmap("last", &[])).json();
+    s.post_json(CM, &configmap("last", &[]));
     let mut w = Watch::open(&s, &format!("{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=3"));
     w.expect("ADDED", "last");
-    let bookmark = w.next().expect("a final bookmark");
+    let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "elsewhere"}});
+    let elsewhere = s.post_json("/api/v1/namespaces/default/secrets", &secret).json();
+    let bookmark = w.next().expect("a bookmark before the timeout");
     assert_eq!(bookmark["type"], "BOOKMARK", "{bookmark}");
-    assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], resource_version(&created));
+    assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], resource_version(&elsewhere));
     assert!(w.next().is_none());
+    // Nothing written since it started: no bookmark, the watch just ends.
+    let mut quiet = Watch::open(&s, &format!("{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=3"));
+    quiet.expect("ADDED", "last");
+    assert!(quiet.next().is_none(), "no bookmark at the watch's own start");
     let mut plain = Watch::open(&s, &format!("{CM}?watch=1&timeoutSeconds=1"));
     plain.expect("ADDED", "last");
     assert!(plain.next().is_none());

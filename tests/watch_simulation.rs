@@ -11,8 +11,10 @@
 //! model's events for its filter after its start, in revision order, with no
 //! gap and no duplicate, with the right types (ADDED on entering the
 //! selection, MODIFIED, DELETED on leaving it or on delete, each carrying the
-//! state kube's watch cache sends); bookmarks never
-//! go backwards; and when all is delivered each client's view equals the
+//! state kube's watch cache sends); bookmarks never go backwards and come
+//! only above where the watch started (kube's cache watcher); every watch has
+//! a deadline (its timeoutSeconds), after which nothing is offered to it and
+//! the client resumes; and when all is delivered each client's view equals the
 //! model's state for its filter. Some clients watch one node's pods
 //! (`spec.nodeName=N`, a kubelet's watch, indexed by the hub's trigger
 //! field) while pods move between nodes and get unscheduled, so entering and
@@ -24,8 +26,8 @@ use shardline::cache::CachedObject;
 use shardline::log::{Entry, Operation, PreviousValue, Revision};
 use shardline::types::key::{collection_prefix, ObjectKey};
 use shardline::types::registry::Registry;
-use shardline::watch::{BookmarkSpec, EventSink, EventType, WatchEvent, WatchFilter, WatchHub};
-use std::cell::RefCell;
+use shardline::watch::{BookmarkShape, BookmarkSpec, EventSink, EventType, WatchEvent, WatchFilter, WatchHub};
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
@@ -47,6 +49,7 @@ const CLIENTS: usize = 12;
 const STEPS: usize = 600;
 const WINDOW_MS: u64 = 2_000;
 const QUEUE: usize = 8;
+const BOOKMARK_FREQUENCY_MS: u64 = 300;
 
 /// What a filter looks at in a pod: its `app` label and its node ("" = not scheduled).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,7 +149,7 @@ impl Filter {
                 (!web_only || o.meta().label("app") == Some("web"))
                     && node.as_deref().is_none_or(|n| o.meta().field("spec.nodeName") == Some(n))
             })),
-            bookmarks: Some(BookmarkSpec { kind: "Pod".into(), api_version: "v1".into(), interval_ms: 300 }),
+            bookmarks: Some(BookmarkSpec { shape: std::sync::Arc::new(BookmarkShape::bare("Pod", "v1")) }),
             name: None,
             trigger: self.node.clone(),
         }
@@ -155,10 +158,24 @@ impl Filter {
 
 type Queue = Rc<RefCell<VecDeque<WatchEvent>>>;
 
-struct Sink(Queue);
+/// A watch's queue, which checks that nothing is offered at or after the
+/// watch's deadline (the simulation's clock).
+struct Sink {
+    queue: Queue,
+    clock: Rc<Cell<u64>>,
+    deadline: u64,
+    seed: u64,
+}
 impl EventSink for Sink {
     fn offer(&mut self, event: WatchEvent) -> bool {
-        let mut queue = self.0.borrow_mut();
+        assert!(
+            self.clock.get() < self.deadline,
+            "seed {:#x}: offered at {} to a watch whose deadline was {}",
+            self.seed,
+            self.clock.get(),
+            self.deadline
+        );
+        let mut queue = self.queue.borrow_mut();
         if queue.len() >= QUEUE {
             return false;
         }
@@ -174,6 +191,10 @@ struct Client {
     /// The last resourceVersion the client saw (event or bookmark).
     position: u64,
     last_bookmark: u64,
+    /// The position its current watch started from: bookmarks come above it.
+    watch_from: u64,
+    /// When its current watch's time is up.
+    deadline: u64,
     queue: Queue,
     /// Which shard it is watching on, and the watch's id there (None = not watching).
     shard: Option<(usize, shardline::watch::WatchId)>,
@@ -189,9 +210,12 @@ fn run(seed: u64) {
     let registry = Registry::builtin();
     let mut rng = Rng(seed | 1);
     let mut model = Model::default();
+    let clock = Rc::new(Cell::new(0u64));
     let mut now = 0u64;
-    let mut shards: Vec<Shard> =
-        (0..SHARDS).map(|_| Shard { hub: WatchHub::new(Revision(0), WINDOW_MS, 10_000), applied: 0 }).collect();
+    let new_hub = |applied: u64| {
+        WatchHub::new(Revision(applied), WINDOW_MS, 10_000).with_bookmark_frequency_ms(BOOKMARK_FREQUENCY_MS)
+    };
+    let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard { hub: new_hub(0), applied: 0 }).collect();
     let mut clients: Vec<Client> = (0..CLIENTS)
         .map(|i| Client {
             filter: Filter {
@@ -203,6 +227,8 @@ fn run(seed: u64) {
             view: BTreeMap::new(),
             position: 0,
             last_bookmark: 0,
+            watch_from: 0,
+            deadline: 0,
             queue: Rc::default(),
             shard: None,
             drain_per_step: rng.below(4),
@@ -211,23 +237,25 @@ fn run(seed: u64) {
 
     for step in 0..STEPS {
         now += rng.below(40);
+        clock.set(now);
         for _ in 0..rng.below(3) {
             model.write(&mut rng);
         }
-        // Shards catch up, each by its own random lag.
+        // Shards run their due bookmarks and deadlines, then catch up, each
+        // by its own random lag.
         for shard in shards.iter_mut() {
+            shard.hub.tick(now);
             let target = model.revision().saturating_sub(rng.below(4));
             if target > shard.applied {
                 let batch = &model.entries[shard.applied as usize..target as usize];
                 shard.hub.dispatch(batch, now, &registry);
                 shard.applied = target;
             }
-            shard.hub.bookmark_tick(now);
         }
         // Now and then a shard restarts: its watchers are gone.
         if rng.below(60) == 0 {
             let s = rng.below(SHARDS as u64) as usize;
-            shards[s].hub = WatchHub::new(Revision(shards[s].applied), WINDOW_MS, 10_000);
+            shards[s].hub = new_hub(shards[s].applied);
             for c in clients.iter_mut() {
                 if c.shard.is_some_and(|(cs, _)| cs == s) {
                     c.shard = None;
@@ -241,13 +269,15 @@ fn run(seed: u64) {
                 let Some(event) = c.queue.borrow_mut().pop_front() else { break };
                 check_event(seed, n, c, &model, &event);
             }
-            if c.shard.is_none() || rng.below(80) == 0 {
-                restart_watch(seed, n, c, &mut shards, &model, &mut rng, &registry);
+            // A watch past its deadline has ended: the client resumes.
+            if c.shard.is_none() || c.deadline <= now || rng.below(80) == 0 {
+                restart_watch(seed, n, c, &mut shards, &model, &mut rng, &registry, &clock);
             }
         }
     }
     // Let every shard catch up fully and every client drain fully; views must equal the model.
     for shard in shards.iter_mut() {
+        shard.hub.tick(now);
         let batch = &model.entries[shard.applied as usize..];
         shard.hub.dispatch(batch, now, &registry);
         shard.applied = model.revision();
@@ -270,6 +300,11 @@ fn check_event(seed: u64, n: usize, c: &mut Client, model: &Model, event: &Watch
     let r = event.revision.0;
     if event.event_type == EventType::Bookmark {
         assert!(r >= c.last_bookmark, "seed {seed:#x}: client {n} bookmark went back {r} < {}", c.last_bookmark);
+        assert!(
+            r > c.watch_from,
+            "seed {seed:#x}: client {n} bookmark {r} not above its watch's start {}",
+            c.watch_from
+        );
         // Nothing the filter selects may be pending between position and the bookmark.
         let before = model.state_at(c.position, &c.filter);
         let at = model.state_at(r.max(c.position), &c.filter);
@@ -328,6 +363,7 @@ fn restart_watch(
     model: &Model,
     rng: &mut Rng,
     registry: &Registry,
+    clock: &Rc<Cell<u64>>,
 ) {
     if let Some((s, id)) = c.shard.take() {
         shards[s].hub.stop(id);
@@ -338,11 +374,17 @@ fn restart_watch(
         check_event(seed, n, c, model, &event);
     }
     let s = rng.below(SHARDS as u64) as usize;
+    let now = clock.get();
+    // Its timeoutSeconds: short enough that many watches reach it.
+    let deadline = now + 500 + rng.below(3_000);
+    c.deadline = deadline;
+    let sink = |queue: &Queue| Box::new(Sink { queue: queue.clone(), clock: clock.clone(), deadline, seed });
     let queue: Queue = Rc::default();
-    let started =
-        shards[s].hub.start(c.filter.watch_filter(), Box::new(Sink(queue.clone())), Revision(c.position), 0, registry);
+    c.watch_from = c.position;
+    let started = shards[s].hub.start(c.filter.watch_filter(), sink(&queue), Revision(c.position), now, registry);
     match started {
         Ok(Some(id)) => {
+            shards[s].hub.close_at(id, deadline, now);
             c.queue = queue;
             c.shard = Some((s, id));
         }
@@ -356,10 +398,12 @@ fn restart_watch(
             c.view = model.state_at(at, &c.filter);
             c.position = at;
             c.last_bookmark = c.last_bookmark.min(at);
+            c.watch_from = at;
             let queue: Queue = Rc::default();
             if let Ok(Some(id)) =
-                shards[s].hub.start(c.filter.watch_filter(), Box::new(Sink(queue.clone())), Revision(at), 0, registry)
+                shards[s].hub.start(c.filter.watch_filter(), sink(&queue), Revision(at), now, registry)
             {
+                shards[s].hub.close_at(id, deadline, now);
                 c.queue = queue;
                 c.shard = Some((s, id));
             }

@@ -29,6 +29,17 @@ pub enum BackendError {
     ConsistentReadTimeout { wanted: Revision, current: Revision },
 }
 
+/// One of kube-apiserver's component statuses: a component it probes and
+/// what the probe found (the ComponentStatus's one `Healthy` condition).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ComponentStatus {
+    pub name: &'static str,
+    /// "True", "False" or "Unknown" (kube's `ToConditionStatus` of the probe's result).
+    pub status: &'static str,
+    pub message: String,
+    pub error: String,
+}
+
 /// The result of a named health check.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HealthCheck {
@@ -136,6 +147,9 @@ pub trait Backend {
     async fn append(&self, proposal: Proposal) -> Result<Entry, AppendError>;
     /// Health checks for /livez, /readyz, /healthz.
     fn health_checks(&self) -> Vec<HealthCheck>;
+    /// The components kube-apiserver reports in `componentstatuses`, probed
+    /// now, in the order they are listed.
+    async fn component_statuses(&self) -> Vec<ComponentStatus>;
     fn process_limits(&self) -> ProcessLimits;
     /// Runs `task` in the background on this shard; it may outlive the
     /// request that started it (a Terminating namespace's cleanup).

@@ -96,7 +96,8 @@ impl Params {
                     })?)
                 }
                 "includeObject" => p.include_object = Some(value),
-                "verbose" => p.verbose = parse_bool("verbose", &value)?,
+                // kube's health handlers look for the key only: `verbose=false` is verbose too.
+                "verbose" => p.verbose = true,
                 "allowWatchBookmarks" => p.allow_watch_bookmarks = parse_bool("allowWatchBookmarks", &value)?,
                 "sendInitialEvents" => p.send_initial_events = Some(parse_bool("sendInitialEvents", &value)?),
                 "exclude" => p.exclude.push(value),

@@ -19,6 +19,7 @@ mod etcd_log;
 pub mod hyper_glue;
 pub mod limits;
 pub mod log_dir;
+pub mod probe;
 pub mod process;
 pub mod tls;
 #[cfg(feature = "etcd")]
@@ -162,6 +163,10 @@ struct Shared {
     /// Forwarded requests, to the upstream client's thread (`--upstream`).
     upstream_tx: Option<flume::Sender<ForwardJob>>,
     bootstrapped: AtomicBool,
+    /// Each shard has loaded the log's state (at start-up, or again after
+    /// the log reset it): objects, custom resources' registry, RBAC index,
+    /// Node graph, garbage-collector graph. kube's `informer-sync`.
+    shards_loaded: Vec<AtomicBool>,
     log_healthy: AtomicBool,
     shutting_down: AtomicBool,
     drained_shards: AtomicUsize,
@@ -526,9 +531,9 @@ impl Backend for ShardBackend {
             let registry = self.local.registry.borrow().clone();
             let now_ms = self.local.now_ms();
             let started = hub.start(filter, Box::new(sender), after, now_ms, &*registry);
-            // The timeout is the hub's (checked by `bookmark_loop`), not a timer per watch.
+            // The timeout is the hub's (run by `bookmark_loop`), not a timer per watch.
             if let Ok(Some(id)) = &started {
-                hub.close_at(*id, now_ms.saturating_add(closes_in.as_millis() as u64));
+                hub.close_at(*id, now_ms.saturating_add(closes_in.as_millis() as u64), now_ms);
             }
             self.shared.publish_watch_stats(self.local.id, &hub);
             started?
@@ -717,7 +722,42 @@ impl Backend for ShardBackend {
         }
     }
 
+    /// kube-apiserver's components: kube-scheduler and kube-controller-manager
+    /// probed at their /healthz (`probe.rs`, both at once), and `etcd-0`, the
+    /// log this server stores in (kube names its storage backends `etcd-N`):
+    /// healthy with kube's message "ok" while the log accepts writes (the
+    /// `etcd` health check's state, for the embedded log and `--log etcd`
+    /// alike), else unhealthy with the reason as its error.
+    async fn component_statuses(&self) -> Vec<crate::api::backend::ComponentStatus> {
+        use crate::api::backend::ComponentStatus;
+        let config = &self.shared.config;
+        let timeout = config.componentstatus_probe_timeout;
+        let (scheduler, controller_manager) = futures_lite::future::zip(
+            probe::healthz(config.componentstatus_scheduler_address, timeout),
+            probe::healthz(config.componentstatus_controller_manager_address, timeout),
+        )
+        .await;
+        let log_ok = self.shared.log_healthy.load(Ordering::Acquire);
+        let from_probe = |name, outcome: probe::Outcome| ComponentStatus {
+            name,
+            status: outcome.status,
+            message: outcome.message,
+            error: String::new(),
+        };
+        vec![
+            from_probe("scheduler", scheduler),
+            from_probe("controller-manager", controller_manager),
+            ComponentStatus {
+                name: "etcd-0",
+                status: if log_ok { "True" } else { "False" },
+                message: if log_ok { "ok".into() } else { String::new() },
+                error: if log_ok { String::new() } else { "the log is not accepting writes".into() },
+            },
+        ]
+    }
+
     fn health_checks(&self) -> Vec<HealthCheck> {
+        let unloaded = self.shared.shards_loaded.iter().position(|loaded| !loaded.load(Ordering::Acquire));
         let mut checks = vec![
             HealthCheck {
                 name: "log",
@@ -728,6 +768,13 @@ impl Backend for ShardBackend {
                 name: "bootstrap-namespaces",
                 ok: self.shared.bootstrapped.load(Ordering::Acquire),
                 detail: "the default namespaces are not created yet".into(),
+            },
+            HealthCheck {
+                name: "informer-sync",
+                ok: unloaded.is_none(),
+                detail: unloaded
+                    .map(|shard| format!("shard {shard} has not loaded the log's state yet"))
+                    .unwrap_or_default(),
             },
             HealthCheck {
                 name: "shutdown",
@@ -896,6 +943,7 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         consistent_reads: Default::default(),
         upstream_tx,
         bootstrapped: AtomicBool::new(false),
+        shards_loaded: (0..shard_count).map(|_| AtomicBool::new(false)).collect(),
         log_healthy: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),
         drained_shards: AtomicUsize::new(0),
@@ -1029,7 +1077,8 @@ async fn shard_main(
                 config.history_window.as_millis() as u64,
                 config.watch_history_entries_max,
             )
-            .with_history_bytes_max(config.history_bytes_max),
+            .with_history_bytes_max(config.history_bytes_max)
+            .with_bookmark_frequency_ms(config.watch_bookmark_interval.as_millis() as u64),
         ),
         hub_epoch: Cell::new(0),
         deferred: RefCell::new(Vec::new()),
@@ -1064,6 +1113,7 @@ async fn shard_main(
     let started = Instant::now();
     load_initial(&local, &shared, &initial);
     drop(initial);
+    shared.shards_loaded[usize::from(shard.0)].store(true, Ordering::Release);
     // The recovered state's read buffers are freed once every shard has
     // loaded; give their pages back (glibc keeps freed memory between live
     // allocations resident otherwise: hundreds of MiB after a large restart).
@@ -1424,7 +1474,8 @@ fn load_initial(local: &Local, shared: &Shared, initial: &InitialState) {
         config.history_window.as_millis() as u64,
         config.watch_history_entries_max,
     )
-    .with_history_bytes_max(config.history_bytes_max);
+    .with_history_bytes_max(config.history_bytes_max)
+    .with_bookmark_frequency_ms(config.watch_bookmark_interval.as_millis() as u64);
 }
 
 async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Receiver<Applied>) {
@@ -1440,12 +1491,15 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
                 // A new hub drops every watcher (their streams end); guards of
                 // the old hub's watchers no longer touch the new one.
                 local.hub_epoch.set(local.hub_epoch.get() + 1);
+                let loaded = &shared.shards_loaded[usize::from(local.id.0)];
+                loaded.store(false, Ordering::Release);
                 *local.store.borrow_mut() =
                     ShardStore::new(local.id, shared.config.shards, shared.config.history_window.as_millis() as u64)
                         .with_history_bytes_max(
                             shared.config.history_bytes_max / usize::from(shared.config.shards.max(1)),
                         );
                 load_initial(&local, &shared, &initial);
+                loaded.store(true, Ordering::Release);
                 shared.publish_watch_stats(local.id, &local.hub.borrow());
                 local.run_ready_jobs();
                 start_garbage_actions(&local, &shared);
@@ -1535,16 +1589,23 @@ fn apply_node_graph(local: &Local, batch: &[Entry]) {
     }
 }
 
-/// Offers due bookmarks to this shard's watchers (each has its own interval).
+/// Runs this shard's watch wake-ups (`WatchHub::tick`): bookmarks due and
+/// watches whose time is up. Sleeps until the hub's next wake-up, but never
+/// longer than `interval`, so a watcher registered meanwhile with an earlier
+/// one (a deadline less than `interval` away) waits at most that.
 async fn bookmark_loop(local: Rc<Local>, shared: Arc<Shared>, interval: Duration) {
     loop {
-        glommio::timer::sleep(interval).await;
         let now_ms = local.now_ms();
-        let mut hub = local.hub.borrow_mut();
-        hub.bookmark_tick(now_ms);
-        // Watches whose time is up end here, within one interval of it.
-        hub.close_expired(now_ms);
-        shared.publish_watch_stats(local.id, &hub);
+        let next = {
+            let mut hub = local.hub.borrow_mut();
+            let tick = hub.tick(now_ms);
+            if tick.closed > 0 {
+                shared.publish_watch_stats(local.id, &hub);
+            }
+            hub.next_wake_ms()
+        };
+        let until_next = next.map_or(interval, |at| Duration::from_millis(at.saturating_sub(now_ms)));
+        glommio::timer::sleep(until_next.min(interval).max(Duration::from_millis(1))).await;
     }
 }
 

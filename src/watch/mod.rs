@@ -29,6 +29,19 @@
 //! count and bytes (`history_bytes_max`: each kept entry's key, value and
 //! previous value, which every shard's hub shares), the oldest entries
 //! leaving first, and a start older than it is refused (410).
+//!
+//! Bookmarks and timeouts (kube-apiserver's cacher, `nextBookmarkTime`): a
+//! watcher with bookmarks gets one every `bookmark_frequency_ms` (kube: a
+//! minute) and one [`PRE_TIMEOUT_BOOKMARK_MS`] before its deadline, each at
+//! the shard's current revision (every shard applies every entry, so this
+//! is the server's resourceVersion, whatever was written), and only above
+//! the revision the watch started from (kube's cache watcher sends none at
+//! or below it). A bookmark the queue cannot take is dropped, as kube's
+//! `nonblockingAdd` drops it; it never closes the watcher. The watch is
+//! closed at its deadline, not before. Both times are kept in one ordered
+//! set per hub (`wakeups`: one entry per watcher, at the earlier of its next
+//! bookmark and its deadline), so a tick costs the watchers that are due,
+//! not every watcher, and an idle watch keeps no timer of its own.
 
 pub mod queue;
 
@@ -37,7 +50,7 @@ use crate::log::{Entry, Operation, Revision};
 use crate::store::FieldIndex;
 use crate::types::key::group_resource;
 use bytes::Bytes;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 /// Identity of a watcher on its shard.
@@ -138,25 +151,86 @@ fn index_keys(key: &[u8]) -> [&[u8]; 3] {
     [&key[..resource_end], &key[..namespace_end], key]
 }
 
-/// What a bookmark of this watch looks like, and how often one is sent.
+/// How long before its deadline a watch with bookmarks gets its last one
+/// (kube-apiserver's cache watcher: the deadline less 2 s), so that a client
+/// resumes from close to where the watch ended.
+pub const PRE_TIMEOUT_BOOKMARK_MS: u64 = 2_000;
+
+/// What a bookmark of this watch looks like: its kind's bookmark object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BookmarkSpec {
-    /// Shared with the watch's response body (its final bookmark).
-    pub kind: Arc<str>,
-    pub api_version: Arc<str>,
-    pub interval_ms: u64,
+    /// Shared with the watch's initial-events-end bookmark.
+    pub shape: Arc<BookmarkShape>,
+}
+
+/// A kind's bookmark object, as kube-apiserver sends it: the zero value of
+/// the kind's type (what its encoder writes for a new empty object) with
+/// only `metadata.resourceVersion` set, and for the end of a streaming
+/// list's initial events the annotation `k8s.io/initial-events-end`. Kept
+/// as the text before the resourceVersion's digits and after its metadata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BookmarkShape {
+    /// Up to and including `"resourceVersion":"`.
+    head: Box<str>,
+    /// From the end of `metadata` (`}`) to the end of the object.
+    tail: Box<str>,
+}
+
+/// The member a bookmark's metadata holds, with a placeholder for the digits.
+const RESOURCE_VERSION_MARK: &str = "\"resourceVersion\":\"0\"}";
+
+impl BookmarkShape {
+    /// The shape of the bookmark whose object, at resourceVersion "0", is
+    /// `zero` (JSON whose `metadata` holds only `"resourceVersion":"0"`);
+    /// anything else gets the bare form (kind, apiVersion, metadata).
+    pub fn from_zero_object(kind: &str, api_version: &str, zero: &str) -> BookmarkShape {
+        match zero.find(RESOURCE_VERSION_MARK) {
+            Some(at) if zero.matches(RESOURCE_VERSION_MARK).count() == 1 => {
+                let digits = at + RESOURCE_VERSION_MARK.len() - 3;
+                BookmarkShape { head: zero[..digits].into(), tail: zero[digits + 2..].into() }
+            }
+            _ => BookmarkShape::bare(kind, api_version),
+        }
+    }
+
+    /// Only kind, apiVersion and metadata.resourceVersion.
+    pub fn bare(kind: &str, api_version: &str) -> BookmarkShape {
+        let head = format!(
+            "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{{\"resourceVersion\":\"",
+            serde_json::to_string(kind).unwrap_or_default(),
+            serde_json::to_string(api_version).unwrap_or_default(),
+        );
+        BookmarkShape { head: head.into(), tail: "}}".into() }
+    }
+
+    /// The bookmark object at `revision`.
+    pub fn object(&self, revision: Revision, initial_events_end: bool) -> Bytes {
+        let annotations =
+            if initial_events_end { ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" } else { "" };
+        Bytes::from(format!("{}{}\"{annotations}{}", self.head, revision.0, self.tail))
+    }
 }
 
 /// A bookmark object: only kind, apiVersion and metadata.resourceVersion
 /// (and, for the end of a streaming list's initial events, its annotation).
 pub fn bookmark_object(kind: &str, api_version: &str, revision: Revision, initial_events_end: bool) -> Bytes {
-    let annotations = if initial_events_end { ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" } else { "" };
-    Bytes::from(format!(
-        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{{\"resourceVersion\":\"{}\"{annotations}}}}}",
-        serde_json::to_string(kind).unwrap_or_default(),
-        serde_json::to_string(api_version).unwrap_or_default(),
-        revision.0
-    ))
+    BookmarkShape::bare(kind, api_version).object(revision, initial_events_end)
+}
+
+/// When a watcher's next bookmark is due (kube's `nextBookmarkTime`): a
+/// bookmark frequency from `now`, or [`PRE_TIMEOUT_BOOKMARK_MS`] before the
+/// deadline if that is sooner; `u64::MAX` (none) once that time is past
+/// (`or_now`: a time equal to `now` still counts, as at registration).
+fn next_bookmark_ms(now_ms: u64, deadline_ms: u64, frequency_ms: u64, or_now: bool) -> u64 {
+    let mut at = now_ms.saturating_add(frequency_ms);
+    if deadline_ms != u64::MAX {
+        at = at.min(deadline_ms.saturating_sub(PRE_TIMEOUT_BOOKMARK_MS));
+    }
+    if at < now_ms || (at == now_ms && !or_now) {
+        u64::MAX
+    } else {
+        at
+    }
 }
 
 /// What a registered watcher selects: its collection and predicate.
@@ -191,12 +265,29 @@ struct Watcher {
     /// Events at or before this revision were already delivered (or are part
     /// of the initial state the client was sent).
     after: Revision,
-    /// When the last bookmark went out (or the watch started).
-    bookmarked_at_ms: u64,
-    /// The revision of the last bookmark: bookmarks never go backwards.
-    bookmarked: Revision,
+    /// The revision the watch started from (after its replay): bookmarks
+    /// are sent only above it, as kube's cache watcher sends them.
+    started: Revision,
+    /// When its next bookmark is due (`u64::MAX`: none, or no bookmarks).
+    next_bookmark_ms: u64,
     /// When the watch's time is up ([`WatchHub::close_at`]; `u64::MAX`: never).
     closes_at_ms: u64,
+}
+
+impl Watcher {
+    /// Its entry in the hub's `wakeups` (`u64::MAX`: none).
+    fn wake_ms(&self) -> u64 {
+        self.next_bookmark_ms.min(self.closes_at_ms)
+    }
+}
+
+/// What one [`WatchHub::tick`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tick {
+    /// Bookmarks queued.
+    pub bookmarks: usize,
+    /// Watchers closed because their time was up.
+    pub closed: usize,
 }
 
 /// A committed entry kept for resumption.
@@ -262,7 +353,15 @@ pub struct WatchHub {
     closed_slow: u64,
     events_dispatched: u64,
     initial_events_sent: u64,
+    /// How often a watcher with bookmarks gets one (kube's `bookmarkFrequency`).
+    bookmark_frequency_ms: u64,
+    /// Every watcher's next wake-up (a bookmark due or its time up), in time
+    /// order: one entry per watcher that has one, at [`Watcher::wake_ms`].
+    wakeups: BTreeSet<(u64, WatchId)>,
 }
+
+/// kube-apiserver's bookmark frequency (`defaultBookmarkFrequency`).
+pub const BOOKMARK_FREQUENCY_MS_DEFAULT: u64 = 60_000;
 
 impl WatchHub {
     pub fn new(applied: Revision, history_window_ms: u64, history_entries_max: usize) -> WatchHub {
@@ -282,7 +381,15 @@ impl WatchHub {
             closed_slow: 0,
             events_dispatched: 0,
             initial_events_sent: 0,
+            bookmark_frequency_ms: BOOKMARK_FREQUENCY_MS_DEFAULT,
+            wakeups: BTreeSet::new(),
         }
+    }
+
+    /// Sets how often a watcher with bookmarks gets one.
+    pub fn with_bookmark_frequency_ms(mut self, frequency_ms: u64) -> WatchHub {
+        self.bookmark_frequency_ms = frequency_ms.max(1);
+        self
     }
 
     /// Bounds the bytes of the entries kept for resumption.
@@ -380,6 +487,10 @@ impl WatchHub {
         let mut selection = Selection { prefix, matches };
         let indexed_by = (name.is_some() || trigger.is_some()).then(|| Box::new(IndexedBy { name, trigger }));
         let mut delivered = after;
+        // Where bookmarks start: after the last event replayed to it, as
+        // kube's cache watcher raises its resourceVersion with each event of
+        // its interval (entries of other collections do not count).
+        let mut started = after;
         for kept in self.history.iter().filter(|h| h.entry.revision > after) {
             let encoded = EncodedEntry::new(&kept.entry, fields);
             if let Some(event) = encoded.event_for(&selection) {
@@ -388,6 +499,7 @@ impl WatchHub {
                     return Ok(None);
                 }
                 self.events_dispatched += 1;
+                started = kept.entry.revision;
             }
             delivered = kept.entry.revision;
         }
@@ -395,75 +507,107 @@ impl WatchHub {
         self.next_id += 1;
         let after = delivered.max(after);
         self.file(id, &mut selection.prefix, indexed_by.as_deref());
-        self.watchers.insert(
-            id,
-            Box::new(Watcher {
-                selection,
-                bookmarks,
-                indexed_by,
-                sink,
-                after,
-                bookmarked_at_ms: now_ms,
-                bookmarked: after,
-                closes_at_ms: u64::MAX,
-            }),
-        );
+        let next_bookmark_ms = match bookmarks {
+            Some(_) => next_bookmark_ms(now_ms, u64::MAX, self.bookmark_frequency_ms, true),
+            None => u64::MAX,
+        };
+        let watcher = Box::new(Watcher {
+            selection,
+            bookmarks,
+            indexed_by,
+            sink,
+            after,
+            started,
+            next_bookmark_ms,
+            closes_at_ms: u64::MAX,
+        });
+        self.schedule(id, &watcher);
+        self.watchers.insert(id, watcher);
         Ok(Some(id))
     }
 
-    /// Sends a bookmark to every watcher that asked for them and has had none
-    /// for its interval, at the revision up to which it has seen every entry.
-    /// Returns how many were sent.
-    pub fn bookmark_tick(&mut self, now_ms: u64) -> usize {
-        let mut sent = 0;
-        let mut closed = Vec::new();
+    fn schedule(&mut self, id: WatchId, watcher: &Watcher) {
+        let at = watcher.wake_ms();
+        if at != u64::MAX {
+            self.wakeups.insert((at, id));
+        }
+    }
+
+    fn unschedule(&mut self, id: WatchId, watcher: &Watcher) {
+        let at = watcher.wake_ms();
+        if at != u64::MAX {
+            self.wakeups.remove(&(at, id));
+        }
+    }
+
+    /// When the next watcher is due a bookmark or its end (`None`: no one).
+    pub fn next_wake_ms(&self) -> Option<u64> {
+        self.wakeups.first().map(|(at, _)| *at)
+    }
+
+    /// Sets the watcher's deadline, `at_ms` (given at `now_ms`): it is closed
+    /// at the first [`WatchHub::tick`] from then on (its queue's reader gets
+    /// what is queued, then the end), and with bookmarks it gets one
+    /// [`PRE_TIMEOUT_BOOKMARK_MS`] before. A watch's timeout, kept here
+    /// rather than as a timer per watch.
+    pub fn close_at(&mut self, id: WatchId, at_ms: u64, now_ms: u64) {
+        let frequency_ms = self.bookmark_frequency_ms;
+        let Some(mut watcher) = self.watchers.remove(&id) else { return };
+        self.unschedule(id, &watcher);
+        watcher.closes_at_ms = at_ms;
+        if watcher.bookmarks.is_some() {
+            watcher.next_bookmark_ms = next_bookmark_ms(now_ms, at_ms, frequency_ms, true);
+        }
+        self.schedule(id, &watcher);
+        self.watchers.insert(id, watcher);
+    }
+
+    /// Runs the watchers due at `now_ms`: closes those whose time is up and
+    /// sends a bookmark to those due one (at the current revision, if it is
+    /// above the revision the watch started from), then schedules their
+    /// next one. Costs the due watchers only.
+    pub fn tick(&mut self, now_ms: u64) -> Tick {
+        let mut tick = Tick::default();
         let applied = self.applied;
-        for (id, watcher) in self.watchers.iter_mut() {
-            // A registered watcher has been offered every entry up to `applied`.
-            watcher.after = watcher.after.max(applied);
-            let Some(spec) = &watcher.bookmarks else { continue };
-            if now_ms.saturating_sub(watcher.bookmarked_at_ms) < spec.interval_ms || watcher.after <= watcher.bookmarked
-            {
+        let frequency_ms = self.bookmark_frequency_ms;
+        while let Some(&(at, id)) = self.wakeups.first() {
+            if at > now_ms {
+                break;
+            }
+            self.wakeups.pop_first();
+            let Some(watcher) = self.watchers.get_mut(&id) else { continue };
+            if watcher.closes_at_ms <= now_ms {
+                watcher.closes_at_ms = u64::MAX;
+                watcher.next_bookmark_ms = u64::MAX;
+                self.remove(id);
+                tick.closed += 1;
                 continue;
             }
-            let object = bookmark_object(&spec.kind, &spec.api_version, watcher.after, false);
-            let event = WatchEvent { event_type: EventType::Bookmark, revision: watcher.after, object, source: None };
-            if watcher.sink.offer(event) {
-                watcher.bookmarked_at_ms = now_ms;
-                watcher.bookmarked = watcher.after;
-                sent += 1;
-            } else {
-                closed.push(*id);
+            if watcher.next_bookmark_ms <= now_ms {
+                // A registered watcher has been offered every entry up to `applied`.
+                watcher.after = watcher.after.max(applied);
+                let progressed = applied > watcher.started;
+                if let Some(spec) = watcher.bookmarks.as_ref().filter(|_| progressed) {
+                    let object = spec.shape.object(applied, false);
+                    let event = WatchEvent { event_type: EventType::Bookmark, revision: applied, object, source: None };
+                    // Refused (queue full, reader gone): dropped, never waited for.
+                    if watcher.sink.offer(event) {
+                        tick.bookmarks += 1;
+                    }
+                }
+                watcher.next_bookmark_ms = next_bookmark_ms(now_ms, watcher.closes_at_ms, frequency_ms, false);
+            }
+            let at = watcher.wake_ms();
+            if at != u64::MAX {
+                self.wakeups.insert((at, id));
             }
         }
-        for id in closed {
-            self.remove(id);
-            self.closed_slow += 1;
-        }
-        sent
-    }
-
-    /// Closes the watcher at `at_ms` (at the first [`WatchHub::close_expired`]
-    /// from then on): its queue's reader gets what is queued, then the end.
-    /// A watch's timeout, kept here rather than as a timer per watch.
-    pub fn close_at(&mut self, id: WatchId, at_ms: u64) {
-        if let Some(watcher) = self.watchers.get_mut(&id) {
-            watcher.closes_at_ms = at_ms;
-        }
-    }
-
-    /// Closes the watchers whose time is up at `now_ms`; returns how many.
-    pub fn close_expired(&mut self, now_ms: u64) -> usize {
-        let expired: Vec<WatchId> =
-            self.watchers.iter().filter(|(_, w)| w.closes_at_ms <= now_ms).map(|(id, _)| *id).collect();
-        for id in &expired {
-            self.remove(*id);
-        }
-        expired.len()
+        tick
     }
 
     fn remove(&mut self, id: WatchId) {
         if let Some(watcher) = self.watchers.remove(&id) {
+            self.unschedule(id, &watcher);
             self.unfile(id, &watcher.selection.prefix, watcher.indexed_by.as_deref());
         }
     }
@@ -696,7 +840,7 @@ mod tests {
         WatchFilter {
             prefix: Bytes::from(crate::types::key::collection_prefix("", "pods", Some("ns"))),
             matches: Some(Box::new(|o: &CachedObject| o.meta().label("app") == Some("web"))),
-            bookmarks: Some(BookmarkSpec { kind: "Pod".into(), api_version: "v1".into(), interval_ms: 1000 }),
+            bookmarks: Some(BookmarkSpec { shape: Arc::new(BookmarkShape::bare("Pod", "v1")) }),
             name: None,
             trigger: None,
         }
@@ -777,29 +921,125 @@ mod tests {
         assert_eq!(seen.borrow().iter().map(|e| e.1).collect::<Vec<_>>(), [3, 4]);
     }
 
+    /// kube's cacher: a bookmark every frequency at the current revision,
+    /// again at the same revision when nothing changed since, but never at
+    /// or below the revision the watch started from.
     #[test]
-    fn bookmarks_follow_progress_at_their_interval_and_never_go_backwards() {
+    fn bookmarks_come_every_frequency_at_the_current_revision_above_the_start() {
         let fields: Vec<ResourceInfo> = Vec::new();
-        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000).with_bookmark_frequency_ms(1000);
         let sink = Collect::default();
         let seen = sink.0.clone();
         hub.start(web_only(), Box::new(sink), Revision(0), 0, &fields).unwrap();
         let mut log = Log { revision: 0, current: BTreeMap::new() };
-        // Entries the watcher does not select still advance its progress.
+        // Entries the watcher does not select still advance the revision.
         hub.dispatch(&[log.put("a", "db"), log.put("b", "db")], 0, &fields);
-        assert_eq!(hub.bookmark_tick(500), 0, "before the interval");
-        assert_eq!(hub.bookmark_tick(1000), 1);
+        // A second watcher starts at the current revision, after the writes.
+        let late = Collect::default();
+        let late_seen = late.0.clone();
+        hub.start(web_only(), Box::new(late), Revision(2), 300, &fields).unwrap();
+        assert_eq!(hub.next_wake_ms(), Some(1000));
+        assert_eq!(hub.tick(999), Tick::default(), "before the frequency");
+        assert_eq!(hub.tick(1000).bookmarks, 1);
         assert_eq!(seen.borrow().last().map(|e| (e.0, e.1)), Some((EventType::Bookmark, 2)));
-        assert_eq!(hub.bookmark_tick(5000), 0, "no progress, no bookmark");
-        hub.dispatch(&[log.put("c", "web")], 5000, &fields);
-        assert_eq!(hub.bookmark_tick(6000), 1);
-        let revisions: Vec<u64> = seen.borrow().iter().filter(|e| e.0 == EventType::Bookmark).map(|e| e.1).collect();
-        assert_eq!(revisions, [2, 3]);
+        assert_eq!(hub.next_wake_ms(), Some(1300), "the late watcher's first is due");
+        assert_eq!(hub.tick(1300).bookmarks, 0, "nothing above where the late watcher started");
+        // Nothing changed: the same revision again, a frequency later.
+        assert_eq!(hub.tick(2000).bookmarks, 1);
+        hub.dispatch(&[log.put("c", "db")], 2100, &fields);
+        assert_eq!(hub.tick(2300).bookmarks, 1, "the late watcher, now that the revision moved");
+        assert_eq!(hub.tick(3000).bookmarks, 1);
+        let revisions = |seen: &Rc<RefCell<Vec<(EventType, u64, String)>>>| -> Vec<u64> {
+            seen.borrow().iter().filter(|e| e.0 == EventType::Bookmark).map(|e| e.1).collect()
+        };
+        assert_eq!(revisions(&seen), [2, 2, 3]);
+        assert_eq!(revisions(&late_seen), [3]);
         let object: serde_json::Value =
             serde_json::from_slice(&bookmark_object("Pod", "v1", Revision(9), true)).unwrap();
         assert_eq!(
             object,
             serde_json::json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "9", "annotations": {"k8s.io/initial-events-end": "true"}}})
+        );
+        hub.stop(WatchId(1));
+        hub.stop(WatchId(2));
+        assert_eq!(hub.next_wake_ms(), None, "a stopped watcher leaves no wake-up");
+    }
+
+    /// The bookmark 2 s before the deadline, then the watch stays open (and
+    /// gets events) until the deadline itself.
+    #[test]
+    fn a_bookmark_comes_two_seconds_before_the_deadline_and_the_watch_lasts_until_it() {
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
+        let (sender, receiver) = queue::watch_queue(queue::QueueBounds { events_max: 10, bytes_max: 1 << 20 });
+        let id = hub.start(web_only(), Box::new(sender), Revision(0), 0, &fields).unwrap().unwrap();
+        hub.close_at(id, 10_000, 0);
+        // Without bookmarks: only the deadline.
+        let mut plain = web_only();
+        plain.bookmarks = None;
+        let quiet = Collect::default();
+        let quiet_seen = quiet.0.clone();
+        let other = hub.start(plain, Box::new(quiet), Revision(0), 0, &fields).unwrap().unwrap();
+        hub.close_at(other, 10_000, 0);
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        hub.dispatch(&[log.put("a", "db")], 1_000, &fields);
+        assert_eq!(hub.next_wake_ms(), Some(8_000));
+        assert_eq!(hub.tick(7_999), Tick::default());
+        assert_eq!(hub.tick(8_000), Tick { bookmarks: 1, closed: 0 });
+        assert_eq!(hub.next_wake_ms(), Some(10_000), "no other bookmark: only the deadline is left");
+        hub.dispatch(&[log.put("b", "web")], 9_000, &fields);
+        assert_eq!(hub.tick(9_999), Tick::default());
+        assert_eq!(hub.stats().watchers, 2, "open until the deadline");
+        assert_eq!(hub.tick(10_000), Tick { bookmarks: 0, closed: 2 });
+        assert_eq!(hub.stats().closed_slow, 0, "a timeout is not a slow watcher");
+        assert!(hub.wakeups.is_empty() && hub.index.is_empty());
+        let events: Vec<(EventType, u64)> = futures_lite::future::block_on(futures_util::StreamExt::collect::<Vec<_>>(
+            futures_util::StreamExt::map(receiver, |e| (e.event_type, e.revision.0)),
+        ));
+        assert_eq!(events, [(EventType::Bookmark, 1), (EventType::Added, 2)]);
+        assert_eq!(quiet_seen.borrow().iter().map(|e| e.0).collect::<Vec<_>>(), [EventType::Added]);
+    }
+
+    /// kube's `nextBookmarkTime` at the edges: a deadline within 2 s of the
+    /// start gets no bookmark (exactly 2 s: one at once), and a bookmark
+    /// the queue cannot take is dropped, the watcher kept.
+    #[test]
+    fn short_deadlines_and_full_queues() {
+        assert_eq!(next_bookmark_ms(5_000, 6_000, 60_000, true), u64::MAX);
+        assert_eq!(next_bookmark_ms(5_000, 7_000, 60_000, true), 5_000);
+        assert_eq!(next_bookmark_ms(5_000, 7_000, 60_000, false), u64::MAX);
+        assert_eq!(next_bookmark_ms(5_000, u64::MAX, 60_000, false), 65_000);
+        let fields: Vec<ResourceInfo> = Vec::new();
+        let mut hub = WatchHub::new(Revision(0), 60_000, 1000).with_bookmark_frequency_ms(1000);
+        let full = Collect(Rc::default(), 1);
+        let full_seen = full.0.clone();
+        hub.start(web_only(), Box::new(full), Revision(0), 0, &fields).unwrap();
+        let mut log = Log { revision: 0, current: BTreeMap::new() };
+        hub.dispatch(&[log.put("a", "web")], 0, &fields);
+        assert_eq!(hub.tick(1000), Tick::default(), "refused");
+        assert_eq!((hub.stats().watchers, hub.stats().closed_slow), (1, 0));
+        assert_eq!(full_seen.borrow().len(), 1);
+        assert_eq!(hub.next_wake_ms(), Some(2000));
+    }
+
+    #[test]
+    fn bookmark_shapes_put_the_revision_in_the_zero_object() {
+        let zero = r#"{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"0"},"spec":{"containers":null},"status":{}}"#;
+        let shape = BookmarkShape::from_zero_object("Pod", "v1", zero);
+        assert_eq!(
+            &shape.object(Revision(42), false)[..],
+            br#"{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"42"},"spec":{"containers":null},"status":{}}"#
+        );
+        assert_eq!(
+            &shape.object(Revision(7), true)[..],
+            br#"{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"7","annotations":{"k8s.io/initial-events-end":"true"}},"spec":{"containers":null},"status":{}}"#
+        );
+        // Not of the expected form: the bare bookmark.
+        let odd = BookmarkShape::from_zero_object("Pod", "v1", r#"{"metadata":{"name":"x"}}"#);
+        assert_eq!(odd, BookmarkShape::bare("Pod", "v1"));
+        assert_eq!(
+            &odd.object(Revision(3), false)[..],
+            br#"{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"3"}}"#
         );
     }
 
@@ -844,29 +1084,6 @@ mod tests {
         assert!(other_seen.borrow().is_empty());
         hub.stop(WatchId(1));
         hub.stop(WatchId(2));
-        assert!(hub.index.is_empty());
-    }
-
-    #[test]
-    fn a_watcher_is_closed_when_its_time_is_up_and_its_queue_ends() {
-        let fields: Vec<ResourceInfo> = Vec::new();
-        let mut hub = WatchHub::new(Revision(0), 60_000, 1000);
-        let (sender, receiver) = queue::watch_queue(queue::QueueBounds { events_max: 10, bytes_max: 1 << 20 });
-        let id = hub.start(web_only(), Box::new(sender), Revision(0), 0, &fields).unwrap().unwrap();
-        let other = hub.start(web_only(), Box::new(Collect::default()), Revision(0), 0, &fields).unwrap().unwrap();
-        hub.close_at(id, 5_000);
-        let mut log = Log { revision: 0, current: BTreeMap::new() };
-        hub.dispatch(&[log.put("a", "web")], 1_000, &fields);
-        assert_eq!(hub.close_expired(4_999), 0, "not yet");
-        assert_eq!(hub.close_expired(5_000), 1);
-        assert_eq!(hub.stats().watchers, 1);
-        assert_eq!(hub.stats().closed_slow, 0, "a timeout is not a slow watcher");
-        // The reader gets the event queued before, then the end.
-        let events: Vec<u64> = futures_lite::future::block_on(futures_util::StreamExt::collect::<Vec<_>>(
-            futures_util::StreamExt::map(receiver, |e| e.revision.0),
-        ));
-        assert_eq!(events, [1]);
-        hub.stop(other);
         assert!(hub.index.is_empty());
     }
 

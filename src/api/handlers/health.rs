@@ -1,8 +1,13 @@
-//! /livez, /readyz, /healthz with kube-apiserver's check names: `ok` when
-//! every check passes; `?verbose` lists each check as `[+]name ok` /
-//! `[-]name failed: reason withheld`; `?exclude=name` skips one;
-//! `/readyz/NAME` (and `/livez/NAME`, `/healthz/NAME`) runs one check (404
-//! for an unknown name).
+//! /livez, /readyz, /healthz as kube-apiserver's `healthz` package serves
+//! them: `ok` when every check passes; `?verbose` (any value: kube looks
+//! only for the key) lists each check as `[+]name ok` and ends with `NAME
+//! check passed`; a failure is always verbose (`[-]name failed: reason
+//! withheld`, then `NAME check failed`, 500); `?exclude=name` (repeatable)
+//! skips a check (`[+]name excluded: ok`), and names that match no check are
+//! listed once each, sorted and quoted, in a `warn:` line; `/readyz/NAME`
+//! (and `/livez/NAME`, `/healthz/NAME`) runs one check: `ok`, or 500
+//! `internal server error: REASON` (404 for an unknown name). Every answer
+//! is `text/plain; charset=utf-8` with `X-Content-Type-Options: nosniff`.
 //!
 //! The checks, in kube's order and under kube's names, from the backend's own
 //! (`Backend::health_checks`):
@@ -12,9 +17,14 @@
 //!   (the embedded log or etcd behind it; all three);
 //! - `etcd-readiness`: the same, on /readyz only, as kube's;
 //! - `informer-sync`: on /readyz only, as kube's (which passes once the
-//!   server's shared informers have synced). A shard loads its cache from the
-//!   log before it binds its listener, so whenever this handler answers the
-//!   cache it serves from is synced: the check always passes;
+//!   server's own shared informers have synced). Here the caches the server
+//!   answers from are each shard's state loaded from the log (objects, the
+//!   registry with the custom resources' definitions, the RBAC index, the
+//!   Node graph, the garbage collector's graph): it passes once every shard
+//!   has loaded it, and fails while one is loading again after the log reset
+//!   its state (the backend's `informer-sync`). A shard binds its listener
+//!   only after loading, but a request can reach a loaded shard while
+//!   another still loads, and reads that need that one wait;
 //! - `poststarthook/start-system-namespaces-controller`: the default
 //!   namespaces exist (the backend's `bootstrap-namespaces`; all three);
 //! - `shutdown`: on /readyz only, failing once shutdown has begun, so a
@@ -46,12 +56,15 @@ pub fn checks_of(kind: &HealthKind, backend: Vec<HealthCheck>) -> Vec<HealthChec
         }
     }
     if ready {
-        checks.push(HealthCheck { name: INFORMER_SYNC, ok: true, detail: String::new() });
+        checks.extend(take(INFORMER_SYNC));
     }
     if let Some(namespaces) = take(BACKEND_NAMESPACES) {
         checks.push(HealthCheck { name: SYSTEM_NAMESPACES, ..namespaces });
     }
-    for other in backend.iter().filter(|c| !matches!(c.name, "log" | "shutdown" | "etcd-lag" | BACKEND_NAMESPACES)) {
+    for other in backend
+        .iter()
+        .filter(|c| !matches!(c.name, "log" | "shutdown" | "etcd-lag" | INFORMER_SYNC | BACKEND_NAMESPACES))
+    {
         checks.push(other.clone());
     }
     // Behind etcd: not ready (send clients elsewhere), but alive.
@@ -64,6 +77,13 @@ pub fn checks_of(kind: &HealthKind, backend: Vec<HealthCheck>) -> Vec<HealthChec
     checks
 }
 
+/// A plain-text answer with the headers kube's health handlers set.
+fn text(code: StatusCode, body: Bytes) -> Response<ResponseBody> {
+    let mut response = respond(code, "text/plain; charset=utf-8", body);
+    response.headers_mut().insert("x-content-type-options", http::HeaderValue::from_static("nosniff"));
+    response
+}
+
 pub fn serve(
     backend: &impl Backend,
     head: &RequestHead,
@@ -73,47 +93,44 @@ pub fn serve(
     let checks = checks_of(kind, backend.health_checks());
     if let Some(name) = check {
         return match checks.iter().find(|c| c.name == name) {
-            Some(c) if c.ok => respond(StatusCode::OK, "text/plain; charset=utf-8", Bytes::from_static(b"ok")),
-            Some(c) => respond(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "text/plain; charset=utf-8",
-                Bytes::from(format!("internal server error: {}\n", c.detail)),
-            ),
-            None => {
-                respond(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", Bytes::from_static(b"404 page not found\n"))
+            Some(c) if c.ok => text(StatusCode::OK, Bytes::from_static(b"ok")),
+            Some(c) => {
+                text(StatusCode::INTERNAL_SERVER_ERROR, Bytes::from(format!("internal server error: {}\n", c.detail)))
             }
+            None => text(StatusCode::NOT_FOUND, Bytes::from_static(b"404 page not found\n")),
         };
     }
-    let mut text = String::new();
+    let mut out = String::new();
     let mut all_ok = true;
     for c in &checks {
         if head.params.exclude.iter().any(|e| e == c.name) {
-            text.push_str(&format!("[+]{} excluded: ok\n", c.name));
+            out.push_str(&format!("[+]{} excluded: ok\n", c.name));
             continue;
         }
         if c.ok {
-            text.push_str(&format!("[+]{} ok\n", c.name));
+            out.push_str(&format!("[+]{} ok\n", c.name));
         } else {
             all_ok = false;
-            text.push_str(&format!("[-]{} failed: reason withheld\n", c.name));
+            out.push_str(&format!("[-]{} failed: reason withheld\n", c.name));
         }
     }
-    let unknown: Vec<&String> =
+    // kube keeps the names in a set and lists what is left of it, sorted.
+    let unknown: std::collections::BTreeSet<&String> =
         head.params.exclude.iter().filter(|e| !checks.iter().any(|c| c.name == e.as_str())).collect();
     if !unknown.is_empty() {
         let names: Vec<String> = unknown.iter().map(|n| format!("{n:?}")).collect();
-        text.push_str(&format!("warn: some health checks cannot be excluded: no matches for {}\n", names.join(",")));
+        out.push_str(&format!("warn: some health checks cannot be excluded: no matches for {}\n", names.join(",")));
     }
     let code = if all_ok { StatusCode::OK } else { StatusCode::INTERNAL_SERVER_ERROR };
     if all_ok {
-        text.push_str(&format!("{} check passed\n", kind.name()));
+        out.push_str(&format!("{} check passed\n", kind.name()));
     } else {
-        text.push_str(&format!("{} check failed\n", kind.name()));
+        out.push_str(&format!("{} check failed\n", kind.name()));
     }
     if head.params.verbose || !all_ok {
-        respond(code, "text/plain; charset=utf-8", Bytes::from(text))
+        text(code, Bytes::from(out))
     } else {
-        respond(code, "text/plain; charset=utf-8", Bytes::from_static(b"ok"))
+        text(code, Bytes::from_static(b"ok"))
     }
 }
 
@@ -124,6 +141,7 @@ mod tests {
     fn backend(log: bool, namespaces: bool, shutting_down: bool) -> Vec<HealthCheck> {
         vec![
             HealthCheck { name: "log", ok: log, detail: "the log is not accepting writes".into() },
+            HealthCheck { name: INFORMER_SYNC, ok: true, detail: String::new() },
             HealthCheck { name: BACKEND_NAMESPACES, ok: namespaces, detail: "not yet".into() },
             HealthCheck { name: "shutdown", ok: !shutting_down, detail: "shutting down".into() },
         ]
@@ -155,5 +173,18 @@ mod tests {
         assert!(checks_of(&HealthKind::Livez, backend(true, true, true)).iter().all(|c| c.ok));
         let ready = checks_of(&HealthKind::Readyz, backend(true, true, true));
         assert_eq!(ready.iter().filter(|c| !c.ok).map(|c| c.name).collect::<Vec<_>>(), ["shutdown"]);
+    }
+
+    #[test]
+    fn a_shard_still_loading_fails_informer_sync_on_readyz_only() {
+        let mut checks = backend(true, true, false);
+        checks[1].ok = false;
+        let failed =
+            |kind| checks_of(&kind, checks.clone()).iter().filter(|c| !c.ok).map(|c| c.name).collect::<Vec<_>>();
+        assert_eq!(failed(HealthKind::Readyz), [INFORMER_SYNC]);
+        assert!(failed(HealthKind::Livez).is_empty() && failed(HealthKind::Healthz).is_empty());
+        // A backend without the check (the in-process test backend) lists none.
+        let without: Vec<HealthCheck> = checks.into_iter().filter(|c| c.name != INFORMER_SYNC).collect();
+        assert!(!names(&checks_of(&HealthKind::Readyz, without)).contains(&INFORMER_SYNC));
     }
 }

@@ -9,6 +9,7 @@ pub mod admission;
 pub mod allocate;
 pub mod apply;
 pub mod binding;
+pub mod componentstatus;
 pub mod connect;
 pub mod create;
 pub mod custom;
@@ -179,6 +180,13 @@ pub async fn resource<B: Backend + 'static>(
         apply::validate_options(head, kind)?;
     }
     let scale = resolved.subresource.as_deref() == Some("scale");
+    // Computed per request from the components' probes, never stored.
+    if resolved.info.group.is_empty() && resolved.info.resource == "componentstatuses" {
+        return match verb {
+            "get" | "list" => componentstatus::serve(backend, head, &resolved).await,
+            _ => Err(not_allowed()),
+        };
+    }
     match verb {
         "get" if scale => scale::get(backend, &resolved).await,
         "update" if scale => scale::update(backend, head, &resolved, &body).await,

@@ -107,6 +107,16 @@ impl TableRequest {
         self.encode(metadata, true, rows)
     }
 
+    /// The Table of objects computed per request, not stored
+    /// (componentstatuses): no resourceVersion, as kube's.
+    pub fn values(&self, objects: &[Value], now: SystemTime) -> Bytes {
+        let rows = objects
+            .iter()
+            .map(|object| self.row_of(object, &serde_json::to_vec(object).unwrap_or_default(), now))
+            .collect();
+        self.encode(Map::new(), true, rows)
+    }
+
     /// One object's Table (GET): its resourceVersion in the Table's metadata.
     pub fn object(&self, object: &CachedObject, now: SystemTime) -> Bytes {
         self.single(&object.json, true, now)

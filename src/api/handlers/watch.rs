@@ -12,15 +12,17 @@
 //! kube-apiserver's watch cache answers. A watch ends after `timeoutSeconds`,
 //! or after a random time between `watch_timeout_min` and `_max`.
 //!
-//! Bookmarks: with `allowWatchBookmarks=true` the shard sends one every
-//! `watch_bookmark_interval` when the watcher has made progress. Streaming
+//! Bookmarks: with `allowWatchBookmarks=true` the shard's hub sends one every
+//! `watch_bookmark_interval` (kube: a minute) and one two seconds before the
+//! watch's timeout, at the current resourceVersion when it is above the one
+//! the watch started from (`watch/`); the watch then lasts until its
+//! timeout. A bookmark's object is its kind's zero value with only
+//! `metadata.resourceVersion` set, as kube-apiserver sends the new empty
+//! object of the type (a custom resource's: apiVersion, kind, metadata, the
+//! order of an unstructured object's keys), in every representation. Streaming
 //! lists: `sendInitialEvents=true` (with `resourceVersionMatch=NotOlderThan`)
 //! sends the state as ADDED events and then a BOOKMARK annotated
 //! `k8s.io/initial-events-end: "true"`.
-//!
-//! A watch with bookmarks gets one bookmark two seconds before its timeout
-//! (as kube-apiserver's cache watcher), at the highest revision it
-//! delivered, and then lasts until its timeout.
 //!
 //! `as=PartialObjectMetadata`: each event's object (bookmarks too) is its
 //! PartialObjectMetadata (`api/metadata.rs`), ERROR events keep their Status.
@@ -49,7 +51,7 @@ use crate::api::{Backend, BodyError, RequestHead, ResponseBody};
 use crate::cache::CachedObject;
 use crate::list::merge;
 use crate::log::Revision;
-use crate::watch::{bookmark_object, BookmarkSpec, EventType, StartError, WatchFilter, FRAME_SUFFIX};
+use crate::watch::{BookmarkShape, BookmarkSpec, EventType, StartError, WatchFilter, FRAME_SUFFIX};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::Response;
@@ -57,9 +59,29 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long before its timeout a watch with bookmarks sends its last one
-/// (kube-apiserver's cache watcher: 2 s).
-const FINAL_BOOKMARK_LEAD: Duration = Duration::from_secs(2);
+/// The bookmark object of a resource's kind: the zero value kube's encoder
+/// writes for a new empty object of its type (built-in kinds: the Go
+/// struct's fields without `omitempty`, `strategy::decode::order`), with
+/// `metadata.resourceVersion`; a custom resource's is unstructured (its
+/// keys sorted: apiVersion, kind, metadata).
+pub fn bookmark_shape(info: &crate::types::registry::ResourceInfo) -> BookmarkShape {
+    let api_version = info.api_version();
+    if info.custom.is_some() {
+        let zero = format!(
+            "{{\"apiVersion\":{},\"kind\":{},\"metadata\":{{\"resourceVersion\":\"0\"}}}}",
+            serde_json::Value::from(api_version.as_str()),
+            serde_json::Value::from(info.kind.as_str())
+        );
+        return BookmarkShape::from_zero_object(&info.kind, &api_version, &zero);
+    }
+    let mut object = crate::api::object::Object::new();
+    object.insert("kind".into(), info.kind.as_str().into());
+    object.insert("apiVersion".into(), api_version.as_str().into());
+    object.insert("metadata".into(), serde_json::json!({"resourceVersion": "0"}));
+    crate::strategy::decode::order(&info.group, &info.version, &info.kind, &mut object);
+    let zero = serde_json::to_string(&object).unwrap_or_default();
+    BookmarkShape::from_zero_object(&info.kind, &api_version, &zero)
+}
 
 fn event_frames(event_type: EventType, object: Bytes) -> [Bytes; 3] {
     [Bytes::from_static(event_type.frame_prefix()), object, Bytes::from_static(FRAME_SUFFIX)]
@@ -124,6 +146,35 @@ impl Render {
             Render::Other(render) => render(event_type, source, object),
         }
     }
+}
+
+/// Bookmark shapes kept per core: one per kind watched with bookmarks (a
+/// handful), so 10,000 idle watches of pods share one. Past this many the
+/// least recently used goes; each is a few hundred bytes.
+const BOOKMARK_SHAPES_MAX: usize = 64;
+
+thread_local! {
+    /// This core's bookmark shapes by (apiVersion, kind, custom), most recently used first.
+    static BOOKMARK_SHAPES: std::cell::RefCell<Vec<((String, String, bool), Arc<BookmarkShape>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`bookmark_shape`], shared by every watch of the kind on this core.
+fn interned_bookmark_shape(info: &crate::types::registry::ResourceInfo) -> Arc<BookmarkShape> {
+    let key = (info.api_version(), info.kind.clone(), info.custom.is_some());
+    BOOKMARK_SHAPES.with(|shapes| {
+        let mut shapes = shapes.borrow_mut();
+        if let Some(found) = shapes.iter().position(|(k, _)| *k == key) {
+            let entry = shapes.remove(found);
+            let shape = entry.1.clone();
+            shapes.insert(0, entry);
+            return shape;
+        }
+        let shape = Arc::new(bookmark_shape(info));
+        shapes.truncate(BOOKMARK_SHAPES_MAX - 1);
+        shapes.insert(0, (key, shape.clone()));
+        shape
+    })
 }
 
 pub async fn serve<B: Backend + 'static>(
@@ -222,14 +273,10 @@ pub async fn serve<B: Backend + 'static>(
             .map(|r| r.value.clone())
     });
     let config = backend.config();
-    // Shared by the hub's bookmarks and the body's final bookmark.
-    let kind: Arc<str> = resolved.info.kind.as_str().into();
-    let api_version: Arc<str> = resolved.info.api_version().into();
-    let bookmarks = head.params.allow_watch_bookmarks.then(|| BookmarkSpec {
-        kind: kind.clone(),
-        api_version: api_version.clone(),
-        interval_ms: config.watch_bookmark_interval.as_millis() as u64,
-    });
+    // Shared by the hub's bookmarks and the initial-events-end bookmark (and
+    // by every watch of the kind on this core).
+    let shape = interned_bookmark_shape(&resolved.info);
+    let bookmarks = head.params.allow_watch_bookmarks.then(|| BookmarkSpec { shape: shape.clone() });
     // A watch of everything (no selector, no name) keeps no filter.
     let everything = selectors.labels.requirements.is_empty() && selectors.fields.requirements.is_empty();
     let filter = WatchFilter {
@@ -247,14 +294,9 @@ pub async fn serve<B: Backend + 'static>(
         }
     };
     let watch_started = std::time::Instant::now();
-    // With bookmarks, the watch ends a little early with one last bookmark,
-    // so the client resumes from there instead of relisting.
-    let wants_bookmarks = head.params.allow_watch_bookmarks;
-    let ending =
-        if wants_bookmarks && timeout > FINAL_BOOKMARK_LEAD * 2 { timeout - FINAL_BOOKMARK_LEAD } else { timeout };
-    // The hub closes the watcher at `ending` (within
-    // `watch_bookmark_check_interval`): an idle watch keeps no timer.
-    let stream = match backend.start_watch(filter, after, ending).await {
+    // The hub closes the watcher at its timeout (and sends the bookmark
+    // before it): an idle watch keeps no timer.
+    let stream = match backend.start_watch(filter, after, timeout).await {
         Ok(stream) => stream,
         Err(StartError::TooOld { requested, oldest }) => {
             return Ok(error_event(
@@ -267,9 +309,6 @@ pub async fn serve<B: Backend + 'static>(
             ));
         }
     };
-    // A watch from a given resourceVersion never gets a bookmark at or
-    // before it (that one may not even be reached yet).
-    let exact = requested.is_some_and(|v| v != "0") && first_round.is_none();
     // Column definitions go in the first event's Table only; bookmarks are
     // tabulated too, as kube-apiserver's watch encoder transforms them.
     let render = if table.is_none()
@@ -321,15 +360,13 @@ pub async fn serve<B: Backend + 'static>(
             },
         );
         let to_table = render.clone();
-        let (end_kind, end_api_version) = (kind.clone(), api_version.clone());
-        let initial_end = futures_util::stream::iter((send_initial == Some(true)).then_some(())).map(move |()| {
-            Ok(to_table.frames(EventType::Bookmark, None, bookmark_object(&end_kind, &end_api_version, after, true)))
-        });
+        let initial_end = futures_util::stream::iter((send_initial == Some(true)).then_some(()))
+            .map(move |()| Ok(to_table.frames(EventType::Bookmark, None, shape.object(after, true))));
         Box::new(Initial { rounds: Some(Box::pin(rounds.chain(initial_end))), frames: Vec::new().into_iter() })
     });
-    // The initial state's rounds are cut at `ending` by this deadline (the
-    // hub's close ends the live events, not a round being read).
-    let deadline = initial.is_some().then(|| backend.sleep(ending));
+    // The initial state's rounds are cut at the timeout by this deadline
+    // (the hub's close ends the live events, not a round being read).
+    let deadline = initial.is_some().then(|| backend.sleep(timeout));
     let body = WatchBody {
         initial,
         events: Some(stream.events),
@@ -337,8 +374,6 @@ pub async fn serve<B: Backend + 'static>(
         deadline,
         render,
         frame_events_max: config.watch_frame_events_max.max(1),
-        delivered: after,
-        final_bookmark: wants_bookmarks.then(|| Box::new(FinalBookmark { kind, api_version, after, exact })),
         delivery: backend.metrics().cloned().map(|metrics| Box::new(Delivery { metrics, watch_started })),
         // as=PartialObjectMetadataList on a watch: kube-apiserver cannot
         // convert an event's object to a list, and its watch ends at the
@@ -359,21 +394,11 @@ struct Initial {
     frames: std::vec::IntoIter<Bytes>,
 }
 
-/// The last bookmark of a watch with bookmarks, sent when it times out.
-struct FinalBookmark {
-    kind: Arc<str>,
-    api_version: Arc<str>,
-    /// Where the watch started.
-    after: Revision,
-    /// It started at a given resourceVersion: no bookmark at or before it.
-    exact: bool,
-}
-
 /// A watch's response body: the initial state's frames, then the live
 /// events (every event queued when it is polled, up to
 /// `watch_frame_events_max`, as one frame: one chunk or DATA frame per
 /// wake-up rather than three per event), until the deadline or the end of
-/// the watcher; then, with bookmarks, one last bookmark. An idle watch holds
+/// the watcher (its bookmarks come from the hub, in its queue). An idle watch holds
 /// only this struct, its queue's receiver, its guard and its deadline: what
 /// it needs for the initial state is dropped once that is sent.
 struct WatchBody {
@@ -387,9 +412,6 @@ struct WatchBody {
     deadline: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>>,
     render: Render,
     frame_events_max: usize,
-    /// The highest revision delivered so far: the final bookmark's.
-    delivered: Revision,
-    final_bookmark: Option<Box<FinalBookmark>>,
     /// Where write-to-watch latency is recorded (`None` without metrics).
     delivery: Option<Box<Delivery>>,
     /// `as=PartialObjectMetadataList`: the body ends where its first frame would be.
@@ -404,8 +426,7 @@ struct Delivery {
 }
 
 impl WatchBody {
-    /// The watch is over: the watcher goes (with its queue), the final
-    /// bookmark may follow.
+    /// The watch is over: the watcher goes (with its queue).
     fn end(&mut self) {
         self.guard = None;
         self.events = None;
@@ -430,7 +451,6 @@ impl http_body::Body for WatchBody {
         if this.ends_at_first_event {
             if let Poll::Ready(Some(Ok(_))) = polled {
                 this.end();
-                this.final_bookmark = None;
                 return Poll::Ready(None);
             }
         }
@@ -481,7 +501,6 @@ impl WatchBody {
                     match events.as_mut().poll_next(cx) {
                         Poll::Ready(Some(event)) => {
                             taken += 1;
-                            this.delivered = this.delivered.max(event.revision);
                             // Write-to-watch latency: each change from its commit to now.
                             if let Some(delivery) = &this.delivery {
                                 if event.event_type != EventType::Bookmark {
@@ -509,15 +528,6 @@ impl WatchBody {
                     continue;
                 }
                 return Poll::Pending;
-            }
-            if let Some(last) = this.final_bookmark.take() {
-                if !last.exact || this.delivered > last.after {
-                    let bookmark = bookmark_object(&last.kind, &last.api_version, this.delivered, false);
-                    let frames = this.render.frames(EventType::Bookmark, None, bookmark);
-                    if !frames.is_empty() {
-                        return Poll::Ready(Some(Ok(http_body::Frame::data(coalesce(frames)))));
-                    }
-                }
             }
             return Poll::Ready(None);
         }
@@ -647,4 +657,57 @@ fn watch_response(body: ResponseBody, content_type: &'static str) -> Response<Re
     let mut response = Response::new(body);
     response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::registry::Registry;
+
+    fn json(bytes: &[u8]) -> serde_json::Value {
+        serde_json::from_slice(bytes).unwrap()
+    }
+
+    /// A bookmark is its kind's zero value (kube-apiserver sends the new
+    /// empty object of the type) with only the resourceVersion, and the
+    /// same content in a Protobuf watch frame as in a JSON one.
+    #[test]
+    fn bookmarks_are_the_kinds_zero_value_in_json_and_protobuf_alike() {
+        let registry = Registry::builtin();
+        let pods = registry.lookup("", "v1", "pods").unwrap();
+        let bookmark = bookmark_shape(pods).object(Revision(12), false);
+        assert_eq!(
+            std::str::from_utf8(&bookmark).unwrap(),
+            r#"{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12"},"spec":{"containers":null},"status":{}}"#
+        );
+        let configmaps = registry.lookup("", "v1", "configmaps").unwrap();
+        assert_eq!(
+            json(&bookmark_shape(configmaps).object(Revision(3), true)),
+            serde_json::json!({"kind": "ConfigMap", "apiVersion": "v1",
+                "metadata": {"resourceVersion": "3", "annotations": {"k8s.io/initial-events-end": "true"}}})
+        );
+        for (group, version, resource) in
+            [("", "v1", "pods"), ("", "v1", "configmaps"), ("apps", "v1", "deployments"), ("", "v1", "services")]
+        {
+            let info = registry.lookup(group, version, resource).unwrap();
+            for end in [false, true] {
+                let object = bookmark_shape(info).object(Revision(41), end);
+                let expected = json(&object);
+                assert_eq!(expected["metadata"]["resourceVersion"], "41", "{resource}");
+                let frames =
+                    crate::api::encode::watch_event(&Representation::Protobuf, "BOOKMARK", None, &object).unwrap();
+                let joined: Vec<u8> = frames.iter().flat_map(|f| f.to_vec()).collect();
+                let start = joined.windows(4).rposition(|w| w == b"k8s\x00").unwrap();
+                let mut decoded = crate::api::protobuf::decode_object(&joined[start..], &info.kind).unwrap();
+                // What a Go client holds after decoding either: Protobuf has
+                // no null, so a nil slice comes back absent, as Go's zero value.
+                crate::strategy::decode::order(&info.group, &info.version, &info.kind, &mut decoded);
+                assert_eq!(
+                    serde_json::Value::Object(decoded),
+                    expected,
+                    "{resource}: the Protobuf bookmark's content is the JSON one's"
+                );
+            }
+        }
+    }
 }
