@@ -296,3 +296,55 @@ fn kubectl_server_side_apply_of_a_deployment_merges_containers_by_name() {
     let entries = managers(&scaled);
     assert!(fields_of(&entries, "kubectl", "Apply")["f:spec"].get("f:replicas").is_none(), "{scaled}");
 }
+
+/// A server-side apply of `/status` (how kube's controllers write their
+/// conditions) records its own Apply entry with `subresource: status`, kept
+/// by later writes of the object, as kube-apiserver does (the status
+/// strategy keeps the writer's managedFields).
+#[test]
+fn apply_of_status_records_the_status_manager() {
+    let s = Server::start();
+    let body = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b"},
+                      "spec": {"minAvailable": 1, "selector": {"matchLabels": {"a": "b"}}}});
+    let created = s.post_json("/apis/policy/v1/namespaces/default/poddisruptionbudgets", &body);
+    assert_eq!(created.status, 201, "{}", created.text());
+    let status = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b"},
+                        "status": {"currentHealthy": 2, "desiredHealthy": 1, "disruptionsAllowed": 1, "expectedPods": 2,
+                                   "conditions": [{"type": "DisruptionAllowed", "status": "True",
+                                                   "lastTransitionTime": "2026-12-03T10:00:00Z",
+                                                   "reason": "SufficientPods", "message": ""}]}});
+    let path = "/apis/policy/v1/namespaces/default/poddisruptionbudgets/b/status";
+    let r = apply(
+        &s,
+        path,
+        "application/apply-patch+yaml",
+        status.to_string().as_bytes(),
+        "?fieldManager=disruption&force=true",
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let applied: Value = r.json();
+    assert_eq!(applied["status"]["disruptionsAllowed"], 1, "{applied}");
+    let entries = managers(&applied);
+    let (_, _, fields) = entries
+        .iter()
+        .find(|(m, op, _)| m == "disruption" && op == "Apply")
+        .unwrap_or_else(|| panic!("no Apply entry for the status writer: {entries:?}"));
+    assert!(fields["f:status"]["f:conditions"]["k:{\"type\":\"DisruptionAllowed\"}"].is_object(), "{fields}");
+    let entry = applied["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "disruption")
+        .unwrap()
+        .clone();
+    assert_eq!(entry["subresource"], "status", "{entry}");
+    // A later label change of the object keeps the status manager's entry.
+    let labelled = s.request(
+        "PATCH",
+        "/apis/policy/v1/namespaces/default/poddisruptionbudgets/b",
+        &[("Content-Type", "application/merge-patch+json")],
+        Some(br#"{"metadata":{"labels":{"x":"y"}}}"#),
+    );
+    assert_eq!(labelled.status, 200, "{}", labelled.text());
+    assert!(managers(&labelled.json()).iter().any(|(m, _, _)| m == "disruption"), "{}", labelled.text());
+}

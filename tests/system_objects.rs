@@ -18,6 +18,32 @@ fn names(list: &Value) -> Vec<String> {
     names
 }
 
+/// A list kube-apiserver v1.36 served on a fresh cluster (`tests/fixtures/kube-v1.36/lists`).
+fn fixture_list(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/kube-v1.36/lists/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `value` without the times in it (`time`, `lastTransitionTime`), which
+/// differ between any two clusters.
+fn without_times(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| *k != "time" && *k != "lastTransitionTime")
+                .map(|(k, v)| (k.clone(), without_times(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_times).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The managedFields entry of an object's status writer.
+fn status_manager(object: &Value) -> Option<Value> {
+    object["metadata"]["managedFields"].as_array()?.iter().find(|m| m["subresource"] == "status").map(without_times)
+}
+
 #[test]
 fn a_fresh_server_holds_kube_apiservers_own_objects_and_keeps_changes_to_them() {
     let mut server = Server::start_with(Launch {
@@ -40,6 +66,13 @@ fn a_fresh_server_holds_kube_apiservers_own_objects_and_keeps_changes_to_them() 
     assert_eq!(names(&server.get_ok("/apis/networking.k8s.io/v1/ipaddresses")), ["10.96.0.1"]);
     let cidr = server.get_ok("/apis/networking.k8s.io/v1/servicecidrs/kubernetes");
     assert_eq!(cidr["spec"]["cidrs"], json!(["10.96.0.0/16"]));
+    // Its Ready condition and its status writer's managedFields, as a real
+    // v1.36 cluster with the same range holds them (times aside).
+    let kube_cidr = &fixture_list("networking.k8s.io_v1_servicecidrs")["items"][0];
+    assert_eq!(without_times(&cidr["status"]), without_times(&kube_cidr["status"]), "{cidr}");
+    // (The `kube-apiserver` entry of the create waits for ServiceCIDR's Go
+    // struct facts: without them `f:spec` gets a `"."` kube does not write.)
+    assert_eq!(status_manager(&cidr), status_manager(kube_cidr), "{cidr}");
     assert_eq!(
         names(&server.get_ok("/apis/scheduling.k8s.io/v1/priorityclasses")),
         ["system-cluster-critical", "system-node-critical"]
@@ -53,6 +86,28 @@ fn a_fresh_server_holds_kube_apiservers_own_objects_and_keeps_changes_to_them() 
     let schemas = server.get_ok("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas");
     assert_eq!(names(&schemas).len(), 11);
     assert!(names(&schemas).contains(&"system-leader-election".to_string()));
+    // Each says its priority level exists (Dangling False), applied by the
+    // Priority and Fairness config consumer, as in the real cluster.
+    let kube_schemas = fixture_list("flowcontrol.apiserver.k8s.io_v1_flowschemas");
+    for kube in kube_schemas["items"].as_array().unwrap() {
+        let ours = schemas["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["metadata"]["name"] == kube["metadata"]["name"])
+            .unwrap();
+        assert_eq!(without_times(&ours["status"]), without_times(&kube["status"]), "{ours}");
+        let status_manager = |o: &Value| {
+            o["metadata"]["managedFields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["subresource"] == "status")
+                .map(without_times)
+        };
+        assert_eq!(status_manager(ours), status_manager(kube), "{}", ours["metadata"]["name"]);
+    }
+    let cidr_version = cidr["metadata"]["resourceVersion"].clone();
 
     // An operator's change survives a restart; nothing is created twice.
     let patched = server.send_json(
@@ -72,6 +127,11 @@ fn a_fresh_server_holds_kube_apiservers_own_objects_and_keeps_changes_to_them() 
     assert_eq!(after["description"], "changed by the operator");
     assert_eq!(server.get_ok("/api/v1/namespaces/default/services/kubernetes")["metadata"]["uid"], before);
     assert_eq!(names(&server.get_ok("/api/v1/services")), ["kubernetes"]);
+    // A ready ServiceCIDR is not written again.
+    assert_eq!(
+        server.get_ok("/apis/networking.k8s.io/v1/servicecidrs/kubernetes")["metadata"]["resourceVersion"],
+        cidr_version
+    );
 
     // The address stays reserved for it (kube's ipallocator), and a deleted
     // `kubernetes` Service comes back at the next start, at the same address.

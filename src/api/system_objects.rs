@@ -23,9 +23,23 @@
 //! kept across restarts, as kube keeps it where the object does not carry
 //! `apf.kubernetes.io/autoupdate-spec: "true"`.
 //!
+//! Then the statuses kube-apiserver's own controllers give them
+//! ([`sync_statuses`]), by server-side apply of `/status` as those
+//! controllers apply it: the `kubernetes` ServiceCIDR's `Ready` condition
+//! (the default ServiceCIDR controller, pkg/controlplane/controller/
+//! defaultservicecidr: set to True when absent or Unknown and the spec's
+//! CIDRs are the flag's) and each FlowSchema's `Dangling` condition (the
+//! Priority and Fairness config consumer: False/`Found` when the
+//! PriorityLevelConfiguration it names exists, True/`NotFound` when not,
+//! written only when status, reason or message differ). kube's controllers
+//! keep these current as objects change; Shardline computes them at
+//! start-up, so a FlowSchema created or a level deleted later has the
+//! condition it had then (or none) until the next start.
+//!
 //! Architecture invariant: what the objects are is pure data here
-//! ([`objects`]); [`ensure`] writes them through the `Backend` trait and the
-//! create handler, never the log directly.
+//! ([`objects`], [`service_cidr_status`], [`flow_schema_status`]);
+//! [`ensure`] and [`sync_statuses`] write them through the `Backend` trait
+//! and the create and patch handlers, never the log directly.
 
 use super::handlers;
 use super::status::ApiError;
@@ -209,9 +223,180 @@ pub async fn ensure(backend: &impl Backend, facts: &Facts) -> Result<Ensured, Ap
     Ok(ensured)
 }
 
+/// The field manager of the default ServiceCIDR controller.
+pub const SERVICE_CIDR_MANAGER: &str = "kubernetes-service-cidr-controller";
+/// The field manager of Priority and Fairness' config consumer.
+pub const FLOW_SCHEMA_MANAGER: &str = "api-priority-and-fairness-config-consumer-v1";
+
+/// The condition of type `type_` in an object's `status.conditions`.
+fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
+    object["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == type_)
+}
+
+/// The status apply the default ServiceCIDR controller makes for `current`
+/// (the stored `kubernetes` ServiceCIDR), if any: none while it is being
+/// deleted, when its CIDRs are not the flag's (kube only reports that), or
+/// when its `Ready` condition is already True or False.
+pub fn service_cidr_status(current: &Value, service_cidr: &str, now: &str) -> Option<Value> {
+    if current["metadata"].get("deletionTimestamp").is_some_and(|t| !t.is_null()) {
+        return None;
+    }
+    if current["spec"]["cidrs"] != json!([service_cidr]) {
+        return None;
+    }
+    if let Some(ready) = condition(current, "Ready") {
+        if ready["status"] != "Unknown" {
+            return None;
+        }
+    }
+    Some(json!({
+        "apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
+        "metadata": {"name": "kubernetes"},
+        "status": {"conditions": [{
+            "type": "Ready", "status": "True", "lastTransitionTime": now,
+            "message": "Kubernetes default Service CIDR is ready",
+        }]},
+    }))
+}
+
+/// The status apply Priority and Fairness' config consumer makes for a
+/// FlowSchema, given whether the PriorityLevelConfiguration it names
+/// exists: none when its `Dangling` condition already says so.
+pub fn flow_schema_status(current: &Value, level_exists: bool, now: &str) -> Option<Value> {
+    let level = current["spec"]["priorityLevelConfiguration"]["name"].as_str().unwrap_or_default();
+    let (status, reason, message) = if level_exists {
+        (
+            "False",
+            "Found",
+            format!(
+                "This FlowSchema references the PriorityLevelConfiguration object named {} and it exists",
+                crate::types::validation::go_quote(level)
+            ),
+        )
+    } else {
+        (
+            "True",
+            "NotFound",
+            format!(
+                "This FlowSchema references the PriorityLevelConfiguration object named {} but there is no such object",
+                crate::types::validation::go_quote(level)
+            ),
+        )
+    };
+    if let Some(dangling) = condition(current, "Dangling") {
+        if dangling["status"] == status && dangling["reason"] == reason && dangling["message"] == message.as_str() {
+            return None;
+        }
+    }
+    let name = current["metadata"]["name"].as_str().unwrap_or_default();
+    Some(json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+        "metadata": {"name": name},
+        "status": {"conditions": [{
+            "type": "Dangling", "status": status, "lastTransitionTime": now,
+            "reason": reason, "message": message,
+        }]},
+    }))
+}
+
+/// Applies `status` to `/status` of the object at `key` as `manager`
+/// (server-side apply, forced, as kube's controllers apply their statuses).
+async fn apply_status(backend: &impl Backend, key: &ObjectKey, manager: &str, status: &Value) -> Result<(), String> {
+    let Some(mut resolved) = handlers::garbage::resolved_for_key(&backend.registry(), &key.encode()) else {
+        return Ok(());
+    };
+    resolved.subresource = Some("status".into());
+    let mut head = system_request(http::Method::PATCH, "application/apply-patch+yaml");
+    head.params.field_manager = Some(manager.into());
+    head.params.force = Some(true);
+    let body = status.to_string();
+    Box::pin(handlers::patch::serve(backend, &head, &resolved, body.as_bytes()))
+        .await
+        .map(|_| ())
+        .map_err(|e| e.message())
+}
+
+/// Gives the objects of [`objects`] the statuses kube-apiserver's own
+/// controllers give them (the module's doc); returns what could not be
+/// written, each with why.
+pub async fn sync_statuses(backend: &impl Backend, facts: &Facts) -> Result<Vec<String>, ApiError> {
+    let now = crate::api::object::timestamp(backend.now());
+    let revision = backend.committed_revision();
+    let read = |key: ObjectKey| async move {
+        Ok::<_, ApiError>(match handlers::read_current(backend, &key, revision).await? {
+            Some(current) => serde_json::from_slice::<Value>(&current.json).ok(),
+            None => None,
+        })
+    };
+    let mut applies = Vec::new();
+    let cidr = ObjectKey::new("networking.k8s.io", "servicecidrs", "", "kubernetes");
+    if let Some(current) = read(cidr.clone()).await? {
+        if let Some(status) = service_cidr_status(&current, &facts.service_cidr, &now) {
+            applies.push((cidr, SERVICE_CIDR_MANAGER, status));
+        }
+    }
+    for (key, _) in objects(facts).into_iter().filter(|(k, _)| k.resource == "flowschemas") {
+        let Some(current) = read(key.clone()).await? else { continue };
+        let level = current["spec"]["priorityLevelConfiguration"]["name"].as_str().unwrap_or_default().to_string();
+        let level_key = ObjectKey::new("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "", &level);
+        let exists = read(level_key).await?.is_some();
+        if let Some(status) = flow_schema_status(&current, exists, &now) {
+            applies.push((key, FLOW_SCHEMA_MANAGER, status));
+        }
+    }
+    let writes = applies.iter().map(|(key, manager, status)| async move {
+        apply_status(backend, key, manager, status).await.err().map(|e| format!("{} {}: {e}", key.resource, key.name))
+    });
+    Ok(futures_util::future::join_all(writes).await.into_iter().flatten().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_service_cidr_is_made_ready_once() {
+        let now = "2026-12-03T10:00:00Z";
+        let fresh = json!({"metadata": {"name": "kubernetes"}, "spec": {"cidrs": ["10.0.0.0/24"]}});
+        let status = service_cidr_status(&fresh, "10.0.0.0/24", now).unwrap();
+        assert_eq!(
+            status["status"]["conditions"][0],
+            json!({"type": "Ready", "status": "True", "lastTransitionTime": now, "message": "Kubernetes default Service CIDR is ready"})
+        );
+        let mut ready = fresh.clone();
+        ready["status"] = status["status"].clone();
+        assert_eq!(service_cidr_status(&ready, "10.0.0.0/24", now), None);
+        ready["status"]["conditions"][0]["status"] = json!("False");
+        assert_eq!(service_cidr_status(&ready, "10.0.0.0/24", now), None, "False is the administrator's to fix");
+        ready["status"]["conditions"][0]["status"] = json!("Unknown");
+        assert!(service_cidr_status(&ready, "10.0.0.0/24", now).is_some());
+        assert_eq!(service_cidr_status(&fresh, "10.1.0.0/24", now), None, "another range is only reported");
+        let mut deleting = fresh.clone();
+        deleting["metadata"]["deletionTimestamp"] = json!(now);
+        assert_eq!(service_cidr_status(&deleting, "10.0.0.0/24", now), None);
+    }
+
+    #[test]
+    fn a_flow_schema_says_whether_its_level_exists() {
+        let now = "2026-12-03T10:00:00Z";
+        let schema = json!({"metadata": {"name": "s"}, "spec": {"priorityLevelConfiguration": {"name": "catch-all"}}});
+        let found = flow_schema_status(&schema, true, now).unwrap();
+        assert_eq!(
+            found["status"]["conditions"][0],
+            json!({"type": "Dangling", "status": "False", "lastTransitionTime": now, "reason": "Found",
+                   "message": "This FlowSchema references the PriorityLevelConfiguration object named \"catch-all\" and it exists"})
+        );
+        let mut current = schema.clone();
+        current["status"] = found["status"].clone();
+        assert_eq!(flow_schema_status(&current, true, now), None);
+        let missing = flow_schema_status(&current, false, now).unwrap();
+        assert_eq!(missing["status"]["conditions"][0]["status"], "True");
+        assert_eq!(missing["status"]["conditions"][0]["reason"], "NotFound");
+        assert_eq!(
+            missing["status"]["conditions"][0]["message"],
+            "This FlowSchema references the PriorityLevelConfiguration object named \"catch-all\" but there is no such object"
+        );
+    }
 
     fn facts() -> Facts {
         Facts {

@@ -1396,6 +1396,14 @@ async fn bootstrap_namespaces(backend: &ShardBackend) {
             return;
         }
     }
+    match api::system_objects::sync_statuses(backend, &facts).await {
+        Ok(refused) => {
+            for refused in refused {
+                eprintln!("shardline: not writing the status of kube-apiserver's object {refused}");
+            }
+        }
+        Err(e) => eprintln!("shardline: writing the statuses of kube-apiserver's own objects: {e}"),
+    }
     backend.shared.bootstrapped.store(true, Ordering::Release);
 }
 

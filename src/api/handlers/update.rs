@@ -287,6 +287,13 @@ fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved)
             Some(status) => result.insert("status".into(), status),
             None => result.shift_remove("status"),
         };
+        // managedFields are the writer's, as kube's ResetObjectMetaForStatus
+        // leaves them: they record what this status write changed (an
+        // apply's result, or what a client sent; without any, the stored
+        // ones, which the field manager then extends).
+        if let Some(managed) = metadata(&object).get("managedFields") {
+            metadata_mut(&mut result).insert("managedFields".into(), managed.clone());
+        }
         if resolved.info.group.is_empty() {
             let fields = crate::strategy::rules::core::status_update_metadata(&resolved.info.kind);
             let (from, to) = (metadata(&object).clone(), metadata_mut(&mut result));
