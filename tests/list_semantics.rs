@@ -1072,6 +1072,16 @@ fn unsupported_field_selector_is_bad_request() {
         let message = status["message"].as_str().unwrap();
         assert!(message.contains(EXPECT_FIELD_NOT_SUPPORTED), "{path} {selector:?}: {status}");
     }
+    // kube's fields.ParseSelector words; empty terms are skipped.
+    for (selector, message) in [
+        ("metadata.name=a=b", "invalid field selector: unescaped character in value: 61"),
+        (r"metadata.name=a\q", r"invalid field selector: invalid escape sequence: \q"),
+        ("nonsense", "invalid selector: 'nonsense'; can't understand 'nonsense'"),
+    ] {
+        let status = assert_status(&s.get(&url(CM, &[("fieldSelector", selector)])), 400, "BadRequest");
+        assert_eq!(status["message"], message, "{selector:?}");
+    }
+    assert_eq!(names(&list(&s, CM, &[("fieldSelector", "metadata.name=a,,")])), ["a"]);
 }
 
 #[test]

@@ -387,21 +387,20 @@ fn split_equality(part: &str) -> Option<(&str, Operator, &str)> {
     None
 }
 
-/// Parses a `fieldSelector`. Values may contain any character but `,`; `\`
-/// escapes (`\,`, `\=`, `\\`) are honoured.
+/// Parses a `fieldSelector` as kube's `fields.ParseSelector` does: terms
+/// split at unescaped commas (empty ones skipped, the rest sorted, so the
+/// first error is kube's), each at its leftmost operator (`!=`, `==`, `=`),
+/// the field taken as written (no trimming) and the value unescaped (`\\`,
+/// `\,`, `\=`; any other escape, a trailing `\` or a bare `,` or `=` is an
+/// error in kube's words).
 pub fn parse_field_selector(input: &str) -> Result<Selector, SelectorError> {
+    let mut parts = split_unescaped(input, ',');
+    parts.sort();
     let mut requirements = Vec::new();
-    if input.trim().is_empty() {
-        return Ok(Selector { requirements });
-    }
-    for part in split_unescaped(input, ',') {
-        let (key, operator, value) = split_equality(&part)
+    for part in parts.iter().filter(|p| !p.is_empty()) {
+        let (key, operator, value) = split_equality(part)
             .ok_or_else(|| SelectorError(format!("invalid selector: '{input}'; can't understand '{part}'")))?;
-        let key = key.trim();
-        if key.is_empty() {
-            return Err(SelectorError(format!("invalid selector: '{input}'")));
-        }
-        requirements.push(Requirement { key: key.into(), operator, value: unescape(value) });
+        requirements.push(Requirement { key: key.into(), operator, value: unescape(value)? });
     }
     Ok(Selector { requirements })
 }
@@ -426,19 +425,30 @@ fn split_unescaped(input: &str, separator: char) -> Vec<String> {
     parts
 }
 
-fn unescape(value: &str) -> String {
+/// kube's `fields.UnescapeValue`. Its message prints the unescaped rune as
+/// Go's `%v` prints a rune: its number (`=` is 61).
+fn unescape(value: &str) -> Result<String, SelectorError> {
     let mut out = String::with_capacity(value.len());
     let mut chars = value.chars();
     while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(next) = chars.next() {
-                out.push(next);
+        match c {
+            '\\' => match chars.next() {
+                Some(next @ ('\\' | ',' | '=')) => out.push(next),
+                Some(next) => {
+                    return Err(SelectorError(format!("invalid field selector: invalid escape sequence: \\{next}")))
+                }
+                None => return Err(SelectorError("invalid field selector: invalid escape sequence: \\".into())),
+            },
+            ',' | '=' => {
+                return Err(SelectorError(format!(
+                    "invalid field selector: unescaped character in value: {}",
+                    c as u32
+                )))
             }
-        } else {
-            out.push(c);
+            c => out.push(c),
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -554,29 +564,45 @@ validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
         assert_eq!(s.requirements.len(), 2);
         assert!(s.matches(labels(&f)));
         assert!(parse_field_selector("nonsense").is_err());
-        assert!(parse_field_selector("=x").is_err());
+        // An empty field parses; the resource's field labels refuse it.
+        assert_eq!(parse_field_selector("=x").unwrap().requirements[0].key, "");
     }
 
-    /// Found by the `field_selector` fuzz target: the parser split at the
-    /// first `!=` or `==` anywhere before a plain `=`, so `a=b!=c` became
-    /// the field `a=b`, and `a= ==b` the field `a=`, which no rendering of
-    /// the selector could reproduce. kube splits at the first operator.
+    /// kube splits a term at its leftmost operator; what follows is the
+    /// value, which may hold `=` or `,` only escaped. (Found first by the
+    /// `field_selector` fuzz target, when the parser split at a later `!=`.)
     #[test]
     fn field_requirements_split_at_the_first_operator() {
         let one = |input: &str| {
-            let s = parse_field_selector(input).unwrap();
+            let s = parse_field_selector(input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
             assert_eq!(s.requirements.len(), 1, "{input}");
             let r = s.requirements.into_iter().next().unwrap();
             (r.key, r.operator, r.value)
         };
-        assert_eq!(one("a=b!=c"), ("a".into(), Operator::Equals, "b!=c".into()));
-        assert_eq!(one("a= ==b"), ("a".into(), Operator::Equals, " ==b".into()));
-        assert_eq!(one("a==b=c"), ("a".into(), Operator::Equals, "b=c".into()));
-        assert_eq!(one("a!==b"), ("a".into(), Operator::NotEquals, "=b".into()));
+        assert_eq!(one(r"a=b!\=c"), ("a".into(), Operator::Equals, "b!=c".into()));
+        assert_eq!(one("a= !b"), ("a".into(), Operator::Equals, " !b".into()));
         assert_eq!(one("a!b=c"), ("a!b".into(), Operator::Equals, "c".into()));
         assert_eq!(one("é=ü"), ("é".into(), Operator::Equals, "ü".into()));
+        assert_eq!(one(" spec.nodeName =x"), (" spec.nodeName ".into(), Operator::Equals, "x".into()));
         // Label selectors keep rejecting these: keys and values have no `=`.
         assert!(parse_label_selector("a=b!=c").is_err());
         assert!(parse_label_selector("a==b==c").is_err());
+    }
+
+    #[test]
+    fn field_selector_kube_words() {
+        assert_eq!(parse_field_selector("a=b,,c!=d,").unwrap().requirements.len(), 2, "empty terms are skipped");
+        for (input, message) in [
+            ("a=b=c", "invalid field selector: unescaped character in value: 61"),
+            ("a==b==c", "invalid field selector: unescaped character in value: 61"),
+            ("a!==b", "invalid field selector: unescaped character in value: 61"),
+            (r"a=b\x", r"invalid field selector: invalid escape sequence: \x"),
+            (r"a=b\", r"invalid field selector: invalid escape sequence: \"),
+            ("b=1,nonsense", "invalid selector: 'b=1,nonsense'; can't understand 'nonsense'"),
+            // Sorted first: `a` comes before `z=\q`.
+            (r"z=\q,a", "invalid selector: 'z=\\q,a'; can't understand 'a'"),
+        ] {
+            assert_eq!(parse_field_selector(input).unwrap_err().0, message, "{input:?}");
+        }
     }
 }
