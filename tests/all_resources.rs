@@ -616,3 +616,30 @@ fn kubectl_api_resources_lists_what_kube_lists() {
         extra.iter().filter(|l| !NOT_YET_SERVED.iter().any(|n| l.starts_with(&format!("{n} ")))).collect();
     assert!(missing.is_empty() && extra.is_empty(), "missing {missing:#?}\nextra {extra:#?}\n{}", out.stdout);
 }
+
+/// A PUT of an absent object creates it only where kube's strategy says
+/// `AllowCreateOnUpdate` (leases, endpoints, events, RBAC, limit ranges,
+/// runtime classes); elsewhere it is a 404, EndpointSlices among them
+/// ("POST is needed to create one").
+#[test]
+fn put_creates_only_where_kubes_strategy_allows() {
+    let s = server();
+    let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {}});
+    let r = s.put_json("/apis/coordination.k8s.io/v1/namespaces/default/leases/l", &lease);
+    assert_eq!(r.status, 201, "{}", r.text());
+    let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": {"name": "e"},
+                       "addressType": "IPv4", "endpoints": []});
+    let r = s.put_json("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/e", &slice);
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert_eq!(r.json()["reason"], "NotFound");
+    let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+    assert_eq!(s.put_json("/api/v1/namespaces/default/configmaps/c", &configmap).status, 404);
+    // An EndpointSlice's generation moves with its labels too (kube's PrepareForUpdate).
+    let created = s.post_json("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", &slice);
+    assert_eq!(created.status, 201, "{}", created.text());
+    let mut labelled = created.json();
+    labelled["metadata"]["labels"] = json!({"kubernetes.io/service-name": "web"});
+    let updated = s.put_json("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/e", &labelled);
+    assert_eq!(updated.status, 200, "{}", updated.text());
+    assert_eq!(updated.json()["metadata"]["generation"], 2, "{}", updated.text());
+}

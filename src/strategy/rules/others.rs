@@ -166,9 +166,11 @@ pub fn prepare_for_update(
         ("batch", "Job") => job_labels_from_template(object),
         // pkg/registry/discovery/endpointslice/strategy.go: PrepareForUpdate
         // bumps the generation when anything but metadata changes (a slice
-        // has no spec).
+        // has no spec), or its labels do.
         ("discovery.k8s.io", "EndpointSlice") => {
-            let changed = content_without_metadata(object) != content_without_metadata(old);
+            let labels = |o: &Object| o.get("metadata").and_then(|m| m.get("labels")).cloned();
+            let changed =
+                content_without_metadata(object) != content_without_metadata(old) || labels(object) != labels(old);
             set_generation(object, old, changed);
         }
         // pkg/registry/admissionregistration/*webhookconfiguration/strategy.go:

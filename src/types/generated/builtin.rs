@@ -930,7 +930,7 @@ pub static BUILTIN_RESOURCES: &[BuiltinResource] = &[
         categories: &[],
         verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
         selectable_fields: &[],
-        allow_create_on_update: true,
+        allow_create_on_update: false,
         has_generation: true,
         subresources: &[],
     },

@@ -375,7 +375,8 @@ const FACTS: &[Fact] = &[
     },
     Fact { short_names: &["pc"], has_generation: true, ..fact("scheduling.k8s.io", "priorityclasses") },
     Fact { allow_create_on_update: true, ..fact("node.k8s.io", "runtimeclasses") },
-    Fact { allow_create_on_update: true, has_generation: true, ..fact("discovery.k8s.io", "endpointslices") },
+    // pkg/registry/discovery/endpointslice/strategy.go: "POST is needed to create one".
+    Fact { has_generation: true, ..fact("discovery.k8s.io", "endpointslices") },
     Fact { has_generation: true, ..fact("flowcontrol.apiserver.k8s.io", "flowschemas") },
     Fact { has_generation: true, ..fact("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") },
     Fact { has_generation: true, ..fact("resource.k8s.io", "deviceclasses") },
