@@ -637,6 +637,30 @@ fn refused_rows() -> Vec<Refused> {
             // empty) is a Required error listing the valid values.
             causes: &[("spec.template.spec.restartPolicy", "FieldValueRequired")],
         },
+        // pkg/apis/core/validation: ValidateResourceQuota, ValidateLimitRange.
+        Refused {
+            method: "POST",
+            url: "/api/v1/namespaces/refusals/resourcequotas",
+            body: json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+                "spec": {"hard": {"widgets": "1", "pods": "1"}, "scopes": ["BestEffort", "NotBestEffort"]}}),
+            code: 422,
+            reason: "Invalid",
+            message: "",
+            causes: &[
+                ("spec.hard[widgets]", "FieldValueInvalid"),
+                ("spec.scopes", "FieldValueInvalid"),
+            ],
+        },
+        Refused {
+            method: "POST",
+            url: "/api/v1/namespaces/refusals/limitranges",
+            body: json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l"},
+                "spec": {"limits": [{"type": "Pod", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]}}),
+            code: 422,
+            reason: "Invalid",
+            message: "LimitRange \"l\" is invalid: spec.limits[0].min[cpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:2, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"2\", Format:\"DecimalSI\"}: min value 2 is greater than max value 1",
+            causes: &[("spec.limits[0].min[cpu]", "FieldValueInvalid")],
+        },
         // pkg/apis/admissionregistration/validation: validateValidatingWebhook.
         Refused {
             method: "POST",
@@ -715,6 +739,8 @@ fn malformed_and_invalid_bodies_get_kube_status() {
         ("/api/v1/namespaces/refusals/pods", 0),
         ("/api/v1/namespaces/refusals/configmaps", 0),
         ("/apis/apps/v1/namespaces/refusals/deployments", 0),
+        ("/api/v1/namespaces/refusals/resourcequotas", 0),
+        ("/api/v1/namespaces/refusals/limitranges", 0),
     ] {
         let list = s.get_ok(collection);
         let items = list["items"].as_array().map(Vec::len).unwrap_or(usize::MAX);
