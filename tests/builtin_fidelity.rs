@@ -661,6 +661,34 @@ fn refused_rows() -> Vec<Refused> {
             message: "LimitRange \"l\" is invalid: spec.limits[0].min[cpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:2, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"2\", Format:\"DecimalSI\"}: min value 2 is greater than max value 1",
             causes: &[("spec.limits[0].min[cpu]", "FieldValueInvalid")],
         },
+        // pkg/apis/certificates/validation: validateCertificateSigningRequest.
+        Refused {
+            method: "POST",
+            url: "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+            body: json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                "metadata": {"name": "c"}, "spec": {"request": "aGVsbG8=", "signerName": "example.com/s",
+                    "usages": ["client auth"]}}),
+            code: 422,
+            reason: "Invalid",
+            message: "CertificateSigningRequest.certificates.k8s.io \"c\" is invalid: spec.request: Invalid value: []byte{...}: PEM block type must be CERTIFICATE REQUEST",
+            causes: &[("spec.request", "FieldValueInvalid")],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+            body: json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                "metadata": {"name": "c"}, "spec": {"request": "aGVsbG8=", "signerName": "signer",
+                    "usages": ["flying"], "expirationSeconds": 60}}),
+            code: 422,
+            reason: "Invalid",
+            message: "",
+            causes: &[
+                ("spec.request", "FieldValueInvalid"),
+                ("spec.usages[0]", "FieldValueNotSupported"),
+                ("spec.signerName", "FieldValueInvalid"),
+                ("spec.expirationSeconds", "FieldValueInvalid"),
+            ],
+        },
         // pkg/apis/admissionregistration/validation: validateValidatingWebhook.
         Refused {
             method: "POST",
@@ -741,6 +769,7 @@ fn malformed_and_invalid_bodies_get_kube_status() {
         ("/apis/apps/v1/namespaces/refusals/deployments", 0),
         ("/api/v1/namespaces/refusals/resourcequotas", 0),
         ("/api/v1/namespaces/refusals/limitranges", 0),
+        ("/apis/certificates.k8s.io/v1/certificatesigningrequests", 0),
     ] {
         let list = s.get_ok(collection);
         let items = list["items"].as_array().map(Vec::len).unwrap_or(usize::MAX);

@@ -1,5 +1,5 @@
 //! Validation of the kinds outside the core group, one file per API group
-//! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, and
+//! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `certificates.rs`, and
 //! `admissionregistration.rs` for the webhook configurations) and what they
 //! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
@@ -7,6 +7,7 @@
 mod admissionregistration;
 mod apps;
 mod batch;
+mod certificates;
 mod common;
 mod coordination;
 mod cron;
@@ -24,6 +25,9 @@ pub fn create(group: &str, kind: &str, object: &Object) -> Vec<FieldError> {
         "batch" => batch::create(kind, object),
         "rbac.authorization.k8s.io" => rbac::create(kind, object),
         "coordination.k8s.io" => coordination::create(kind, object),
+        "certificates.k8s.io" if kind == "CertificateSigningRequest" => {
+            certificates::certificate_signing_request(object)
+        }
         "admissionregistration.k8s.io" if kind.ends_with("WebhookConfiguration") => {
             let mutating = kind == "MutatingWebhookConfiguration";
             admissionregistration::webhook_configuration(object, mutating, admissionregistration::Strictness::CREATE)
@@ -38,6 +42,12 @@ pub fn update(group: &str, kind: &str, object: &Object, old: &Object, subresourc
         "batch" => batch::update(kind, object, old, subresource),
         "rbac.authorization.k8s.io" => rbac::update(kind, object, old),
         "coordination.k8s.io" => coordination::create(kind, object),
+        // The spec is the stored one (PrepareForUpdate keeps it); the status
+        // and approval subresources change only the status.
+        "certificates.k8s.io" if kind == "CertificateSigningRequest" => match subresource {
+            None => certificates::certificate_signing_request(object),
+            Some(_) => Vec::new(),
+        },
         "admissionregistration.k8s.io" if kind.ends_with("WebhookConfiguration") && subresource.is_none() => {
             let mutating = kind == "MutatingWebhookConfiguration";
             admissionregistration::webhook_configuration(
