@@ -689,6 +689,29 @@ fn refused_rows() -> Vec<Refused> {
                 ("spec.expirationSeconds", "FieldValueInvalid"),
             ],
         },
+        // kube-aggregator's pkg/apis/apiregistration/validation: ValidateAPIService.
+        Refused {
+            method: "POST",
+            url: "/apis/apiregistration.k8s.io/v1/apiservices",
+            body: json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                "metadata": {"name": "v1.example.org"}, "spec": {"group": "example.org", "version": "v1",
+                    "groupPriorityMinimum": 100, "versionPriority": 10, "service": {"namespace": "default"}}}),
+            code: 422,
+            reason: "Invalid",
+            message: "APIService.apiregistration.k8s.io \"v1.example.org\" is invalid: [spec.service.name: Required value, spec.service.port: Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive]",
+            causes: &[("spec.service.name", "FieldValueRequired"), ("spec.service.port", "FieldValueInvalid")],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/apiregistration.k8s.io/v1/apiservices",
+            body: json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                "metadata": {"name": "v2.example.org"}, "spec": {"group": "example.org", "version": "v1",
+                    "groupPriorityMinimum": 30000, "versionPriority": 10}}),
+            code: 422,
+            reason: "Invalid",
+            message: "",
+            causes: &[("metadata.name", "FieldValueInvalid"), ("spec.groupPriorityMinimum", "FieldValueInvalid")],
+        },
         // pkg/apis/admissionregistration/validation: validateValidatingWebhook.
         Refused {
             method: "POST",
@@ -770,6 +793,7 @@ fn malformed_and_invalid_bodies_get_kube_status() {
         ("/api/v1/namespaces/refusals/resourcequotas", 0),
         ("/api/v1/namespaces/refusals/limitranges", 0),
         ("/apis/certificates.k8s.io/v1/certificatesigningrequests", 0),
+        ("/apis/apiregistration.k8s.io/v1/apiservices", 0),
     ] {
         let list = s.get_ok(collection);
         let items = list["items"].as_array().map(Vec::len).unwrap_or(usize::MAX);

@@ -420,6 +420,9 @@ pub fn name_rule(group: &str, resource: &str) -> NameRule {
         ("", "namespaces") => NameRule::Dns1123Label,
         ("", "services") => NameRule::Dns1035Label,
         ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+        // ValidateAPIService: a path segment (and `version.group`, checked
+        // with the spec in strategy/validate).
+        ("apiregistration.k8s.io", "apiservices") => NameRule::PathSegment,
         ("batch", "cronjobs") => NameRule::CronJob,
         ("networking.k8s.io", "ipaddresses") => NameRule::IpAddress,
         _ => NameRule::Dns1123Subdomain,

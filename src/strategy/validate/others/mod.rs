@@ -1,10 +1,12 @@
 //! Validation of the kinds outside the core group, one file per API group
-//! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `certificates.rs`, and
+//! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `certificates.rs`,
+//! `apiregistration.rs`, and
 //! `admissionregistration.rs` for the webhook configurations) and what they
 //! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
 
 mod admissionregistration;
+mod apiregistration;
 mod apps;
 mod batch;
 mod certificates;
@@ -28,6 +30,7 @@ pub fn create(group: &str, kind: &str, object: &Object) -> Vec<FieldError> {
         "certificates.k8s.io" if kind == "CertificateSigningRequest" => {
             certificates::certificate_signing_request(object)
         }
+        "apiregistration.k8s.io" if kind == "APIService" => apiregistration::api_service(object),
         "admissionregistration.k8s.io" if kind.ends_with("WebhookConfiguration") => {
             let mutating = kind == "MutatingWebhookConfiguration";
             admissionregistration::webhook_configuration(object, mutating, admissionregistration::Strictness::CREATE)
@@ -48,6 +51,9 @@ pub fn update(group: &str, kind: &str, object: &Object, old: &Object, subresourc
             None => certificates::certificate_signing_request(object),
             Some(_) => Vec::new(),
         },
+        "apiregistration.k8s.io" if kind == "APIService" && subresource.is_none() => {
+            apiregistration::api_service(object)
+        }
         "admissionregistration.k8s.io" if kind.ends_with("WebhookConfiguration") && subresource.is_none() => {
             let mutating = kind == "MutatingWebhookConfiguration";
             admissionregistration::webhook_configuration(
