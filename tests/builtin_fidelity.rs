@@ -712,6 +712,27 @@ fn refused_rows() -> Vec<Refused> {
             message: "",
             causes: &[("metadata.name", "FieldValueInvalid"), ("spec.groupPriorityMinimum", "FieldValueInvalid")],
         },
+        // pkg/apis/storage/validation: ValidateCSINode, ValidateCSIStorageCapacity.
+        Refused {
+            method: "POST",
+            url: "/apis/storage.k8s.io/v1/csinodes",
+            body: json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+                "spec": {"drivers": [{"name": "csi.example.com", "nodeID": ""}]}}),
+            code: 422,
+            reason: "Invalid",
+            message: "CSINode.storage.k8s.io \"n1\" is invalid: spec.drivers[0].nodeID: Required value",
+            causes: &[("spec.drivers[0].nodeID", "FieldValueRequired")],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/storage.k8s.io/v1/namespaces/refusals/csistoragecapacities",
+            body: json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity", "metadata": {"name": "c"},
+                "storageClassName": "fast", "capacity": "-1Gi"}),
+            code: 422,
+            reason: "Invalid",
+            message: "CSIStorageCapacity.storage.k8s.io \"c\" is invalid: capacity: Invalid value: \"-1Gi\": must be greater than or equal to 0",
+            causes: &[("capacity", "FieldValueInvalid")],
+        },
         // pkg/apis/admissionregistration/validation: validateValidatingWebhook.
         Refused {
             method: "POST",
@@ -794,6 +815,8 @@ fn malformed_and_invalid_bodies_get_kube_status() {
         ("/api/v1/namespaces/refusals/limitranges", 0),
         ("/apis/certificates.k8s.io/v1/certificatesigningrequests", 0),
         ("/apis/apiregistration.k8s.io/v1/apiservices", 0),
+        ("/apis/storage.k8s.io/v1/csinodes", 0),
+        ("/apis/storage.k8s.io/v1/namespaces/refusals/csistoragecapacities", 0),
     ] {
         let list = s.get_ok(collection);
         let items = list["items"].as_array().map(Vec::len).unwrap_or(usize::MAX);

@@ -1,6 +1,6 @@
 //! Validation of the kinds outside the core group, one file per API group
 //! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `certificates.rs`,
-//! `apiregistration.rs`, and
+//! `apiregistration.rs`, `storage.rs` (CSINode, CSIStorageCapacity), and
 //! `admissionregistration.rs` for the webhook configurations) and what they
 //! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
@@ -17,6 +17,7 @@ mod cron;
 mod fixtures;
 mod groups;
 mod rbac;
+mod storage;
 
 use crate::strategy::Object;
 use crate::types::validation::FieldError;
@@ -31,6 +32,8 @@ pub fn create(group: &str, kind: &str, object: &Object) -> Vec<FieldError> {
             certificates::certificate_signing_request(object)
         }
         "apiregistration.k8s.io" if kind == "APIService" => apiregistration::api_service(object),
+        "storage.k8s.io" if kind == "CSINode" => storage::csi_node(object),
+        "storage.k8s.io" if kind == "CSIStorageCapacity" => storage::csi_storage_capacity(object),
         "admissionregistration.k8s.io" if kind.ends_with("WebhookConfiguration") => {
             let mutating = kind == "MutatingWebhookConfiguration";
             admissionregistration::webhook_configuration(object, mutating, admissionregistration::Strictness::CREATE)
@@ -53,6 +56,16 @@ pub fn update(group: &str, kind: &str, object: &Object, old: &Object, subresourc
         },
         "apiregistration.k8s.io" if kind == "APIService" && subresource.is_none() => {
             apiregistration::api_service(object)
+        }
+        "storage.k8s.io" if kind == "CSINode" => {
+            let mut errs = storage::csi_node(object);
+            errs.extend(storage::csi_node_update(object, old));
+            errs
+        }
+        "storage.k8s.io" if kind == "CSIStorageCapacity" => {
+            let mut errs = storage::csi_storage_capacity(object);
+            errs.extend(storage::csi_storage_capacity_update(object, old));
+            errs
         }
         "admissionregistration.k8s.io" if kind.ends_with("WebhookConfiguration") && subresource.is_none() => {
             let mutating = kind == "MutatingWebhookConfiguration";
