@@ -733,6 +733,29 @@ fn refused_rows() -> Vec<Refused> {
             message: "CSIStorageCapacity.storage.k8s.io \"c\" is invalid: capacity: Invalid value: \"-1Gi\": must be greater than or equal to 0",
             causes: &[("capacity", "FieldValueInvalid")],
         },
+        // pkg/apis/flowcontrol/validation: ValidateFlowSchema, ValidatePriorityLevelConfiguration.
+        Refused {
+            method: "POST",
+            url: "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+            body: json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": {"name": "fs"},
+                "spec": {"priorityLevelConfiguration": {"name": "plc"}, "matchingPrecedence": 20000,
+                    "rules": [{"subjects": [{"kind": "User", "user": {"name": "u"}}]}]}}),
+            code: 422,
+            reason: "Invalid",
+            message: "FlowSchema.flowcontrol.apiserver.k8s.io \"fs\" is invalid: [spec.matchingPrecedence: Invalid value: 20000: must not be greater than 10000, spec.rules[0]: Required value: at least one of resourceRules and nonResourceRules has to be non-empty]",
+            causes: &[("spec.matchingPrecedence", "FieldValueInvalid"), ("spec.rules[0]", "FieldValueRequired")],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations",
+            body: json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
+                "metadata": {"name": "plc"}, "spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Queue",
+                    "queuing": {"queues": 4, "handSize": 8}}}}}),
+            code: 422,
+            reason: "Invalid",
+            message: "PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io \"plc\" is invalid: spec.limited.limitResponse.queuing.handSize: Invalid value: 8: should not be greater than queues (4)",
+            causes: &[("spec.limited.limitResponse.queuing.handSize", "FieldValueInvalid")],
+        },
         // pkg/apis/admissionregistration/validation: validateValidatingWebhook.
         Refused {
             method: "POST",
@@ -822,6 +845,15 @@ fn malformed_and_invalid_bodies_get_kube_status() {
         let items = list["items"].as_array().map(Vec::len).unwrap_or(usize::MAX);
         if items != count {
             report.push(format!("{collection}: {items} items stored, expected {count}"));
+        }
+    }
+    // The server's own APF objects are there; the refused ones are not.
+    for refused in [
+        "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/fs",
+        "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/plc",
+    ] {
+        if s.get(refused).status != 404 {
+            report.push(format!("{refused} was stored"));
         }
     }
     let pod = s.post_json(

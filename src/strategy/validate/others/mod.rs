@@ -1,6 +1,7 @@
 //! Validation of the kinds outside the core group, one file per API group
 //! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `certificates.rs`,
-//! `apiregistration.rs`, `storage.rs` (CSINode, CSIStorageCapacity), and
+//! `apiregistration.rs`, `storage.rs` (CSINode, CSIStorageCapacity),
+//! `flowcontrol.rs`, and
 //! `admissionregistration.rs` for the webhook configurations) and what they
 //! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
@@ -15,6 +16,7 @@ mod coordination;
 mod cron;
 #[cfg(test)]
 mod fixtures;
+mod flowcontrol;
 mod groups;
 mod rbac;
 mod storage;
@@ -33,6 +35,10 @@ pub fn create(group: &str, kind: &str, object: &Object) -> Vec<FieldError> {
         }
         "apiregistration.k8s.io" if kind == "APIService" => apiregistration::api_service(object),
         "storage.k8s.io" if kind == "CSINode" => storage::csi_node(object),
+        "flowcontrol.apiserver.k8s.io" if kind == "FlowSchema" => flowcontrol::flow_schema(object),
+        "flowcontrol.apiserver.k8s.io" if kind == "PriorityLevelConfiguration" => {
+            flowcontrol::priority_level_configuration(object)
+        }
         "storage.k8s.io" if kind == "CSIStorageCapacity" => storage::csi_storage_capacity(object),
         "admissionregistration.k8s.io" if kind.ends_with("WebhookConfiguration") => {
             let mutating = kind == "MutatingWebhookConfiguration";
@@ -56,6 +62,11 @@ pub fn update(group: &str, kind: &str, object: &Object, old: &Object, subresourc
         },
         "apiregistration.k8s.io" if kind == "APIService" && subresource.is_none() => {
             apiregistration::api_service(object)
+        }
+        // ValidateFlowSchemaUpdate and the status update validate the whole new object.
+        "flowcontrol.apiserver.k8s.io" if kind == "FlowSchema" => flowcontrol::flow_schema(object),
+        "flowcontrol.apiserver.k8s.io" if kind == "PriorityLevelConfiguration" => {
+            flowcontrol::priority_level_configuration(object)
         }
         "storage.k8s.io" if kind == "CSINode" => {
             let mut errs = storage::csi_node(object);
