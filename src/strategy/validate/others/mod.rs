@@ -1,7 +1,7 @@
 //! Validation of the kinds outside the core group, one file per API group
 //! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `certificates.rs`,
 //! `apiregistration.rs`, `storage.rs` (CSINode, CSIStorageCapacity),
-//! `flowcontrol.rs`, and
+//! `flowcontrol.rs`, `resource.rs` (resource.k8s.io), and
 //! `admissionregistration.rs` for the webhook configurations) and what they
 //! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
@@ -19,6 +19,7 @@ mod fixtures;
 mod flowcontrol;
 mod groups;
 mod rbac;
+mod resource;
 mod storage;
 
 use crate::strategy::Object;
@@ -35,6 +36,13 @@ pub fn create(group: &str, kind: &str, object: &Object) -> Vec<FieldError> {
         }
         "apiregistration.k8s.io" if kind == "APIService" => apiregistration::api_service(object),
         "storage.k8s.io" if kind == "CSINode" => storage::csi_node(object),
+        "resource.k8s.io" => match kind {
+            "DeviceClass" => resource::device_class(object),
+            "ResourceClaim" => resource::resource_claim(object),
+            "ResourceClaimTemplate" => resource::resource_claim_template(object),
+            "ResourceSlice" => resource::resource_slice(object),
+            _ => Vec::new(),
+        },
         "flowcontrol.apiserver.k8s.io" if kind == "FlowSchema" => flowcontrol::flow_schema(object),
         "flowcontrol.apiserver.k8s.io" if kind == "PriorityLevelConfiguration" => {
             flowcontrol::priority_level_configuration(object)
@@ -63,6 +71,26 @@ pub fn update(group: &str, kind: &str, object: &Object, old: &Object, subresourc
         "apiregistration.k8s.io" if kind == "APIService" && subresource.is_none() => {
             apiregistration::api_service(object)
         }
+        "resource.k8s.io" => match (kind, subresource) {
+            ("DeviceClass", _) => resource::device_class(object),
+            // The claim's status (its allocation) is not checked.
+            ("ResourceClaim", Some(_)) => Vec::new(),
+            ("ResourceClaim" | "ResourceClaimTemplate", None) => {
+                let mut errs = resource::spec_immutable(object, old, kind);
+                errs.extend(if kind == "ResourceClaim" {
+                    resource::resource_claim(object)
+                } else {
+                    resource::resource_claim_template(object)
+                });
+                errs
+            }
+            ("ResourceSlice", _) => {
+                let mut errs = resource::resource_slice(object);
+                errs.extend(resource::resource_slice_update(object, old));
+                errs
+            }
+            _ => Vec::new(),
+        },
         // ValidateFlowSchemaUpdate and the status update validate the whole new object.
         "flowcontrol.apiserver.k8s.io" if kind == "FlowSchema" => flowcontrol::flow_schema(object),
         "flowcontrol.apiserver.k8s.io" if kind == "PriorityLevelConfiguration" => {
