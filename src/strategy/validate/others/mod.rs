@@ -1,11 +1,13 @@
 //! Validation of the kinds outside the core group, one file per API group
 //! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `certificates.rs`,
 //! `apiregistration.rs`, `storage.rs` (CSINode, CSIStorageCapacity),
-//! `flowcontrol.rs`, `resource.rs` (resource.k8s.io), and
+//! `flowcontrol.rs`, `resource.rs` (resource.k8s.io), `admission_policies.rs`
+//! (the admission policies and bindings), and
 //! `admissionregistration.rs` for the webhook configurations) and what they
 //! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
 
+mod admission_policies;
 mod admissionregistration;
 mod apiregistration;
 mod apps;
@@ -35,6 +37,18 @@ pub fn create(group: &str, kind: &str, object: &Object) -> Vec<FieldError> {
             certificates::certificate_signing_request(object)
         }
         "apiregistration.k8s.io" if kind == "APIService" => apiregistration::api_service(object),
+        "admissionregistration.k8s.io" if kind == "ValidatingAdmissionPolicy" => {
+            admission_policies::validating_admission_policy(object)
+        }
+        "admissionregistration.k8s.io" if kind == "ValidatingAdmissionPolicyBinding" => {
+            admission_policies::validating_admission_policy_binding(object)
+        }
+        "admissionregistration.k8s.io" if kind == "MutatingAdmissionPolicy" => {
+            admission_policies::mutating_admission_policy(object)
+        }
+        "admissionregistration.k8s.io" if kind == "MutatingAdmissionPolicyBinding" => {
+            admission_policies::mutating_admission_policy_binding(object)
+        }
         "storage.k8s.io" if kind == "CSINode" => storage::csi_node(object),
         "resource.k8s.io" => match kind {
             "DeviceClass" => resource::device_class(object),
@@ -91,6 +105,19 @@ pub fn update(group: &str, kind: &str, object: &Object, old: &Object, subresourc
             }
             _ => Vec::new(),
         },
+        // The policies' status (type checking results) is not checked.
+        "admissionregistration.k8s.io" if kind == "ValidatingAdmissionPolicy" && subresource.is_none() => {
+            admission_policies::validating_admission_policy(object)
+        }
+        "admissionregistration.k8s.io" if kind == "ValidatingAdmissionPolicyBinding" => {
+            admission_policies::validating_admission_policy_binding(object)
+        }
+        "admissionregistration.k8s.io" if kind == "MutatingAdmissionPolicy" => {
+            admission_policies::mutating_admission_policy(object)
+        }
+        "admissionregistration.k8s.io" if kind == "MutatingAdmissionPolicyBinding" => {
+            admission_policies::mutating_admission_policy_binding(object)
+        }
         // ValidateFlowSchemaUpdate and the status update validate the whole new object.
         "flowcontrol.apiserver.k8s.io" if kind == "FlowSchema" => flowcontrol::flow_schema(object),
         "flowcontrol.apiserver.k8s.io" if kind == "PriorityLevelConfiguration" => {
