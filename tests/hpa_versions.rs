@@ -183,6 +183,20 @@ fn a_v2_write_without_cpu_is_seen_by_v1_with_annotations_only() {
         v1["metadata"]["annotations"][METRICS],
         r#"[{"type":"External","external":{"metricName":"queue","targetValue":"30"}}]"#
     );
+    // Tables print the same object through both versions (kube prints the internal one).
+    let table = "application/json;as=Table;g=meta.k8s.io;v=v1";
+    let targets = |path: &str| {
+        let r = s.request("GET", path, &[("Accept", table)], None);
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.json()["rows"][0]["cells"][2].clone()
+    };
+    assert_eq!(targets(&format!("{V1}/q")), json!("<unknown>/30"));
+    assert_eq!(targets(&format!("{V1}/q")), targets(&format!("{V2}/q")));
+    // Protobuf through v1 carries the v1 kind.
+    let r = s.request("GET", &format!("{V1}/q"), &[("Accept", "application/vnd.kubernetes.protobuf")], None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/vnd.kubernetes.protobuf"));
+    assert!(r.body.windows(b"autoscaling/v1".len()).any(|w| w == b"autoscaling/v1"));
     // Invalid through v1 (the shared rules) is refused and nothing changes.
     let mut bad = v1.clone();
     bad["spec"]["maxReplicas"] = json!(1);
