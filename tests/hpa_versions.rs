@@ -205,3 +205,25 @@ fn a_v2_write_without_cpu_is_seen_by_v1_with_annotations_only() {
     assert!(r.text().contains("spec.maxReplicas: Invalid value: 1: must be greater than or equal to `minReplicas`"));
     assert_eq!(s.get_ok(&format!("{V2}/q"))["spec"]["maxReplicas"], 4);
 }
+
+#[test]
+fn server_side_apply_through_v1_is_seen_through_v2() {
+    let s = setup();
+    let body = serde_json::to_vec(&json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "applied"},
+        "spec": {"scaleTargetRef": target(), "maxReplicas": 4, "targetCPUUtilizationPercentage": 50}}))
+    .unwrap();
+    let r = s.request(
+        "PATCH",
+        &format!("{V1}/applied?fieldManager=test"),
+        &[("Content-Type", "application/apply-patch+yaml"), ("Accept", "application/json")],
+        Some(&body),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.json()["apiVersion"], "autoscaling/v1");
+    assert_eq!(r.json()["spec"]["targetCPUUtilizationPercentage"], 50);
+    let v2 = s.get_ok(&format!("{V2}/applied"));
+    assert_eq!(v2["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"], 50);
+    assert_eq!(v2["metadata"]["managedFields"][0]["manager"], "test");
+    assert_eq!(v2["metadata"]["managedFields"][0]["apiVersion"], "autoscaling/v1");
+}
