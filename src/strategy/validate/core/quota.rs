@@ -7,8 +7,9 @@
 //! (one item per type) and min <= defaultRequest <= default <= max with the
 //! ratio bounds.
 //!
-//! Not checked: `scopeSelector`'s match expressions (operators and values
-//! per scope). Go iterates maps in random order; errors here follow the
+//! The scope selector's requirements are checked as the scopes are (known,
+//! valid for the hard resources, not conflicting) with their operators and
+//! values. Go iterates maps in random order; errors here follow the
 //! objects' key order.
 
 use super::pod::{container_resource_name, overcommit_allowed, resource_quantity, STANDARD_RESOURCES};
@@ -149,10 +150,65 @@ fn quota_scopes(spec: &Value) -> Errs {
     errs
 }
 
+/// `validateScopeSelector` (`validateScopedResourceSelectorRequirement`).
+fn scope_selector(spec: &Value) -> Errs {
+    let Some(selector) = spec.get("scopeSelector").filter(|s| s.is_object()) else { return Vec::new() };
+    let path = "spec.scopeSelector.matchExpressions";
+    let hard: BTreeSet<&str> = obj(spec, "hard").keys().map(String::as_str).collect();
+    let mut errs = Errs::new();
+    let mut seen = BTreeSet::new();
+    for requirement in list(selector, "matchExpressions") {
+        let scope = text(requirement, "scopeName");
+        let operator = text(requirement, "operator");
+        if !SCOPES.contains(&scope) {
+            errs.push(FieldError::invalid(&format!("{path}.scopeName"), scope, "unsupported scope"));
+        }
+        for resource in &hard {
+            if is_standard_quota_resource(resource) && !scope_valid_for(scope, resource) {
+                errs.push(FieldError::invalid_bare(
+                    path,
+                    "core.ScopeSelector{...}",
+                    "unsupported scope applied to resource",
+                ));
+            }
+        }
+        let exists_only = ["BestEffort", "NotBestEffort", "Terminating", "NotTerminating", "CrossNamespacePodAffinity"];
+        if exists_only.contains(&scope) && operator != "Exists" {
+            errs.push(FieldError::invalid(
+                &format!("{path}.operator"),
+                operator,
+                "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
+            ));
+        }
+        let values = list(requirement, "values");
+        match operator {
+            "In" | "NotIn" if values.is_empty() => errs.push(FieldError::required(
+                &format!("{path}.values"),
+                "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(FieldError::invalid_bare(
+                &format!("{path}.values"),
+                &go_string_slice(values),
+                "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            _ => errs.push(FieldError::invalid(&format!("{path}.operator"), operator, "not a valid selector operator")),
+        }
+        seen.insert(scope);
+    }
+    for (a, b) in [("BestEffort", "NotBestEffort"), ("Terminating", "NotTerminating")] {
+        if seen.contains(a) && seen.contains(b) {
+            errs.push(FieldError::invalid_bare(path, &go_scopes(list(spec, "scopes")), "conflicting scopes"));
+        }
+    }
+    errs
+}
+
 fn quota_spec(object: &Value) -> Errs {
     let spec = object.get("spec").unwrap_or(&Value::Null);
     let mut errs = quota_resources(obj(spec, "hard"), "spec.hard");
     errs.extend(quota_scopes(spec));
+    errs.extend(scope_selector(spec));
     errs
 }
 
@@ -418,6 +474,36 @@ mod tests {
         assert_eq!(
             messages(resource_quota_update(&json!({"spec": {}}), &old)),
             ["spec.scopes: Invalid value: []core.ResourceQuotaScope(nil): field is immutable"]
+        );
+    }
+
+    #[test]
+    fn quota_scope_selectors() {
+        assert!(messages(resource_quota(
+            &json!({"spec": {"hard": {"pods": "1"}, "scopeSelector": {"matchExpressions": [
+            {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]},
+            {"scopeName": "BestEffort", "operator": "Exists"}]}}})
+        ))
+        .is_empty());
+        assert_eq!(
+            messages(resource_quota(&json!({"spec": {"hard": {"cpu": "1"}, "scopeSelector": {"matchExpressions": [
+                {"scopeName": "PriorityClass", "operator": "In"},
+                {"scopeName": "Terminating", "operator": "In", "values": ["x"]},
+                {"scopeName": "NotTerminating", "operator": "Exists", "values": ["x"]},
+                {"scopeName": "Someday", "operator": "Maybe"}]}}}))),
+            [
+                "spec.scopeSelector.matchExpressions.values: Required value: must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
+                "spec.scopeSelector.matchExpressions.operator: Invalid value: \"In\": must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
+                "spec.scopeSelector.matchExpressions.values: Invalid value: []string{\"x\"}: must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
+                "spec.scopeSelector.matchExpressions.scopeName: Invalid value: \"Someday\": unsupported scope",
+                "spec.scopeSelector.matchExpressions.operator: Invalid value: \"Maybe\": not a valid selector operator",
+                "spec.scopeSelector.matchExpressions: Invalid value: []core.ResourceQuotaScope(nil): conflicting scopes",
+            ]
+        );
+        assert_eq!(
+            messages(resource_quota(&json!({"spec": {"hard": {"secrets": "1"}, "scopeSelector": {"matchExpressions": [
+                {"scopeName": "BestEffort", "operator": "Exists"}]}}}))),
+            ["spec.scopeSelector.matchExpressions: Invalid value: core.ScopeSelector{...}: unsupported scope applied to resource"]
         );
     }
 
