@@ -143,6 +143,33 @@ fn a_v1_write_is_a_v2_object_and_back() {
     let conditions: Value = serde_json::from_str(v1["metadata"]["annotations"][CONDITIONS].as_str().unwrap()).unwrap();
     assert_eq!(conditions[0]["reason"], "ReadyForNewScale");
 
+    // A v1 status write: what its annotations say wins (kube reads them when
+    // it decodes the request); without them its CPU percentage is the status
+    // metric and the conditions are gone, as in kube.
+    let mut v1_status = v1.clone();
+    v1_status["status"]["currentCPUUtilizationPercentage"] = json!(55);
+    let r = s.put_json(&format!("{V1}/web/status"), &v1_status);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let seen = s.get_ok(&format!("{V2}/web"));
+    assert_eq!(seen["status"]["currentMetrics"][0]["resource"]["current"]["averageUtilization"], 40);
+    assert_eq!(seen["status"]["conditions"][0]["reason"], "ReadyForNewScale");
+    v1_status["metadata"]["resourceVersion"] = r.json()["metadata"]["resourceVersion"].clone();
+    v1_status["metadata"]["annotations"]
+        .as_object_mut()
+        .unwrap()
+        .remove("autoscaling.alpha.kubernetes.io/current-metrics");
+    v1_status["metadata"]["annotations"].as_object_mut().unwrap().remove(CONDITIONS);
+    let r = s.put_json(&format!("{V1}/web/status"), &v1_status);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let seen = s.get_ok(&format!("{V2}/web"));
+    assert_eq!(
+        seen["status"]["currentMetrics"],
+        json!([{"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 55}}}])
+    );
+    assert!(seen["status"].get("conditions").is_none(), "{seen}");
+    assert_eq!(seen["spec"]["metrics"].as_array().map(Vec::len), Some(2), "the spec is kept: {seen}");
+    let v1 = s.get_ok(&format!("{V1}/web"));
+
     // The v1 list and watch show v1.
     let list = s.get_ok(V1);
     assert_eq!(list["items"][0]["spec"]["targetCPUUtilizationPercentage"], 75);

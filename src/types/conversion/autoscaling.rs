@@ -43,6 +43,16 @@ pub const BEHAVIOR_SPECS_ANNOTATION: &str = "autoscaling.alpha.kubernetes.io/beh
 /// drops them with the others.
 const TOLERANCE_ANNOTATIONS: [&str; 2] =
     ["autoscaling.alpha.kubernetes.io/scale-down-tolerance", "autoscaling.alpha.kubernetes.io/scale-up-tolerance"];
+/// The annotations conversion reads and writes
+/// (`DropRoundTripHorizontalPodAutoscalerAnnotations`).
+pub const ROUND_TRIP_ANNOTATIONS: [&str; 6] = [
+    METRIC_SPECS_ANNOTATION,
+    METRIC_STATUSES_ANNOTATION,
+    CONDITIONS_ANNOTATION,
+    BEHAVIOR_SPECS_ANNOTATION,
+    TOLERANCE_ANNOTATIONS[0],
+    TOLERANCE_ANNOTATIONS[1],
+];
 /// `autoscaling.DefaultCPUUtilization`.
 const DEFAULT_CPU_UTILIZATION: i64 = 80;
 

@@ -125,6 +125,16 @@ pub fn from_storage(group: &str, version: &str, kind: &str, object: &Value) -> O
     }
 }
 
+/// The annotations of the served (group, version, kind) that conversion
+/// reads fields from (kube reads them when it decodes the request, so a
+/// status write takes them from the request, not from the stored object).
+pub fn round_trip_annotations(group: &str, version: &str, kind: &str) -> &'static [&'static str] {
+    match (group, version, kind) {
+        ("autoscaling", "v1", "HorizontalPodAutoscaler") => &autoscaling::ROUND_TRIP_ANNOTATIONS,
+        _ => &[],
+    }
+}
+
 /// A field selector's label of the served (group, version, resource) as the
 /// stored object's selectable field (kube's field label conversion: a
 /// `regarding.name=x` on events.k8s.io selects core `involvedObject.name`).
