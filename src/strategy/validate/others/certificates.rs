@@ -101,15 +101,13 @@ pub fn certificate_signing_request(object: &Fields) -> Vec<FieldError> {
 fn parse_csr(bytes: &[u8]) -> Result<(), String> {
     const NOT_A_REQUEST: &str = "PEM block type must be CERTIFICATE REQUEST";
     let mut reader = bytes;
-    let der = loop {
-        match rustls_pemfile::read_one(&mut reader) {
-            Ok(Some(rustls_pemfile::Item::Csr(der))) => break der,
-            // pem.Decode takes the first block whatever its type.
-            Ok(Some(_)) | Ok(None) | Err(_) => return Err(NOT_A_REQUEST.into()),
-        }
+    // pem.Decode takes the first block whatever its type.
+    let der = match rustls_pemfile::read_one(&mut reader) {
+        Ok(Some(rustls_pemfile::Item::Csr(der))) => der,
+        _ => return Err(NOT_A_REQUEST.into()),
     };
     match x509_parser::certification_request::X509CertificationRequest::from_der(der.as_ref()) {
-        Ok((rest, _)) if rest.is_empty() => Ok(()),
+        Ok((&[], _)) => Ok(()),
         Ok(_) => Err("asn1: syntax error: trailing data".into()),
         Err(e) => Err(format!("asn1: structure error: {e}")),
     }
