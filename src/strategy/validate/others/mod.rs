@@ -76,12 +76,11 @@ pub fn update(group: &str, kind: &str, object: &Object, old: &Object, subresourc
         "batch" => batch::update(kind, object, old, subresource),
         "rbac.authorization.k8s.io" => rbac::update(kind, object, old),
         "coordination.k8s.io" => coordination::create(kind, object),
-        // The spec is the stored one (PrepareForUpdate keeps it); the status
-        // and approval subresources change only the status.
-        "certificates.k8s.io" if kind == "CertificateSigningRequest" => match subresource {
-            None => certificates::certificate_signing_request(object),
-            Some(_) => Vec::new(),
-        },
+        // ValidateCertificateSigningRequestUpdate and StatusUpdate (approval
+        // has its own rules: strategy/subresources.rs).
+        "certificates.k8s.io" if kind == "CertificateSigningRequest" => {
+            certificates::certificate_signing_request_update(object, old, subresource == Some("status"))
+        }
         "apiregistration.k8s.io" if kind == "APIService" && subresource.is_none() => {
             apiregistration::api_service(object)
         }
