@@ -161,6 +161,29 @@ fn finalize_and_csr_approval() {
         json!([{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]);
     let r = s.put_json(approval, &both);
     assert!(assert_status(&r, 422, "Invalid")["message"].as_str().unwrap().contains("mutually exclusive"));
+    // The signer issues through /status: a PEM certificate, once.
+    let status = "/apis/certificates.k8s.io/v1/certificatesigningrequests/node-csr/status";
+    let mut junk = stored.clone();
+    junk["status"]["certificate"] = json!(base64_of(b"not a certificate"));
+    let r = s.put_json(status, &junk);
+    assert_eq!(
+        assert_status(&r, 422, "Invalid")["message"],
+        "CertificateSigningRequest.certificates.k8s.io \"node-csr\" is invalid: status.certificate: Invalid value: \"<certificate data>\": must contain at least one CERTIFICATE PEM block"
+    );
+    let mut issued = stored.clone();
+    let pem = rcgen::generate_simple_self_signed(vec!["node-1".to_string()]).unwrap().cert.pem();
+    issued["status"]["certificate"] = json!(base64_of(pem.as_bytes()));
+    let r = s.put_json(status, &issued);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["status"]["certificate"], issued["status"]["certificate"]);
+    let mut again = r.json();
+    again["status"]["certificate"] =
+        json!(base64_of(rcgen::generate_simple_self_signed(vec!["n".to_string()]).unwrap().cert.pem().as_bytes()));
+    let r = s.put_json(status, &again);
+    assert!(assert_status(&r, 422, "Invalid")["message"]
+        .as_str()
+        .unwrap()
+        .contains("status.certificate: Forbidden: updates may not modify existing certificate content"));
 
     // The review APIs are in discovery, create only.
     let authz = s.get_ok("/apis/authorization.k8s.io/v1");

@@ -91,7 +91,7 @@ pub fn create(info: &ResourceInfo, object: &mut Object, context: &Context) -> Re
         return Ok(());
     }
     rules::prepare_for_create(info, object, context);
-    let errors = match stored_form(info, object) {
+    let errors = match stored_form(info, object).filter(|_| validates_stored_form(info)) {
         // kube validates the stored (internal) form with the request's
         // version in hand: events.k8s.io/v1 is strict (`ValidateEventCreate`).
         Some(stored) => validate::core::served_as_create(&info.group, &info.kind, &stored),
@@ -119,11 +119,10 @@ pub fn update(info: &ResourceInfo, object: &mut Object, old: &Object, context: &
         return Ok(());
     }
     rules::prepare_for_update(info, object, old, context)?;
-    let errors = match (stored_form(info, object), stored_form(info, old)) {
-        (Some(stored), Some(stored_old)) => {
-            validate::core::served_as_update(&info.group, &info.kind, &stored, &stored_old)
-        }
-        _ => validate::update(&info.group, &info.kind, object, old, context.subresource),
+    let stored_forms = || Some((stored_form(info, object)?, stored_form(info, old)?));
+    let errors = match stored_forms().filter(|_| validates_stored_form(info)) {
+        Some((stored, stored_old)) => validate::core::served_as_update(&info.group, &info.kind, &stored, &stored_old),
+        None => validate::update(&info.group, &info.kind, object, old, context.subresource),
     };
     if !errors.is_empty() {
         return Err(Rejection::Invalid(errors));
@@ -145,8 +144,20 @@ pub fn stored_form(info: &ResourceInfo, object: &Object) -> Option<Object> {
     let stored = info.stored_as()?;
     let value = Value::Object(object.clone());
     let mut converted = crate::types::conversion::to_storage(&info.group, &info.version, &info.kind, &value)?;
+    // What kube's decode from storage would default (an autoscaling/v2
+    // behavior restored from v1's annotation gets its unset rules filled),
+    // so the stored bytes are what kube serves for the object.
+    defaults::apply(stored.group, stored.kind, &mut converted);
     decode::normalize(stored.group, stored.version, stored.kind, &mut converted);
     Some(converted)
+}
+
+/// Whether a resource kept in another's store is validated in the stored
+/// kind's form (events.k8s.io/v1 Events by the core Event's rules, kube's
+/// `ValidateEvent` taking the request's version); the HorizontalPodAutoscaler
+/// rules read the fields both versions share, so v1 is validated as written.
+fn validates_stored_form(info: &ResourceInfo) -> bool {
+    info.stored_as().is_some_and(|stored| stored.group.is_empty())
 }
 
 /// A stored object as `info`'s version shows it, in that kind's Go form;

@@ -192,9 +192,18 @@ pub(super) static CONTROLLERREVISION: Builtin = Builtin {
     },
 };
 
-/// kube's `formatHPAMetrics` for autoscaling/v2 metrics (and v1's target
-/// CPU utilization, which is one Resource metric).
+/// kube's `formatHPAMetrics` for autoscaling/v2 metrics. kube prints the
+/// internal (v2-shaped) object whichever version is asked for, so a v1
+/// object is converted first: its CPU target is one Resource metric, the
+/// other metrics come from its annotation (`types::conversion::autoscaling`).
 fn hpa_targets(h: &Value) -> String {
+    let converted;
+    let h = if get(h, &["spec"]).is_some() && get(h, &["spec", "metrics"]).is_none() {
+        converted = Value::Object(super::super::conversion::autoscaling::to_v2(h));
+        &converted
+    } else {
+        h
+    };
     let mut specs: Vec<Value> = array(h, &["spec", "metrics"]).to_vec();
     let mut statuses: Vec<Value> = array(h, &["status", "currentMetrics"]).to_vec();
     if specs.is_empty() {

@@ -906,6 +906,14 @@ fn cells_of_the_other_builtin_kinds() {
         json!("cpu: <unknown>/80%")
     );
     assert_eq!(row("autoscaling", "horizontalpodautoscalers", json!({}))[2..4], [json!("<none>"), json!("<unset>")]);
+    // A v1 object prints every metric of the internal object: the CPU target
+    // and those kept in the metrics annotation.
+    let v1 = json!({"apiVersion": "autoscaling/v1", "metadata": {"annotations": {
+            "autoscaling.alpha.kubernetes.io/metrics":
+                r#"[{"type":"Resource","resource":{"name":"memory","targetAverageValue":"100Mi"}}]"#}},
+        "spec": {"targetCPUUtilizationPercentage": 60}, "status": {"currentReplicas": 0, "desiredReplicas": 0}});
+    let cells = for_resource("autoscaling", "horizontalpodautoscalers").row(&v1, now()).cells;
+    assert_eq!(cells[2], json!("memory: <unknown>/100Mi, cpu: <unknown>/60%"));
     assert_eq!(
         row(
             "discovery.k8s.io",

@@ -420,6 +420,12 @@ pub fn name_rule(group: &str, resource: &str) -> NameRule {
         ("", "namespaces") => NameRule::Dns1123Label,
         ("", "services") => NameRule::Dns1035Label,
         ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+        // ValidateAPIService: a path segment (and `version.group`, checked
+        // with the spec in strategy/validate).
+        ("apiregistration.k8s.io", "apiservices") => NameRule::PathSegment,
+        // ValidateCertificateRequestName accepts any name; the generic
+        // registry's path-segment rule remains.
+        ("certificates.k8s.io", "certificatesigningrequests") => NameRule::PathSegment,
         ("batch", "cronjobs") => NameRule::CronJob,
         ("networking.k8s.io", "ipaddresses") => NameRule::IpAddress,
         _ => NameRule::Dns1123Subdomain,
@@ -968,6 +974,10 @@ mod tests {
         assert_eq!(name_rule("", "persistentvolumes"), NameRule::Dns1123Subdomain);
         assert_eq!(name_rule("rbac.authorization.k8s.io", "clusterroles"), NameRule::PathSegment);
         assert_eq!(name_rule("batch", "cronjobs"), NameRule::CronJob);
+        assert_eq!(name_rule("apiregistration.k8s.io", "apiservices"), NameRule::PathSegment);
+        let csr = name_rule("certificates.k8s.io", "certificatesigningrequests");
+        assert!(csr.check("csr-Node:1", false).is_empty());
+        assert_eq!(csr.check("a/b", false), ["may not contain '/'"]);
         assert_eq!(name_rule("example.com", "widgets"), NameRule::Dns1123Subdomain);
     }
 

@@ -294,6 +294,30 @@ fn merge_server_fields(mut object: Object, stored: &Object, resolved: &Resolved)
         if let Some(managed) = metadata(&object).get("managedFields") {
             metadata_mut(&mut result).insert("managedFields".into(), managed.clone());
         }
+        // A version converted from a shared store reads part of its status
+        // from annotations (autoscaling/v1's current metrics and
+        // conditions): kube reads the request's when it decodes it.
+        let info = &resolved.info;
+        let round_trip = crate::types::conversion::round_trip_annotations(&info.group, &info.version, &info.kind);
+        if info.custom.is_none() && !round_trip.is_empty() {
+            let from = metadata(&object).get("annotations").and_then(Value::as_object).cloned().unwrap_or_default();
+            let to = metadata_mut(&mut result);
+            if !to.get("annotations").is_some_and(Value::is_object) {
+                to.insert("annotations".into(), json!({}));
+            }
+            if let Some(Value::Object(annotations)) = to.get_mut("annotations") {
+                for key in round_trip {
+                    match from.get(*key) {
+                        Some(value) => annotations.insert((*key).into(), value.clone()),
+                        None => annotations.shift_remove(*key),
+                    };
+                }
+                annotations.sort_keys();
+                if annotations.is_empty() {
+                    to.shift_remove("annotations");
+                }
+            }
+        }
         if resolved.info.group.is_empty() {
             let fields = crate::strategy::rules::core::status_update_metadata(&resolved.info.kind);
             let (from, to) = (metadata(&object).clone(), metadata_mut(&mut result));

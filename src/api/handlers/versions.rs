@@ -2,8 +2,9 @@
 //! in: a custom resource in a served version other than its storage version
 //! (converted by `apiVersion` alone: the `None` strategy), and a built-in
 //! resource kept in another resource's store (events.k8s.io/v1 Events are
-//! core/v1 Events: `types::conversion`, with the Go form of the target kind
-//! from `strategy::stored_form`/`served_form`).
+//! core/v1 Events, autoscaling/v1 HorizontalPodAutoscalers autoscaling/v2
+//! ones: `types::conversion`, with the Go form of the target kind from
+//! `strategy::stored_form`/`served_form`).
 //!
 //! Every handler reads through [`convert`] (or [`served_object`]) and
 //! writes through [`to_storage`], so a write through either version is seen

@@ -6,7 +6,8 @@
 //! containers, resources, security contexts, scheduling), `pods.rs`
 //! (Pod create/update/status, templates), `service.rs` (Services,
 //! Endpoints), `config.rs` (ConfigMaps, Secrets), `storage.rs`
-//! (PersistentVolumes, claims), `cluster.rs` (Namespaces, Nodes, Events);
+//! (PersistentVolumes, claims), `cluster.rs` (Namespaces, Nodes, Events),
+//! `quota.rs` (ResourceQuotas, LimitRanges);
 //! `util.rs` reads JSON as Go reads structs, `quantity.rs` compares
 //! quantities.
 //!
@@ -19,6 +20,7 @@ mod config;
 mod pod;
 mod pods;
 mod quantity;
+mod quota;
 mod service;
 mod storage;
 mod util;
@@ -50,6 +52,8 @@ fn create_kind(kind: &str, object: &Object) -> Vec<FieldError> {
         "Event" => cluster::event(object),
         "PersistentVolume" => storage::persistent_volume(object),
         "PersistentVolumeClaim" => storage::claim(object),
+        "ResourceQuota" => quota::resource_quota(&Value::Object(object.clone())),
+        "LimitRange" => quota::limit_range(&Value::Object(object.clone())),
         _ => Vec::new(),
     }
 }
@@ -100,6 +104,8 @@ fn update_kind(kind: &str, object: &Object, old: &Object) -> Vec<FieldError> {
         "Event" => cluster::event(object),
         "PersistentVolume" => storage::persistent_volume_update(object, old),
         "PersistentVolumeClaim" => storage::claim_update(object, old),
+        "ResourceQuota" => quota::resource_quota_update(&Value::Object(object.clone()), &Value::Object(old.clone())),
+        "LimitRange" => quota::limit_range(&Value::Object(object.clone())),
         _ => Vec::new(),
     }
 }
@@ -112,6 +118,7 @@ fn status_update(kind: &str, object: &Object, old: &Object) -> Vec<FieldError> {
         "Namespace" => cluster::namespace_status_update(object),
         "Node" => cluster::node_update(object, old),
         "PersistentVolumeClaim" => storage::claim_status_update(object),
+        "ResourceQuota" => quota::resource_quota_status_update(&Value::Object(object.clone())),
         _ => Vec::new(),
     }
 }

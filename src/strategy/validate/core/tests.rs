@@ -276,8 +276,8 @@ fn pod_spec_rules() {
             "extended resources are whole numbers",
             vec![("/spec/containers/0/resources", json!({"requests": {"example.com/gpu": "500m"}, "limits": {"example.com/gpu": "500m"}}))],
             vec![
-                (INV, "spec.containers[0].resources.limits[example.com/gpu]: Invalid value: 500m: must be an integer"),
-                (INV, "spec.containers[0].resources.requests[example.com/gpu]: Invalid value: 500m: must be an integer"),
+                (INV, "spec.containers[0].resources.limits[example.com/gpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"500m\", Format:\"DecimalSI\"}: must be an integer"),
+                (INV, "spec.containers[0].resources.requests[example.com/gpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"500m\", Format:\"DecimalSI\"}: must be an integer"),
             ],
         ),
         (

@@ -162,7 +162,7 @@ fn webhook(hook: &Fields, mutating: bool, require_no_side_effects: bool, at: &st
 }
 
 /// validateRuleWithOperations and validateRule (subresources allowed).
-fn rule_with_operations(rule: &Fields, at: &str) -> Vec<FieldError> {
+pub(super) fn rule_with_operations(rule: &Fields, at: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let operations = strings(rule, "operations");
     if operations.is_empty() {

@@ -30,6 +30,7 @@ mod volumes;
 pub use containers::port_num_or_name;
 use containers::*;
 use resources::*;
+pub(crate) use resources::{container_resource_name, overcommit_allowed, STANDARD_RESOURCES};
 pub use resources::{resource_quantity, resource_requirements};
 use scheduling::*;
 pub use scheduling::{node_selector, taint_effect, tolerations};

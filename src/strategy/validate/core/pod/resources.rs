@@ -4,23 +4,23 @@
 use super::*;
 
 /// Whether a resource name is native (no domain, or `kubernetes.io/`).
-pub(super) fn is_native_resource(name: &str) -> bool {
+pub(crate) fn is_native_resource(name: &str) -> bool {
     !name.contains('/') || name.contains("kubernetes.io/")
 }
 
 /// kube's `IsOvercommitAllowed`.
-pub(super) fn overcommit_allowed(name: &str) -> bool {
+pub(crate) fn overcommit_allowed(name: &str) -> bool {
     is_native_resource(name) && !name.starts_with("hugepages-")
 }
 
 /// kube's `IsExtendedResourceName`.
-pub(super) fn is_extended_resource(name: &str) -> bool {
+pub(crate) fn is_extended_resource(name: &str) -> bool {
     !is_native_resource(name)
         && !name.starts_with("requests.")
         && crate::types::validation::is_qualified_name(&format!("requests.{name}")).is_empty()
 }
 
-pub(super) const STANDARD_RESOURCES: &[&str] = &[
+pub(crate) const STANDARD_RESOURCES: &[&str] = &[
     "cpu",
     "memory",
     "ephemeral-storage",
@@ -44,7 +44,7 @@ pub(super) const STANDARD_RESOURCES: &[&str] = &[
 ];
 
 /// kube's `validateContainerResourceName`.
-pub(super) fn container_resource_name(name: &str, field: &str) -> Errs {
+pub(crate) fn container_resource_name(name: &str, field: &str) -> Errs {
     let qualified = crate::types::validation::is_qualified_name(name);
     if !qualified.is_empty() {
         return qualified.iter().map(|m| FieldError::invalid(field, name, m)).collect();
@@ -159,8 +159,12 @@ pub fn resource_quantity(name: &str, quantity: &Value, field: &str) -> Errs {
     ];
     let integer = INTEGER_RESOURCES.contains(&name) || is_extended_resource(name);
     if integer && value % 1_000_000_000 != 0 {
-        // A Quantity prints through its String(), unquoted.
-        errs.push(FieldError::invalid_bare(field, text, "must be an integer"));
+        // The Quantity is passed by value: Go prints it with `%#v`.
+        errs.push(FieldError::invalid_bare(
+            field,
+            &super::super::quantity::go_value(text, false),
+            "must be an integer",
+        ));
     }
     errs
 }

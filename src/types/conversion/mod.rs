@@ -9,9 +9,11 @@
 //! version is converted to the stored one ([`to_storage`]) after the typed
 //! layer ran, a read converted back ([`from_storage`]), and a field selector's
 //! labels renamed to the stored object's ([`stored_field_label`]).
-//! autoscaling/v1 and v2 HorizontalPodAutoscalers share one key space (the
-//! same group) but are kept in the version written (no conversion yet;
-//! docs/types.md).
+//! The other is autoscaling/v1 HorizontalPodAutoscalers, kept as
+//! autoscaling/v2 ones (kube's storage version; the same keys, since the
+//! group is the same), converted as `pkg/apis/autoscaling/v1/conversion.go`
+//! does ([`autoscaling`]: v1's CPU target a v2 metric, the rest of v2 in
+//! v1's annotations).
 //!
 //! Functions of JSON objects; the fields come out in the order they were
 //! found, and the caller puts them in the target kind's Go order and drops
@@ -20,6 +22,8 @@
 //! Invariant: pure, no I/O; any JSON converts without panicking (fields of
 //! the wrong type are carried over as they are); converting to the stored
 //! version and back gives the object again.
+
+pub mod autoscaling;
 
 use serde_json::{Map, Value};
 
@@ -33,8 +37,18 @@ pub struct StoredAs {
 }
 
 /// The served (group, version, resource) kept as another resource's objects.
-const SHARED_STORES: &[((&str, &str, &str), StoredAs)] =
-    &[(("events.k8s.io", "v1", "events"), StoredAs { group: "", version: "v1", resource: "events", kind: "Event" })];
+const SHARED_STORES: &[((&str, &str, &str), StoredAs)] = &[
+    (("events.k8s.io", "v1", "events"), StoredAs { group: "", version: "v1", resource: "events", kind: "Event" }),
+    (
+        ("autoscaling", "v1", "horizontalpodautoscalers"),
+        StoredAs {
+            group: "autoscaling",
+            version: "v2",
+            resource: "horizontalpodautoscalers",
+            kind: "HorizontalPodAutoscaler",
+        },
+    ),
+];
 
 /// The resource whose store holds the objects of (group, version, resource),
 /// when it is not its own.
@@ -90,6 +104,7 @@ pub fn event_from_core(event: &Value) -> Map<String, Value> {
 pub fn to_storage(group: &str, version: &str, kind: &str, object: &Value) -> Option<Map<String, Value>> {
     match (group, version, kind) {
         ("events.k8s.io", "v1", "Event") => Some(event_to_core(object)),
+        ("autoscaling", "v1", "HorizontalPodAutoscaler") => Some(autoscaling::to_v2(object)),
         _ => None,
     }
 }
@@ -99,7 +114,24 @@ pub fn to_storage(group: &str, version: &str, kind: &str, object: &Value) -> Opt
 pub fn from_storage(group: &str, version: &str, kind: &str, object: &Value) -> Option<Map<String, Value>> {
     match (group, version, kind) {
         ("events.k8s.io", "v1", "Event") => Some(event_from_core(object)),
+        // An object an older build kept as written through v1 is served as it is.
+        ("autoscaling", "v1", "HorizontalPodAutoscaler")
+            if object.get("apiVersion").and_then(Value::as_str) == Some("autoscaling/v1") =>
+        {
+            object.as_object().cloned()
+        }
+        ("autoscaling", "v1", "HorizontalPodAutoscaler") => Some(autoscaling::to_v1(object)),
         _ => None,
+    }
+}
+
+/// The annotations of the served (group, version, kind) that conversion
+/// reads fields from (kube reads them when it decodes the request, so a
+/// status write takes them from the request, not from the stored object).
+pub fn round_trip_annotations(group: &str, version: &str, kind: &str) -> &'static [&'static str] {
+    match (group, version, kind) {
+        ("autoscaling", "v1", "HorizontalPodAutoscaler") => &autoscaling::ROUND_TRIP_ANNOTATIONS,
+        _ => &[],
     }
 }
 
@@ -143,11 +175,23 @@ mod tests {
     }
 
     #[test]
-    fn only_events_k8s_io_events_share_a_store() {
+    fn events_and_v1_hpas_share_a_store() {
         let stored = stored_as("events.k8s.io", "v1", "events").unwrap();
         assert_eq!((stored.group, stored.version, stored.resource, stored.kind), ("", "v1", "events", "Event"));
         assert_eq!(stored_as("", "v1", "events"), None);
-        assert_eq!(stored_as("autoscaling", "v1", "horizontalpodautoscalers"), None);
+        let hpa = stored_as("autoscaling", "v1", "horizontalpodautoscalers").unwrap();
+        assert_eq!((hpa.group, hpa.version, hpa.resource), ("autoscaling", "v2", "horizontalpodautoscalers"));
+        assert_eq!(stored_as("autoscaling", "v2", "horizontalpodautoscalers"), None);
+        assert_eq!(
+            to_storage(
+                "autoscaling",
+                "v1",
+                "HorizontalPodAutoscaler",
+                &serde_json::json!({"apiVersion": "autoscaling/v1"})
+            )
+            .unwrap()["apiVersion"],
+            "autoscaling/v2"
+        );
         assert!(to_storage("", "v1", "Event", &json!({})).is_none());
         assert!(from_storage("apps", "v1", "Deployment", &json!({})).is_none());
     }
