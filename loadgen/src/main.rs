@@ -416,7 +416,7 @@ mod tests {
         let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
         match cli.command {
             Cmd::Run(a) => *a,
-            Cmd::Validate { .. } => unreachable!("a run command line"),
+            Cmd::Validate { .. } | Cmd::Replay(_) => unreachable!("a run command line"),
         }
     }
 

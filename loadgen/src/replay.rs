@@ -168,7 +168,8 @@ impl WatchBody {
         let stamp_ns = unix_ns();
         let event_bytes = self.template.event_bytes();
         let reusable = self.sent.front().is_some_and(Bytes::is_unique) || self.sent.len() >= BATCHES_REUSED_MAX;
-        let mut buf = match self.sent.pop_front().filter(|_| reusable).map(Bytes::try_into_mut) {
+        let oldest = if reusable { self.sent.pop_front().map(Bytes::try_into_mut) } else { None };
+        let mut buf = match oldest {
             Some(Ok(mut buf)) => {
                 let (head, middle) = (self.template.head.len(), self.template.middle.len());
                 for event in buf.chunks_exact_mut(event_bytes) {
@@ -180,7 +181,8 @@ impl WatchBody {
                 }
                 buf
             }
-            // Still being written (or none yet): a new batch.
+            // Still being written (then the connection keeps the only other reference and
+            // frees it once written), or none yet: a new batch.
             _ => {
                 let mut buf = BytesMut::with_capacity(self.events_per_batch * event_bytes);
                 for _ in 0..self.events_per_batch {
@@ -381,8 +383,9 @@ mod tests {
             for round in 0..4 {
                 let Poll::Ready(Some(Ok(frame))) = Pin::new(&mut body).poll_frame(&mut cx) else { panic!("no batch") };
                 let data = frame.into_data().unwrap();
-                // The second batch is still "being written" when the third is asked for, so
-                // the third is new; the fourth reuses the first (written, dropped).
+                // The first batch is written (dropped) when the second is asked for: the second
+                // reuses its bytes. The second is then held ("being written"), so the third and
+                // fourth are new.
                 if round == 1 {
                     held.push(data.clone());
                 }
@@ -396,7 +399,7 @@ mod tests {
             }
             let want: Vec<u64> = (7..19).map(|r| LIST_RESOURCE_VERSION + r).collect();
             assert_eq!(seen.iter().map(|s| s.revision.unwrap()).collect::<Vec<_>>(), want, "{object:?}");
-            assert_eq!(body.sent.len(), 3, "the first batch was reused");
+            assert_eq!(body.sent.len(), 3, "the first batch was reused, the held one was not");
             // The held batch kept its bytes while later ones were built.
             let mut kept = Vec::new();
             Lines::default().feed(&held[0], |l| kept.push(scan_kube_event(l).unwrap().revision.unwrap())).unwrap();
