@@ -123,7 +123,9 @@ fn quote_or_backslash(b: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        };
         // SAFETY: SSE2 is part of the x86_64 baseline; every load reads the 16 bytes
         // b[i..i + 16], inside `b` by the loop condition (unaligned loads are allowed).
         unsafe {

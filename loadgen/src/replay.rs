@@ -95,9 +95,10 @@ impl EventTemplate {
             bail!("--pad-bytes {pad_bytes} is above {REPLAY_BYTES_MAX}");
         }
         let text = match object {
-            ReplayObject::Pod => {
-                POD_EVENT.trim_end().replacen(r#""type":"ADDED""#, r#""type":"MODIFIED""#, 1).replace("PADDING", &"x".repeat(pad_bytes))
-            }
+            ReplayObject::Pod => POD_EVENT
+                .trim_end()
+                .replacen(r#""type":"ADDED""#, r#""type":"MODIFIED""#, 1)
+                .replace("PADDING", &"x".repeat(pad_bytes)),
             ReplayObject::Lease => LEASE_EVENT.to_string(),
         };
         let rv = text.find(r#""RV""#).context("no RV in the event template")? + 1;
@@ -108,8 +109,8 @@ impl EventTemplate {
         let mut tail = text[stamp + "STAMP".len()..].to_string();
         tail.push('\n');
         Ok(EventTemplate {
-            head: Bytes::copy_from_slice(text[..rv].as_bytes()),
-            middle: Bytes::copy_from_slice(text[rv + "RV".len()..stamp].as_bytes()),
+            head: Bytes::copy_from_slice(&text.as_bytes()[..rv]),
+            middle: Bytes::copy_from_slice(&text.as_bytes()[rv + "RV".len()..stamp]),
             tail: Bytes::from(tail),
         })
     }
@@ -275,17 +276,16 @@ fn answer(req: &Request<Incoming>, template: &EventTemplate, batch_bytes: usize)
     let path = req.uri().path();
     let query = req.uri().query().unwrap_or("");
     match (req.method(), path) {
-        (&Method::GET, "/readyz") => {
-            Response::new(Reply::Fixed(Some(Bytes::from_static(b"ok"))))
-        }
+        (&Method::GET, "/readyz") => Response::new(Reply::Fixed(Some(Bytes::from_static(b"ok")))),
         (&Method::GET, "/api/v1/namespaces") => json(
             StatusCode::OK,
-            format!(r#"{{"kind":"NamespaceList","apiVersion":"v1","metadata":{{"resourceVersion":"{LIST_RESOURCE_VERSION}"}},"items":[]}}"#),
+            format!(
+                r#"{{"kind":"NamespaceList","apiVersion":"v1","metadata":{{"resourceVersion":"{LIST_RESOURCE_VERSION}"}},"items":[]}}"#
+            ),
         ),
-        (&Method::POST, "/api/v1/namespaces") => json(
-            StatusCode::CREATED,
-            r#"{"kind":"Namespace","apiVersion":"v1","metadata":{}}"#.to_string(),
-        ),
+        (&Method::POST, "/api/v1/namespaces") => {
+            json(StatusCode::CREATED, r#"{"kind":"Namespace","apiVersion":"v1","metadata":{}}"#.to_string())
+        }
         (&Method::GET, "/api/v1/pods") if query_value(query, "watch").is_some_and(|w| w == "1" || w == "true") => {
             let from = query_value(query, "resourceVersion").and_then(|r| r.parse::<u64>().ok()).unwrap_or(0);
             let per_event = template.event_bytes();
@@ -297,7 +297,9 @@ fn answer(req: &Request<Incoming>, template: &EventTemplate, batch_bytes: usize)
         }
         (&Method::GET, "/api/v1/pods") => json(
             StatusCode::OK,
-            format!(r#"{{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"{LIST_RESOURCE_VERSION}"}},"items":[]}}"#),
+            format!(
+                r#"{{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"{LIST_RESOURCE_VERSION}"}},"items":[]}}"#
+            ),
         ),
         _ => json(
             StatusCode::NOT_FOUND,

@@ -213,7 +213,11 @@ fn rows(report: &Report) -> Vec<(String, Vec<Option<f64>>, bool)> {
         col(&|r| Some(r.result.loadgen_cpu_user_s)),
         true,
     ));
-    out.push(("loadgen CPU in the kernel while measuring (s)".into(), col(&|r| Some(r.result.loadgen_cpu_system_s)), true));
+    out.push((
+        "loadgen CPU in the kernel while measuring (s)".into(),
+        col(&|r| Some(r.result.loadgen_cpu_system_s)),
+        true,
+    ));
     if s.watchers() > 0 {
         out.push((
             "watch events per loadgen CPU-second".into(),

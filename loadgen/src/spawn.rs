@@ -223,7 +223,8 @@ impl Spawned {
             .stderr(log)
             .spawn()
             .with_context(|| format!("starting {} replay", bin.display()))?;
-        let mut s = Spawned { name: "replay".into(), url: format!("http://127.0.0.1:{port}"), child, dir, backing: None };
+        let mut s =
+            Spawned { name: "replay".into(), url: format!("http://127.0.0.1:{port}"), child, dir, backing: None };
         s.wait_ready("/readyz", b"ok")?;
         Ok(s)
     }
