@@ -21,12 +21,18 @@ pub const SOCKET_BACKLOG_BYTES_LAGGING: u64 = 1 << 20;
 
 /// This process's CPU time so far (user + system), in seconds.
 pub fn process_cpu_s() -> f64 {
+    let (user, system) = process_cpu_user_system_s();
+    user + system
+}
+
+/// This process's CPU time so far in user space and in the kernel, in seconds.
+pub fn process_cpu_user_system_s() -> (f64, f64) {
     // SAFETY: getrusage fills a struct we own.
     unsafe {
         let mut u: libc::rusage = std::mem::zeroed();
         libc::getrusage(libc::RUSAGE_SELF, &mut u);
         let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        tv(u.ru_utime) + tv(u.ru_stime)
+        (tv(u.ru_utime), tv(u.ru_stime))
     }
 }
 

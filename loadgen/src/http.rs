@@ -31,6 +31,14 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
+/// The largest HTTP/2 frame loadgen accepts (its `SETTINGS_MAX_FRAME_SIZE`; RFC 9113's default
+/// is 16 KiB). A server may then send a batch of watch events as one DATA frame instead of
+/// many: each frame costs the HTTP/2 layer a decode, a flow-control update and a wake of the
+/// watcher, and the connection's read buffer is sized to the frame being read, so larger frames
+/// also mean fewer, larger socket reads. A frame is held whole before it is handed on: the cost
+/// is up to this much memory per connection.
+pub const H2_FRAME_BYTES_MAX: u32 = 1 << 20;
+
 /// How long a new HTTP/2 connection waits for the server's first SETTINGS frame (a server sends
 /// it at once, as the first frame of its connection preface).
 const SETTINGS_TIMEOUT: Duration = Duration::from_secs(10);
@@ -128,6 +136,7 @@ impl Endpoint {
             let (send, conn) = http2::Builder::new(TokioExecutor::new())
                 .initial_stream_window_size(1 << 20)
                 .initial_connection_window_size(16 << 20)
+                .max_frame_size(H2_FRAME_BYTES_MAX)
                 .handshake(io)
                 .await
                 .context("HTTP/2 handshake")?;

@@ -8,7 +8,8 @@
 //! (Kubernetes and etcd operations), `decode` (the watch receive path: events split and scanned
 //! without a JSON tree), `retry` (what a client does with 429 and `Retry-After`), `run` (one
 //! scenario against one target), `bottleneck` (whether loadgen or the server limited a run),
-//! `spawn` (local servers, CPU placement), `repeat` (interleaved repeats, median and spread),
+//! `spawn` (local servers, CPU placement), `repeat` (interleaved repeats, median and spread), `replay` (a stand-in server
+//! streaming watch events as fast as loopback carries them: loadgen's own ceiling),
 //! `report` (JSON, Markdown, SVG).
 
 pub mod bottleneck;
@@ -17,6 +18,7 @@ pub mod http;
 pub mod metrics;
 pub mod rate;
 pub mod repeat;
+pub mod replay;
 pub mod report;
 pub mod retry;
 pub mod run;

@@ -1,7 +1,8 @@
 //! The `loadgen` command line: `loadgen run SCENARIO` against Kubernetes targets (`--kube URL`),
 //! etcd targets (`--etcd URL`) or servers it starts itself (`--spawn shardline --spawn etcd`,
 //! `--spawn shardline-etcd` for Shardline on the etcd log, `KIND:NAME=ARGS` for variants),
-//! and `loadgen validate SCENARIO...`. The client runtime (tokio, multi-threaded) is pinned to
+//! `loadgen validate SCENARIO...`, and `loadgen replay` (a stand-in server of endless watch
+//! streams, for loadgen's own receive ceiling; `--spawn replay`). The client runtime (tokio, multi-threaded) is pinned to
 //! `--cpus`, by default the CPUs the spawned servers are not pinned to.
 
 use std::path::{Path, PathBuf};
@@ -31,6 +32,9 @@ enum Cmd {
     Run(Box<RunArgs>),
     /// Parse and validate scenario files (and their smoke variants).
     Validate { files: Vec<PathBuf> },
+    /// Serve endless watch streams of realistic events on loopback, as fast as the client reads
+    /// them, to measure loadgen's own receive ceiling (`--spawn replay` starts it).
+    Replay(loadgen::replay::ReplayOptions),
 }
 
 #[derive(clap::Args)]
@@ -112,11 +116,19 @@ fn main() {
     let code = match cli.command {
         Cmd::Validate { files } => validate(&files),
         Cmd::Run(args) => run(*args),
+        Cmd::Replay(opts) => replay(opts),
     };
     if let Err(e) = code {
         eprintln!("loadgen: {e:#}");
         std::process::exit(1);
     }
+}
+
+/// `loadgen replay`: one thread (it is pinned by whoever starts it, `--spawn replay` to the
+/// server CPUs).
+fn replay(opts: loadgen::replay::ReplayOptions) -> Result<()> {
+    raise_open_files_limit();
+    tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(loadgen::replay::serve(opts))
 }
 
 fn validate(files: &[PathBuf]) -> Result<()> {
@@ -179,6 +191,7 @@ fn run(args: RunArgs) -> Result<()> {
             SpawnKind::Shardline => Flavor::Kube,
             SpawnKind::Etcd => Flavor::Etcd,
             SpawnKind::ShardlineEtcd => Flavor::Kube,
+            SpawnKind::Replay => Flavor::Kube,
         };
         targets.push((s.name.clone(), flavor, Source::Spawn(s.clone())));
     }
@@ -271,6 +284,7 @@ fn run_scenario(
                         let etcd = spawn::find_binary(args.etcd_bin.as_deref(), "ETCD", "etcd")?;
                         Spawned::shardline_on_etcd(&bin, &etcd, server_cpus, &spec.args)?
                     }
+                    SpawnKind::Replay => Spawned::replay(server_cpus, &spec.args)?,
                 };
                 eprintln!(
                     "loadgen: started {} as {name} (pid {}) at {} on CPUs {server_cpus:?}, extra arguments {:?}",
@@ -402,7 +416,7 @@ mod tests {
         let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
         match cli.command {
             Cmd::Run(a) => *a,
-            Cmd::Validate { .. } => unreachable!("a run command line"),
+            Cmd::Validate { .. } | Cmd::Replay(_) => unreachable!("a run command line"),
         }
     }
 

@@ -208,7 +208,22 @@ fn rows(report: &Report) -> Vec<(String, Vec<Option<f64>>, bool)> {
         col(&|r| Some(100.0 * r.result.loadgen_cpu_waiting)),
         true,
     ));
+    out.push((
+        "loadgen CPU in user space while measuring (s)".into(),
+        col(&|r| Some(r.result.loadgen_cpu_user_s)),
+        true,
+    ));
+    out.push((
+        "loadgen CPU in the kernel while measuring (s)".into(),
+        col(&|r| Some(r.result.loadgen_cpu_system_s)),
+        true,
+    ));
     if s.watchers() > 0 {
+        out.push((
+            "watch events per loadgen CPU-second".into(),
+            col(&|r| r.result.watch_events_per_loadgen_cpu_s),
+            false,
+        ));
         out.push((
             "bytes unread in loadgen's sockets (MiB, median second)".into(),
             col(&|r| r.result.socket_backlog_median_bytes.map(|b| b as f64 / (1 << 20) as f64)),
@@ -649,6 +664,9 @@ mod tests {
                 streams_per_connection: 500,
                 loadgen_cpu_busy: 0.5,
                 loadgen_cpu_waiting: 0.0,
+                loadgen_cpu_user_s: 0.4,
+                loadgen_cpu_system_s: 0.1,
+                watch_events_per_loadgen_cpu_s: Some(200.0 * scale),
                 server_cpu_busy: Some(0.5),
                 server_cpu_waiting: Some(0.0),
                 starved: None,

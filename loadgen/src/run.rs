@@ -74,6 +74,13 @@ pub struct RunResult {
     pub loadgen_cpu_busy: f64,
     /// Share of loadgen's CPUs' time its threads waited for a CPU while measuring.
     pub loadgen_cpu_waiting: f64,
+    /// loadgen's CPU time while measuring, in user space and in the kernel (seconds).
+    pub loadgen_cpu_user_s: f64,
+    pub loadgen_cpu_system_s: f64,
+    /// Watch events delivered per second of loadgen's CPU time while measuring: what one
+    /// loadgen core receives and times when it is the bottleneck, whatever else ran on the
+    /// machine (None without events or without CPU time).
+    pub watch_events_per_loadgen_cpu_s: Option<f64>,
     /// Share of the server's CPUs' time it was busy while measuring (spawned servers only).
     pub server_cpu_busy: Option<f64>,
     /// Share of the server's CPUs' time its threads waited for a CPU while measuring.
@@ -114,15 +121,18 @@ impl Placement {
 struct CpuMark {
     at: Instant,
     loadgen_s: f64,
+    loadgen_user_s: f64,
     loadgen_wait_s: f64,
     server_s: Option<(f64, f64)>,
 }
 
 impl CpuMark {
     fn now(p: &Placement) -> CpuMark {
+        let (user, system) = bottleneck::process_cpu_user_system_s();
         CpuMark {
             at: Instant::now(),
-            loadgen_s: bottleneck::process_cpu_s(),
+            loadgen_s: user + system,
+            loadgen_user_s: user,
             loadgen_wait_s: bottleneck::run_queue_wait_s("self").unwrap_or(0.0),
             server_s: p.server_cpu_s(),
         }
@@ -264,7 +274,11 @@ pub async fn run(target: Target, scenario: &Scenario, placement: Placement) -> R
     let progress = tokio::spawn(progress(shared.clone(), series.clone(), tag.clone(), t0));
     tokio::time::sleep(duration).await;
     let measured_s = t0.elapsed().as_secs_f64();
-    let (loadgen_cpu, server_cpu) = cpu_start.shares(&CpuMark::now(&shared.placement), &shared.placement);
+    let cpu_end = CpuMark::now(&shared.placement);
+    let (loadgen_cpu, server_cpu) = cpu_start.shares(&cpu_end, &shared.placement);
+    let loadgen_cpu_user_s = cpu_end.loadgen_user_s - cpu_start.loadgen_user_s;
+    let loadgen_cpu_system_s = (cpu_end.loadgen_s - cpu_start.loadgen_s) - loadgen_cpu_user_s;
+    let watch_events_measured = shared.metrics.snapshot().watch_events;
     shared.cancel.cancel();
     let _ = progress.await;
     let stop_by = tokio::time::Instant::now() + STOP_GRACE;
@@ -316,6 +330,10 @@ pub async fn run(target: Target, scenario: &Scenario, placement: Placement) -> R
         streams_per_connection: w.streams_per_connection(),
         loadgen_cpu_busy: loadgen_cpu.busy,
         loadgen_cpu_waiting: loadgen_cpu.waiting,
+        loadgen_cpu_user_s,
+        loadgen_cpu_system_s,
+        watch_events_per_loadgen_cpu_s: (watch_events_measured > 0 && loadgen_cpu_user_s + loadgen_cpu_system_s > 0.0)
+            .then(|| watch_events_measured as f64 / (loadgen_cpu_user_s + loadgen_cpu_system_s)),
         server_cpu_busy: server_cpu.map(|s| s.busy),
         server_cpu_waiting: server_cpu.map(|s| s.waiting),
         starved: bottleneck::starved(loadgen_cpu, server_cpu),

@@ -25,6 +25,9 @@ pub enum SpawnKind {
     Etcd,
     /// Shardline with `--log etcd` on its own single-member etcd (both on the server CPUs).
     ShardlineEtcd,
+    /// `loadgen replay` (this executable): watch events as fast as loopback carries them, to
+    /// measure loadgen's own receive ceiling.
+    Replay,
 }
 
 /// One `--spawn KIND[:NAME][=ARGS]`: the server, its target name (default: the kind) and extra
@@ -52,13 +55,15 @@ impl std::str::FromStr for SpawnSpec {
             "shardline" => SpawnKind::Shardline,
             "etcd" => SpawnKind::Etcd,
             "shardline-etcd" => SpawnKind::ShardlineEtcd,
-            other => bail!("--spawn {s:?}: unknown server {other:?} (shardline, etcd or shardline-etcd)"),
+            "replay" => SpawnKind::Replay,
+            other => bail!("--spawn {s:?}: unknown server {other:?} (shardline, etcd, shardline-etcd or replay)"),
         };
         let name = match name.map(str::trim) {
             None => match kind {
                 SpawnKind::Shardline => "shardline",
                 SpawnKind::Etcd => "etcd",
                 SpawnKind::ShardlineEtcd => "shardline-etcd",
+                SpawnKind::Replay => "replay",
             }
             .to_string(),
             Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) => {
@@ -199,6 +204,27 @@ impl Spawned {
             .with_context(|| format!("starting {}", bin.display()))?;
         let mut s =
             Spawned { name: "shardline".into(), url: format!("http://127.0.0.1:{port}"), child, dir, backing: None };
+        s.wait_ready("/readyz", b"ok")?;
+        Ok(s)
+    }
+
+    /// Starts `loadgen replay` (this executable) on a free loopback port, then `extra` arguments
+    /// (`--object`, `--pad-bytes`, `--batch-bytes`).
+    pub fn replay(cpus: &[usize], extra: &[String]) -> Result<Spawned> {
+        let bin = std::env::current_exe().context("finding loadgen's own executable")?;
+        let dir = tempfile::Builder::new().prefix("loadgen-replay-").tempdir()?;
+        let port = free_port()?;
+        let log = std::fs::File::create(dir.path().join("stderr.log"))?;
+        let child = command_pinned(&bin, cpus)
+            .args(["replay", "--listen", &format!("127.0.0.1:{port}")])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {} replay", bin.display()))?;
+        let mut s =
+            Spawned { name: "replay".into(), url: format!("http://127.0.0.1:{port}"), child, dir, backing: None };
         s.wait_ready("/readyz", b"ok")?;
         Ok(s)
     }
@@ -411,6 +437,9 @@ mod tests {
         let s: SpawnSpec = "etcd=--snapshot-count=1000".parse().unwrap();
         assert_eq!((s.kind, s.name.as_str()), (SpawnKind::Etcd, "etcd"));
         assert_eq!(s.args, ["--snapshot-count=1000"]);
+        let s: SpawnSpec = "replay:lease=--object lease".parse().unwrap();
+        assert_eq!((s.kind, s.name.as_str()), (SpawnKind::Replay, "lease"));
+        assert_eq!(s.args, ["--object", "lease"]);
         assert!("kube-apiserver".parse::<SpawnSpec>().is_err());
         assert!("shardline:".parse::<SpawnSpec>().is_err());
         assert!("shardline:a b".parse::<SpawnSpec>().is_err());

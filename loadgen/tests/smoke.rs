@@ -130,6 +130,25 @@ fn kubelets_smoke() {
 }
 
 #[test]
+fn receive_ceiling_smoke_against_the_replay() {
+    // HTTP/2 and HTTP/1.1, the 2.8 KB pod and the small Lease (in small chunks, so events are
+    // split across chunks and frames): every event received, in order, and timed.
+    for (spawn, extra) in [
+        ("replay:replay", &[][..]),
+        ("replay:replay", &["--http1"][..]),
+        ("replay:lease=--object lease --batch-bytes 3000", &[][..]),
+    ] {
+        let (r, stdout) = smoke_with("receive-ceiling", Some(spawn), extra);
+        let run = &r["runs"][0];
+        let ctx = format!("{spawn} {extra:?}: {run:#}");
+        assert!(run["watch_events_per_loadgen_cpu_s"].as_f64().unwrap() > 0.0, "{ctx}");
+        assert!(run["loadgen_cpu_user_s"].as_f64().unwrap() > 0.0, "{ctx}");
+        assert!(run["server_cpu_busy"].as_f64().unwrap() > 0.0, "the replay's CPU is measured: {ctx}");
+        assert!(stdout.contains("| watch events per loadgen CPU-second |"), "{stdout}");
+    }
+}
+
+#[test]
 fn informers_smoke() {
     let r = smoke("informers");
     // Every informer sees every write: at least as many events as watchers.
