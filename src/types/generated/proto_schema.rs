@@ -4163,82 +4163,82 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "name", message: 371, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.HTTPIngressPath", form: Object, go_name: "HTTPIngressPath", known: false, fields: &[
-        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "backend", ty: Msg(379), shape: One, go: "v1.IngressBackend", go_element: "v1.IngressBackend", go_flags: 0 },
-        Field { tag: 3, json: "pathType", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.HTTPIngressPath", form: Object, go_name: "HTTPIngressPath", known: true, fields: &[
+        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "backend", ty: Msg(379), shape: One, go: "v1.IngressBackend", go_element: "v1.IngressBackend", go_flags: 1 },
+        Field { tag: 3, json: "pathType", ty: String, shape: One, go: "v1.PathType", go_element: "v1.PathType", go_flags: 3 },
     ], json: &[
         Slot { name: "path", message: 372, field: 0 },
         Slot { name: "pathType", message: 372, field: 2 },
         Slot { name: "backend", message: 372, field: 1 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.networking.v1.HTTPIngressRuleValue", form: Object, go_name: "HTTPIngressRuleValue", known: false, fields: &[
-        Field { tag: 1, json: "paths", ty: Msg(372), shape: Repeated, go: "[]v1.HTTPIngressPath", go_element: "v1.HTTPIngressPath", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.HTTPIngressRuleValue", form: Object, go_name: "HTTPIngressRuleValue", known: true, fields: &[
+        Field { tag: 1, json: "paths", ty: Msg(372), shape: Repeated, go: "[]v1.HTTPIngressPath", go_element: "v1.HTTPIngressPath", go_flags: 1 },
     ], json: &[
         Slot { name: "paths", message: 373, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IPAddress", form: Object, go_name: "IPAddress", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(376), shape: One, go: "v1.IPAddressSpec", go_element: "v1.IPAddressSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IPAddress", form: Object, go_name: "IPAddress", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(376), shape: One, go: "v1.IPAddressSpec", go_element: "v1.IPAddressSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 374, field: 0 },
         Slot { name: "spec", message: 374, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IPAddressList", form: Object, go_name: "IPAddressList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(374), shape: Repeated, go: "[]v1.IPAddress", go_element: "v1.IPAddress", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IPAddressList", form: Object, go_name: "IPAddressList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(374), shape: Repeated, go: "[]v1.IPAddress", go_element: "v1.IPAddress", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 375, field: 0 },
         Slot { name: "items", message: 375, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.IPAddressSpec", form: Object, go_name: "IPAddressSpec", known: false, fields: &[
-        Field { tag: 1, json: "parentRef", ty: Msg(401), shape: One, go: "v1.ParentReference", go_element: "v1.ParentReference", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IPAddressSpec", form: Object, go_name: "IPAddressSpec", known: true, fields: &[
+        Field { tag: 1, json: "parentRef", ty: Msg(401), shape: One, go: "v1.ParentReference", go_element: "v1.ParentReference", go_flags: 7 },
     ], json: &[
         Slot { name: "parentRef", message: 376, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IPBlock", form: Object, go_name: "IPBlock", known: false, fields: &[
-        Field { tag: 1, json: "cidr", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "except", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IPBlock", form: Object, go_name: "IPBlock", known: true, fields: &[
+        Field { tag: 1, json: "cidr", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "except", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "cidr", message: 377, field: 0 },
         Slot { name: "except", message: 377, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.Ingress", form: Object, go_name: "Ingress", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(391), shape: One, go: "v1.IngressSpec", go_element: "v1.IngressSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(392), shape: One, go: "v1.IngressStatus", go_element: "v1.IngressStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.Ingress", form: Object, go_name: "Ingress", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(391), shape: One, go: "v1.IngressSpec", go_element: "v1.IngressSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(392), shape: One, go: "v1.IngressStatus", go_element: "v1.IngressStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 378, field: 0 },
         Slot { name: "spec", message: 378, field: 1 },
         Slot { name: "status", message: 378, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.networking.v1.IngressBackend", form: Object, go_name: "IngressBackend", known: false, fields: &[
-        Field { tag: 3, json: "resource", ty: Msg(324), shape: One, go: "v1.TypedLocalObjectReference", go_element: "v1.TypedLocalObjectReference", go_flags: 0 },
-        Field { tag: 4, json: "service", ty: Msg(390), shape: One, go: "v1.IngressServiceBackend", go_element: "v1.IngressServiceBackend", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressBackend", form: Object, go_name: "IngressBackend", known: true, fields: &[
+        Field { tag: 3, json: "resource", ty: Msg(324), shape: One, go: "v1.TypedLocalObjectReference", go_element: "v1.TypedLocalObjectReference", go_flags: 7 },
+        Field { tag: 4, json: "service", ty: Msg(390), shape: One, go: "v1.IngressServiceBackend", go_element: "v1.IngressServiceBackend", go_flags: 7 },
     ], json: &[
         Slot { name: "service", message: 379, field: 1 },
         Slot { name: "resource", message: 379, field: 0 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.IngressClass", form: Object, go_name: "IngressClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(383), shape: One, go: "v1.IngressClassSpec", go_element: "v1.IngressClassSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressClass", form: Object, go_name: "IngressClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(383), shape: One, go: "v1.IngressClassSpec", go_element: "v1.IngressClassSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 380, field: 0 },
         Slot { name: "spec", message: 380, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressClassList", form: Object, go_name: "IngressClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(380), shape: Repeated, go: "[]v1.IngressClass", go_element: "v1.IngressClass", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressClassList", form: Object, go_name: "IngressClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(380), shape: Repeated, go: "[]v1.IngressClass", go_element: "v1.IngressClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 381, field: 0 },
         Slot { name: "items", message: 381, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.IngressClassParametersReference", form: Object, go_name: "IngressClassParametersReference", known: false, fields: &[
-        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "scope", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressClassParametersReference", form: Object, go_name: "IngressClassParametersReference", known: true, fields: &[
+        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "scope", ty: String, shape: One, go: "string", go_element: "string", go_flags: 3 },
+        Field { tag: 5, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "apiGroup", message: 382, field: 0 },
         Slot { name: "kind", message: 382, field: 1 },
@@ -4246,183 +4246,183 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "scope", message: 382, field: 3 },
         Slot { name: "namespace", message: 382, field: 4 },
     ], by_name: &[0, 1, 2, 4, 3] },
-    Message { name: "io.k8s.api.networking.v1.IngressClassSpec", form: Object, go_name: "IngressClassSpec", known: false, fields: &[
-        Field { tag: 1, json: "controller", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "parameters", ty: Msg(382), shape: One, go: "v1.IngressClassParametersReference", go_element: "v1.IngressClassParametersReference", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressClassSpec", form: Object, go_name: "IngressClassSpec", known: true, fields: &[
+        Field { tag: 1, json: "controller", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "parameters", ty: Msg(382), shape: One, go: "v1.IngressClassParametersReference", go_element: "v1.IngressClassParametersReference", go_flags: 7 },
     ], json: &[
         Slot { name: "controller", message: 383, field: 0 },
         Slot { name: "parameters", message: 383, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressList", form: Object, go_name: "IngressList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(378), shape: Repeated, go: "[]v1.Ingress", go_element: "v1.Ingress", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressList", form: Object, go_name: "IngressList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(378), shape: Repeated, go: "[]v1.Ingress", go_element: "v1.Ingress", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 384, field: 0 },
         Slot { name: "items", message: 384, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.IngressLoadBalancerIngress", form: Object, go_name: "IngressLoadBalancerIngress", known: false, fields: &[
-        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "ports", ty: Msg(387), shape: Repeated, go: "[]v1.IngressPortStatus", go_element: "v1.IngressPortStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressLoadBalancerIngress", form: Object, go_name: "IngressLoadBalancerIngress", known: true, fields: &[
+        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "ports", ty: Msg(387), shape: Repeated, go: "[]v1.IngressPortStatus", go_element: "v1.IngressPortStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "ip", message: 385, field: 0 },
         Slot { name: "hostname", message: 385, field: 1 },
         Slot { name: "ports", message: 385, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.networking.v1.IngressLoadBalancerStatus", form: Object, go_name: "IngressLoadBalancerStatus", known: false, fields: &[
-        Field { tag: 1, json: "ingress", ty: Msg(385), shape: Repeated, go: "[]v1.IngressLoadBalancerIngress", go_element: "v1.IngressLoadBalancerIngress", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressLoadBalancerStatus", form: Object, go_name: "IngressLoadBalancerStatus", known: true, fields: &[
+        Field { tag: 1, json: "ingress", ty: Msg(385), shape: Repeated, go: "[]v1.IngressLoadBalancerIngress", go_element: "v1.IngressLoadBalancerIngress", go_flags: 5 },
     ], json: &[
         Slot { name: "ingress", message: 386, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IngressPortStatus", form: Object, go_name: "IngressPortStatus", known: false, fields: &[
-        Field { tag: 1, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressPortStatus", form: Object, go_name: "IngressPortStatus", known: true, fields: &[
+        Field { tag: 1, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 1 },
+        Field { tag: 3, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "port", message: 387, field: 0 },
         Slot { name: "protocol", message: 387, field: 1 },
         Slot { name: "error", message: 387, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressRule", form: Object, go_name: "IngressRule", known: false, fields: &[
-        Field { tag: 1, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressRule", form: Object, go_name: "IngressRule", known: true, fields: &[
+        Field { tag: 1, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
         Field { tag: 2, json: "ingressRuleValue", ty: Msg(389), shape: Inline, go: "v1.IngressRuleValue", go_element: "v1.IngressRuleValue", go_flags: 0 },
     ], json: &[
         Slot { name: "host", message: 388, field: 0 },
         Slot { name: "http", message: 389, field: 0 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressRuleValue", form: Object, go_name: "IngressRuleValue", known: false, fields: &[
-        Field { tag: 1, json: "http", ty: Msg(373), shape: One, go: "v1.HTTPIngressRuleValue", go_element: "v1.HTTPIngressRuleValue", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressRuleValue", form: Object, go_name: "IngressRuleValue", known: true, fields: &[
+        Field { tag: 1, json: "http", ty: Msg(373), shape: One, go: "v1.HTTPIngressRuleValue", go_element: "v1.HTTPIngressRuleValue", go_flags: 7 },
     ], json: &[
         Slot { name: "http", message: 389, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IngressServiceBackend", form: Object, go_name: "IngressServiceBackend", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "port", ty: Msg(402), shape: One, go: "v1.ServiceBackendPort", go_element: "v1.ServiceBackendPort", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressServiceBackend", form: Object, go_name: "IngressServiceBackend", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "port", ty: Msg(402), shape: One, go: "v1.ServiceBackendPort", go_element: "v1.ServiceBackendPort", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 390, field: 0 },
         Slot { name: "port", message: 390, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressSpec", form: Object, go_name: "IngressSpec", known: false, fields: &[
-        Field { tag: 1, json: "defaultBackend", ty: Msg(379), shape: One, go: "v1.IngressBackend", go_element: "v1.IngressBackend", go_flags: 0 },
-        Field { tag: 2, json: "tls", ty: Msg(393), shape: Repeated, go: "[]v1.IngressTLS", go_element: "v1.IngressTLS", go_flags: 0 },
-        Field { tag: 3, json: "rules", ty: Msg(388), shape: Repeated, go: "[]v1.IngressRule", go_element: "v1.IngressRule", go_flags: 0 },
-        Field { tag: 4, json: "ingressClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressSpec", form: Object, go_name: "IngressSpec", known: true, fields: &[
+        Field { tag: 1, json: "defaultBackend", ty: Msg(379), shape: One, go: "v1.IngressBackend", go_element: "v1.IngressBackend", go_flags: 7 },
+        Field { tag: 2, json: "tls", ty: Msg(393), shape: Repeated, go: "[]v1.IngressTLS", go_element: "v1.IngressTLS", go_flags: 5 },
+        Field { tag: 3, json: "rules", ty: Msg(388), shape: Repeated, go: "[]v1.IngressRule", go_element: "v1.IngressRule", go_flags: 5 },
+        Field { tag: 4, json: "ingressClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "ingressClassName", message: 391, field: 3 },
         Slot { name: "defaultBackend", message: 391, field: 0 },
         Slot { name: "tls", message: 391, field: 1 },
         Slot { name: "rules", message: 391, field: 2 },
     ], by_name: &[1, 0, 3, 2] },
-    Message { name: "io.k8s.api.networking.v1.IngressStatus", form: Object, go_name: "IngressStatus", known: false, fields: &[
-        Field { tag: 1, json: "loadBalancer", ty: Msg(386), shape: One, go: "v1.IngressLoadBalancerStatus", go_element: "v1.IngressLoadBalancerStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressStatus", form: Object, go_name: "IngressStatus", known: true, fields: &[
+        Field { tag: 1, json: "loadBalancer", ty: Msg(386), shape: One, go: "v1.IngressLoadBalancerStatus", go_element: "v1.IngressLoadBalancerStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "loadBalancer", message: 392, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IngressTLS", form: Object, go_name: "IngressTLS", known: false, fields: &[
-        Field { tag: 1, json: "hosts", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "secretName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressTLS", form: Object, go_name: "IngressTLS", known: true, fields: &[
+        Field { tag: 1, json: "hosts", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "secretName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "hosts", message: 393, field: 0 },
         Slot { name: "secretName", message: 393, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicy", form: Object, go_name: "NetworkPolicy", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(400), shape: One, go: "v1.NetworkPolicySpec", go_element: "v1.NetworkPolicySpec", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicy", form: Object, go_name: "NetworkPolicy", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(400), shape: One, go: "v1.NetworkPolicySpec", go_element: "v1.NetworkPolicySpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 394, field: 0 },
         Slot { name: "spec", message: 394, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyEgressRule", form: Object, go_name: "NetworkPolicyEgressRule", known: false, fields: &[
-        Field { tag: 1, json: "ports", ty: Msg(399), shape: Repeated, go: "[]v1.NetworkPolicyPort", go_element: "v1.NetworkPolicyPort", go_flags: 0 },
-        Field { tag: 2, json: "to", ty: Msg(398), shape: Repeated, go: "[]v1.NetworkPolicyPeer", go_element: "v1.NetworkPolicyPeer", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyEgressRule", form: Object, go_name: "NetworkPolicyEgressRule", known: true, fields: &[
+        Field { tag: 1, json: "ports", ty: Msg(399), shape: Repeated, go: "[]v1.NetworkPolicyPort", go_element: "v1.NetworkPolicyPort", go_flags: 5 },
+        Field { tag: 2, json: "to", ty: Msg(398), shape: Repeated, go: "[]v1.NetworkPolicyPeer", go_element: "v1.NetworkPolicyPeer", go_flags: 5 },
     ], json: &[
         Slot { name: "ports", message: 395, field: 0 },
         Slot { name: "to", message: 395, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyIngressRule", form: Object, go_name: "NetworkPolicyIngressRule", known: false, fields: &[
-        Field { tag: 1, json: "ports", ty: Msg(399), shape: Repeated, go: "[]v1.NetworkPolicyPort", go_element: "v1.NetworkPolicyPort", go_flags: 0 },
-        Field { tag: 2, json: "from", ty: Msg(398), shape: Repeated, go: "[]v1.NetworkPolicyPeer", go_element: "v1.NetworkPolicyPeer", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyIngressRule", form: Object, go_name: "NetworkPolicyIngressRule", known: true, fields: &[
+        Field { tag: 1, json: "ports", ty: Msg(399), shape: Repeated, go: "[]v1.NetworkPolicyPort", go_element: "v1.NetworkPolicyPort", go_flags: 5 },
+        Field { tag: 2, json: "from", ty: Msg(398), shape: Repeated, go: "[]v1.NetworkPolicyPeer", go_element: "v1.NetworkPolicyPeer", go_flags: 5 },
     ], json: &[
         Slot { name: "ports", message: 396, field: 0 },
         Slot { name: "from", message: 396, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyList", form: Object, go_name: "NetworkPolicyList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(394), shape: Repeated, go: "[]v1.NetworkPolicy", go_element: "v1.NetworkPolicy", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyList", form: Object, go_name: "NetworkPolicyList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(394), shape: Repeated, go: "[]v1.NetworkPolicy", go_element: "v1.NetworkPolicy", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 397, field: 0 },
         Slot { name: "items", message: 397, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyPeer", form: Object, go_name: "NetworkPolicyPeer", known: false, fields: &[
-        Field { tag: 1, json: "podSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 2, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "ipBlock", ty: Msg(377), shape: One, go: "v1.IPBlock", go_element: "v1.IPBlock", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyPeer", form: Object, go_name: "NetworkPolicyPeer", known: true, fields: &[
+        Field { tag: 1, json: "podSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 2, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 3, json: "ipBlock", ty: Msg(377), shape: One, go: "v1.IPBlock", go_element: "v1.IPBlock", go_flags: 7 },
     ], json: &[
         Slot { name: "podSelector", message: 398, field: 0 },
         Slot { name: "namespaceSelector", message: 398, field: 1 },
         Slot { name: "ipBlock", message: 398, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyPort", form: Object, go_name: "NetworkPolicyPort", known: false, fields: &[
-        Field { tag: 1, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "port", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 3, json: "endPort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyPort", form: Object, go_name: "NetworkPolicyPort", known: true, fields: &[
+        Field { tag: 1, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 7 },
+        Field { tag: 2, json: "port", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
+        Field { tag: 3, json: "endPort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "protocol", message: 399, field: 0 },
         Slot { name: "port", message: 399, field: 1 },
         Slot { name: "endPort", message: 399, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicySpec", form: Object, go_name: "NetworkPolicySpec", known: false, fields: &[
-        Field { tag: 1, json: "podSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 2, json: "ingress", ty: Msg(396), shape: Repeated, go: "[]v1.NetworkPolicyIngressRule", go_element: "v1.NetworkPolicyIngressRule", go_flags: 0 },
-        Field { tag: 3, json: "egress", ty: Msg(395), shape: Repeated, go: "[]v1.NetworkPolicyEgressRule", go_element: "v1.NetworkPolicyEgressRule", go_flags: 0 },
-        Field { tag: 4, json: "policyTypes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicySpec", form: Object, go_name: "NetworkPolicySpec", known: true, fields: &[
+        Field { tag: 1, json: "podSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 1 },
+        Field { tag: 2, json: "ingress", ty: Msg(396), shape: Repeated, go: "[]v1.NetworkPolicyIngressRule", go_element: "v1.NetworkPolicyIngressRule", go_flags: 5 },
+        Field { tag: 3, json: "egress", ty: Msg(395), shape: Repeated, go: "[]v1.NetworkPolicyEgressRule", go_element: "v1.NetworkPolicyEgressRule", go_flags: 5 },
+        Field { tag: 4, json: "policyTypes", ty: String, shape: Repeated, go: "[]v1.PolicyType", go_element: "v1.PolicyType", go_flags: 5 },
     ], json: &[
         Slot { name: "podSelector", message: 400, field: 0 },
         Slot { name: "ingress", message: 400, field: 1 },
         Slot { name: "egress", message: 400, field: 2 },
         Slot { name: "policyTypes", message: 400, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.networking.v1.ParentReference", form: Object, go_name: "ParentReference", known: false, fields: &[
-        Field { tag: 1, json: "group", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ParentReference", form: Object, go_name: "ParentReference", known: true, fields: &[
+        Field { tag: 1, json: "group", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "group", message: 401, field: 0 },
         Slot { name: "resource", message: 401, field: 1 },
         Slot { name: "namespace", message: 401, field: 2 },
         Slot { name: "name", message: 401, field: 3 },
     ], by_name: &[0, 3, 2, 1] },
-    Message { name: "io.k8s.api.networking.v1.ServiceBackendPort", form: Object, go_name: "ServiceBackendPort", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "number", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceBackendPort", form: Object, go_name: "ServiceBackendPort", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "number", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 402, field: 0 },
         Slot { name: "number", message: 402, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.ServiceCIDR", form: Object, go_name: "ServiceCIDR", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(405), shape: One, go: "v1.ServiceCIDRSpec", go_element: "v1.ServiceCIDRSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(406), shape: One, go: "v1.ServiceCIDRStatus", go_element: "v1.ServiceCIDRStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceCIDR", form: Object, go_name: "ServiceCIDR", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(405), shape: One, go: "v1.ServiceCIDRSpec", go_element: "v1.ServiceCIDRSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(406), shape: One, go: "v1.ServiceCIDRStatus", go_element: "v1.ServiceCIDRStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 403, field: 0 },
         Slot { name: "spec", message: 403, field: 1 },
         Slot { name: "status", message: 403, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.networking.v1.ServiceCIDRList", form: Object, go_name: "ServiceCIDRList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(403), shape: Repeated, go: "[]v1.ServiceCIDR", go_element: "v1.ServiceCIDR", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceCIDRList", form: Object, go_name: "ServiceCIDRList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(403), shape: Repeated, go: "[]v1.ServiceCIDR", go_element: "v1.ServiceCIDR", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 404, field: 0 },
         Slot { name: "items", message: 404, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.ServiceCIDRSpec", form: Object, go_name: "ServiceCIDRSpec", known: false, fields: &[
-        Field { tag: 1, json: "cidrs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceCIDRSpec", form: Object, go_name: "ServiceCIDRSpec", known: true, fields: &[
+        Field { tag: 1, json: "cidrs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "cidrs", message: 405, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.ServiceCIDRStatus", form: Object, go_name: "ServiceCIDRStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceCIDRStatus", form: Object, go_name: "ServiceCIDRStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 406, field: 0 },
     ], by_name: &[0] },
