@@ -3974,33 +3974,33 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "count", message: 348, field: 0 },
         Slot { name: "lastObservedTime", message: 348, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration", form: Object, go_name: "ExemptPriorityLevelConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "nominalConcurrencyShares", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "lendablePercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration", form: Object, go_name: "ExemptPriorityLevelConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "nominalConcurrencyShares", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 2, json: "lendablePercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "nominalConcurrencyShares", message: 349, field: 0 },
         Slot { name: "lendablePercent", message: 349, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod", form: Object, go_name: "FlowDistinguisherMethod", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod", form: Object, go_name: "FlowDistinguisherMethod", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.FlowDistinguisherMethodType", go_element: "v1.FlowDistinguisherMethodType", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 350, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchema", form: Object, go_name: "FlowSchema", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(354), shape: One, go: "v1.FlowSchemaSpec", go_element: "v1.FlowSchemaSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(355), shape: One, go: "v1.FlowSchemaStatus", go_element: "v1.FlowSchemaStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchema", form: Object, go_name: "FlowSchema", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(354), shape: One, go: "v1.FlowSchemaSpec", go_element: "v1.FlowSchemaSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(355), shape: One, go: "v1.FlowSchemaStatus", go_element: "v1.FlowSchemaStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 351, field: 0 },
         Slot { name: "spec", message: 351, field: 1 },
         Slot { name: "status", message: 351, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaCondition", form: Object, go_name: "FlowSchemaCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaCondition", form: Object, go_name: "FlowSchemaCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.FlowSchemaConditionType", go_element: "v1.FlowSchemaConditionType", go_flags: 5 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 5 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 352, field: 0 },
         Slot { name: "status", message: 352, field: 1 },
@@ -4008,83 +4008,83 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 352, field: 3 },
         Slot { name: "message", message: 352, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaList", form: Object, go_name: "FlowSchemaList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(351), shape: Repeated, go: "[]v1.FlowSchema", go_element: "v1.FlowSchema", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaList", form: Object, go_name: "FlowSchemaList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(351), shape: Repeated, go: "[]v1.FlowSchema", go_element: "v1.FlowSchema", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 353, field: 0 },
         Slot { name: "items", message: 353, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaSpec", form: Object, go_name: "FlowSchemaSpec", known: false, fields: &[
-        Field { tag: 1, json: "priorityLevelConfiguration", ty: Msg(364), shape: One, go: "v1.PriorityLevelConfigurationReference", go_element: "v1.PriorityLevelConfigurationReference", go_flags: 0 },
-        Field { tag: 2, json: "matchingPrecedence", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "distinguisherMethod", ty: Msg(350), shape: One, go: "v1.FlowDistinguisherMethod", go_element: "v1.FlowDistinguisherMethod", go_flags: 0 },
-        Field { tag: 4, json: "rules", ty: Msg(360), shape: Repeated, go: "[]v1.PolicyRulesWithSubjects", go_element: "v1.PolicyRulesWithSubjects", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaSpec", form: Object, go_name: "FlowSchemaSpec", known: true, fields: &[
+        Field { tag: 1, json: "priorityLevelConfiguration", ty: Msg(364), shape: One, go: "v1.PriorityLevelConfigurationReference", go_element: "v1.PriorityLevelConfigurationReference", go_flags: 1 },
+        Field { tag: 2, json: "matchingPrecedence", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "distinguisherMethod", ty: Msg(350), shape: One, go: "v1.FlowDistinguisherMethod", go_element: "v1.FlowDistinguisherMethod", go_flags: 7 },
+        Field { tag: 4, json: "rules", ty: Msg(360), shape: Repeated, go: "[]v1.PolicyRulesWithSubjects", go_element: "v1.PolicyRulesWithSubjects", go_flags: 5 },
     ], json: &[
         Slot { name: "priorityLevelConfiguration", message: 354, field: 0 },
         Slot { name: "matchingPrecedence", message: 354, field: 1 },
         Slot { name: "distinguisherMethod", message: 354, field: 2 },
         Slot { name: "rules", message: 354, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaStatus", form: Object, go_name: "FlowSchemaStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(352), shape: Repeated, go: "[]v1.FlowSchemaCondition", go_element: "v1.FlowSchemaCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaStatus", form: Object, go_name: "FlowSchemaStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(352), shape: Repeated, go: "[]v1.FlowSchemaCondition", go_element: "v1.FlowSchemaCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 355, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.GroupSubject", form: Object, go_name: "GroupSubject", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.GroupSubject", form: Object, go_name: "GroupSubject", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 356, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.LimitResponse", form: Object, go_name: "LimitResponse", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "queuing", ty: Msg(367), shape: One, go: "v1.QueuingConfiguration", go_element: "v1.QueuingConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.LimitResponse", form: Object, go_name: "LimitResponse", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.LimitResponseType", go_element: "v1.LimitResponseType", go_flags: 1 },
+        Field { tag: 2, json: "queuing", ty: Msg(367), shape: One, go: "v1.QueuingConfiguration", go_element: "v1.QueuingConfiguration", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 357, field: 0 },
         Slot { name: "queuing", message: 357, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration", form: Object, go_name: "LimitedPriorityLevelConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "nominalConcurrencyShares", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "limitResponse", ty: Msg(357), shape: One, go: "v1.LimitResponse", go_element: "v1.LimitResponse", go_flags: 0 },
-        Field { tag: 3, json: "lendablePercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "borrowingLimitPercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration", form: Object, go_name: "LimitedPriorityLevelConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "nominalConcurrencyShares", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 3 },
+        Field { tag: 2, json: "limitResponse", ty: Msg(357), shape: One, go: "v1.LimitResponse", go_element: "v1.LimitResponse", go_flags: 5 },
+        Field { tag: 3, json: "lendablePercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 4, json: "borrowingLimitPercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "nominalConcurrencyShares", message: 358, field: 0 },
         Slot { name: "limitResponse", message: 358, field: 1 },
         Slot { name: "lendablePercent", message: 358, field: 2 },
         Slot { name: "borrowingLimitPercent", message: 358, field: 3 },
     ], by_name: &[3, 2, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule", form: Object, go_name: "NonResourcePolicyRule", known: false, fields: &[
-        Field { tag: 1, json: "verbs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "nonResourceURLs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule", form: Object, go_name: "NonResourcePolicyRule", known: true, fields: &[
+        Field { tag: 1, json: "verbs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 6, json: "nonResourceURLs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "verbs", message: 359, field: 0 },
         Slot { name: "nonResourceURLs", message: 359, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects", form: Object, go_name: "PolicyRulesWithSubjects", known: false, fields: &[
-        Field { tag: 1, json: "subjects", ty: Msg(370), shape: Repeated, go: "[]v1.Subject", go_element: "v1.Subject", go_flags: 0 },
-        Field { tag: 2, json: "resourceRules", ty: Msg(368), shape: Repeated, go: "[]v1.ResourcePolicyRule", go_element: "v1.ResourcePolicyRule", go_flags: 0 },
-        Field { tag: 3, json: "nonResourceRules", ty: Msg(359), shape: Repeated, go: "[]v1.NonResourcePolicyRule", go_element: "v1.NonResourcePolicyRule", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects", form: Object, go_name: "PolicyRulesWithSubjects", known: true, fields: &[
+        Field { tag: 1, json: "subjects", ty: Msg(370), shape: Repeated, go: "[]v1.Subject", go_element: "v1.Subject", go_flags: 1 },
+        Field { tag: 2, json: "resourceRules", ty: Msg(368), shape: Repeated, go: "[]v1.ResourcePolicyRule", go_element: "v1.ResourcePolicyRule", go_flags: 5 },
+        Field { tag: 3, json: "nonResourceRules", ty: Msg(359), shape: Repeated, go: "[]v1.NonResourcePolicyRule", go_element: "v1.NonResourcePolicyRule", go_flags: 5 },
     ], json: &[
         Slot { name: "subjects", message: 360, field: 0 },
         Slot { name: "resourceRules", message: 360, field: 1 },
         Slot { name: "nonResourceRules", message: 360, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration", form: Object, go_name: "PriorityLevelConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(365), shape: One, go: "v1.PriorityLevelConfigurationSpec", go_element: "v1.PriorityLevelConfigurationSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(366), shape: One, go: "v1.PriorityLevelConfigurationStatus", go_element: "v1.PriorityLevelConfigurationStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration", form: Object, go_name: "PriorityLevelConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(365), shape: One, go: "v1.PriorityLevelConfigurationSpec", go_element: "v1.PriorityLevelConfigurationSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(366), shape: One, go: "v1.PriorityLevelConfigurationStatus", go_element: "v1.PriorityLevelConfigurationStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 361, field: 0 },
         Slot { name: "spec", message: 361, field: 1 },
         Slot { name: "status", message: 361, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition", form: Object, go_name: "PriorityLevelConfigurationCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition", form: Object, go_name: "PriorityLevelConfigurationCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.PriorityLevelConfigurationConditionType", go_element: "v1.PriorityLevelConfigurationConditionType", go_flags: 5 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 5 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 362, field: 0 },
         Slot { name: "status", message: 362, field: 1 },
@@ -4092,36 +4092,36 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 362, field: 3 },
         Slot { name: "message", message: 362, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList", form: Object, go_name: "PriorityLevelConfigurationList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(361), shape: Repeated, go: "[]v1.PriorityLevelConfiguration", go_element: "v1.PriorityLevelConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList", form: Object, go_name: "PriorityLevelConfigurationList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(361), shape: Repeated, go: "[]v1.PriorityLevelConfiguration", go_element: "v1.PriorityLevelConfiguration", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 363, field: 0 },
         Slot { name: "items", message: 363, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference", form: Object, go_name: "PriorityLevelConfigurationReference", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference", form: Object, go_name: "PriorityLevelConfigurationReference", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 364, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec", form: Object, go_name: "PriorityLevelConfigurationSpec", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "limited", ty: Msg(358), shape: One, go: "v1.LimitedPriorityLevelConfiguration", go_element: "v1.LimitedPriorityLevelConfiguration", go_flags: 0 },
-        Field { tag: 3, json: "exempt", ty: Msg(349), shape: One, go: "v1.ExemptPriorityLevelConfiguration", go_element: "v1.ExemptPriorityLevelConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec", form: Object, go_name: "PriorityLevelConfigurationSpec", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.PriorityLevelEnablement", go_element: "v1.PriorityLevelEnablement", go_flags: 1 },
+        Field { tag: 2, json: "limited", ty: Msg(358), shape: One, go: "v1.LimitedPriorityLevelConfiguration", go_element: "v1.LimitedPriorityLevelConfiguration", go_flags: 7 },
+        Field { tag: 3, json: "exempt", ty: Msg(349), shape: One, go: "v1.ExemptPriorityLevelConfiguration", go_element: "v1.ExemptPriorityLevelConfiguration", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 365, field: 0 },
         Slot { name: "limited", message: 365, field: 1 },
         Slot { name: "exempt", message: 365, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus", form: Object, go_name: "PriorityLevelConfigurationStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(362), shape: Repeated, go: "[]v1.PriorityLevelConfigurationCondition", go_element: "v1.PriorityLevelConfigurationCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus", form: Object, go_name: "PriorityLevelConfigurationStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(362), shape: Repeated, go: "[]v1.PriorityLevelConfigurationCondition", go_element: "v1.PriorityLevelConfigurationCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 366, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.QueuingConfiguration", form: Object, go_name: "QueuingConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "queues", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "handSize", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "queueLengthLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.QueuingConfiguration", form: Object, go_name: "QueuingConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "queues", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "handSize", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "queueLengthLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "queues", message: 367, field: 0 },
         Slot { name: "handSize", message: 367, field: 1 },
@@ -4140,26 +4140,26 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "clusterScope", message: 368, field: 3 },
         Slot { name: "namespaces", message: 368, field: 4 },
     ], by_name: &[1, 3, 4, 2, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.ServiceAccountSubject", form: Object, go_name: "ServiceAccountSubject", known: false, fields: &[
-        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.ServiceAccountSubject", form: Object, go_name: "ServiceAccountSubject", known: true, fields: &[
+        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "namespace", message: 369, field: 0 },
         Slot { name: "name", message: 369, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.Subject", form: Object, go_name: "Subject", known: false, fields: &[
-        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "user", ty: Msg(371), shape: One, go: "v1.UserSubject", go_element: "v1.UserSubject", go_flags: 0 },
-        Field { tag: 3, json: "group", ty: Msg(356), shape: One, go: "v1.GroupSubject", go_element: "v1.GroupSubject", go_flags: 0 },
-        Field { tag: 4, json: "serviceAccount", ty: Msg(369), shape: One, go: "v1.ServiceAccountSubject", go_element: "v1.ServiceAccountSubject", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.Subject", form: Object, go_name: "Subject", known: true, fields: &[
+        Field { tag: 1, json: "kind", ty: String, shape: One, go: "v1.SubjectKind", go_element: "v1.SubjectKind", go_flags: 1 },
+        Field { tag: 2, json: "user", ty: Msg(371), shape: One, go: "v1.UserSubject", go_element: "v1.UserSubject", go_flags: 7 },
+        Field { tag: 3, json: "group", ty: Msg(356), shape: One, go: "v1.GroupSubject", go_element: "v1.GroupSubject", go_flags: 7 },
+        Field { tag: 4, json: "serviceAccount", ty: Msg(369), shape: One, go: "v1.ServiceAccountSubject", go_element: "v1.ServiceAccountSubject", go_flags: 7 },
     ], json: &[
         Slot { name: "kind", message: 370, field: 0 },
         Slot { name: "user", message: 370, field: 1 },
         Slot { name: "group", message: 370, field: 2 },
         Slot { name: "serviceAccount", message: 370, field: 3 },
     ], by_name: &[2, 0, 3, 1] },
-    Message { name: "io.k8s.api.flowcontrol.v1.UserSubject", form: Object, go_name: "UserSubject", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.UserSubject", form: Object, go_name: "UserSubject", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 371, field: 0 },
     ], by_name: &[0] },
