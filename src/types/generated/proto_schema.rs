@@ -687,89 +687,89 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "replicas", message: 64, field: 0 },
         Slot { name: "selector", message: 64, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricSource", form: Object, go_name: "ContainerResourceMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
-        Field { tag: 3, json: "container", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricSource", form: Object, go_name: "ContainerResourceMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.ResourceName", go_element: "v1.ResourceName", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
+        Field { tag: 3, json: "container", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 65, field: 0 },
         Slot { name: "target", message: 65, field: 1 },
         Slot { name: "container", message: 65, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus", form: Object, go_name: "ContainerResourceMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
-        Field { tag: 3, json: "container", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus", form: Object, go_name: "ContainerResourceMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.ResourceName", go_element: "v1.ResourceName", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
+        Field { tag: 3, json: "container", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 66, field: 0 },
         Slot { name: "current", message: 66, field: 1 },
         Slot { name: "container", message: 66, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.CrossVersionObjectReference", form: Object, go_name: "CrossVersionObjectReference", known: false, fields: &[
-        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.CrossVersionObjectReference", form: Object, go_name: "CrossVersionObjectReference", known: true, fields: &[
+        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "kind", message: 67, field: 0 },
         Slot { name: "name", message: 67, field: 1 },
         Slot { name: "apiVersion", message: 67, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ExternalMetricSource", form: Object, go_name: "ExternalMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ExternalMetricSource", form: Object, go_name: "ExternalMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 68, field: 0 },
         Slot { name: "target", message: 68, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ExternalMetricStatus", form: Object, go_name: "ExternalMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ExternalMetricStatus", form: Object, go_name: "ExternalMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 69, field: 0 },
         Slot { name: "current", message: 69, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.HPAScalingPolicy", form: Object, go_name: "HPAScalingPolicy", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "periodSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HPAScalingPolicy", form: Object, go_name: "HPAScalingPolicy", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.HPAScalingPolicyType", go_element: "v2.HPAScalingPolicyType", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "periodSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 70, field: 0 },
         Slot { name: "value", message: 70, field: 1 },
         Slot { name: "periodSeconds", message: 70, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.HPAScalingRules", form: Object, go_name: "HPAScalingRules", known: false, fields: &[
-        Field { tag: 1, json: "selectPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "policies", ty: Msg(70), shape: Repeated, go: "[]v2.HPAScalingPolicy", go_element: "v2.HPAScalingPolicy", go_flags: 0 },
-        Field { tag: 3, json: "stabilizationWindowSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "tolerance", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HPAScalingRules", form: Object, go_name: "HPAScalingRules", known: true, fields: &[
+        Field { tag: 1, json: "selectPolicy", ty: String, shape: One, go: "v2.ScalingPolicySelect", go_element: "v2.ScalingPolicySelect", go_flags: 7 },
+        Field { tag: 2, json: "policies", ty: Msg(70), shape: Repeated, go: "[]v2.HPAScalingPolicy", go_element: "v2.HPAScalingPolicy", go_flags: 5 },
+        Field { tag: 3, json: "stabilizationWindowSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 4, json: "tolerance", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
     ], json: &[
         Slot { name: "stabilizationWindowSeconds", message: 71, field: 2 },
         Slot { name: "selectPolicy", message: 71, field: 0 },
         Slot { name: "policies", message: 71, field: 1 },
         Slot { name: "tolerance", message: 71, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", form: Object, go_name: "HorizontalPodAutoscaler", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(76), shape: One, go: "v2.HorizontalPodAutoscalerSpec", go_element: "v2.HorizontalPodAutoscalerSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(77), shape: One, go: "v2.HorizontalPodAutoscalerStatus", go_element: "v2.HorizontalPodAutoscalerStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", form: Object, go_name: "HorizontalPodAutoscaler", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(76), shape: One, go: "v2.HorizontalPodAutoscalerSpec", go_element: "v2.HorizontalPodAutoscalerSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(77), shape: One, go: "v2.HorizontalPodAutoscalerStatus", go_element: "v2.HorizontalPodAutoscalerStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 72, field: 0 },
         Slot { name: "spec", message: 72, field: 1 },
         Slot { name: "status", message: 72, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior", form: Object, go_name: "HorizontalPodAutoscalerBehavior", known: false, fields: &[
-        Field { tag: 1, json: "scaleUp", ty: Msg(71), shape: One, go: "v2.HPAScalingRules", go_element: "v2.HPAScalingRules", go_flags: 0 },
-        Field { tag: 2, json: "scaleDown", ty: Msg(71), shape: One, go: "v2.HPAScalingRules", go_element: "v2.HPAScalingRules", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior", form: Object, go_name: "HorizontalPodAutoscalerBehavior", known: true, fields: &[
+        Field { tag: 1, json: "scaleUp", ty: Msg(71), shape: One, go: "v2.HPAScalingRules", go_element: "v2.HPAScalingRules", go_flags: 7 },
+        Field { tag: 2, json: "scaleDown", ty: Msg(71), shape: One, go: "v2.HPAScalingRules", go_element: "v2.HPAScalingRules", go_flags: 7 },
     ], json: &[
         Slot { name: "scaleUp", message: 73, field: 0 },
         Slot { name: "scaleDown", message: 73, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition", form: Object, go_name: "HorizontalPodAutoscalerCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition", form: Object, go_name: "HorizontalPodAutoscalerCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.HorizontalPodAutoscalerConditionType", go_element: "v2.HorizontalPodAutoscalerConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 74, field: 0 },
         Slot { name: "status", message: 74, field: 1 },
@@ -777,19 +777,19 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 74, field: 3 },
         Slot { name: "message", message: 74, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList", form: Object, go_name: "HorizontalPodAutoscalerList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(72), shape: Repeated, go: "[]v2.HorizontalPodAutoscaler", go_element: "v2.HorizontalPodAutoscaler", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList", form: Object, go_name: "HorizontalPodAutoscalerList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(72), shape: Repeated, go: "[]v2.HorizontalPodAutoscaler", go_element: "v2.HorizontalPodAutoscaler", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 75, field: 0 },
         Slot { name: "items", message: 75, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec", form: Object, go_name: "HorizontalPodAutoscalerSpec", known: false, fields: &[
-        Field { tag: 1, json: "scaleTargetRef", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "minReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "maxReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "metrics", ty: Msg(79), shape: Repeated, go: "[]v2.MetricSpec", go_element: "v2.MetricSpec", go_flags: 0 },
-        Field { tag: 5, json: "behavior", ty: Msg(73), shape: One, go: "v2.HorizontalPodAutoscalerBehavior", go_element: "v2.HorizontalPodAutoscalerBehavior", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec", form: Object, go_name: "HorizontalPodAutoscalerSpec", known: true, fields: &[
+        Field { tag: 1, json: "scaleTargetRef", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 1 },
+        Field { tag: 2, json: "minReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 3, json: "maxReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "metrics", ty: Msg(79), shape: Repeated, go: "[]v2.MetricSpec", go_element: "v2.MetricSpec", go_flags: 5 },
+        Field { tag: 5, json: "behavior", ty: Msg(73), shape: One, go: "v2.HorizontalPodAutoscalerBehavior", go_element: "v2.HorizontalPodAutoscalerBehavior", go_flags: 7 },
     ], json: &[
         Slot { name: "scaleTargetRef", message: 76, field: 0 },
         Slot { name: "minReplicas", message: 76, field: 1 },
@@ -812,20 +812,20 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "currentMetrics", message: 77, field: 4 },
         Slot { name: "conditions", message: 77, field: 5 },
     ], by_name: &[5, 4, 2, 3, 1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricIdentifier", form: Object, go_name: "MetricIdentifier", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricIdentifier", form: Object, go_name: "MetricIdentifier", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 78, field: 0 },
         Slot { name: "selector", message: 78, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricSpec", form: Object, go_name: "MetricSpec", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "object", ty: Msg(83), shape: One, go: "v2.ObjectMetricSource", go_element: "v2.ObjectMetricSource", go_flags: 0 },
-        Field { tag: 3, json: "pods", ty: Msg(85), shape: One, go: "v2.PodsMetricSource", go_element: "v2.PodsMetricSource", go_flags: 0 },
-        Field { tag: 4, json: "resource", ty: Msg(87), shape: One, go: "v2.ResourceMetricSource", go_element: "v2.ResourceMetricSource", go_flags: 0 },
-        Field { tag: 5, json: "external", ty: Msg(68), shape: One, go: "v2.ExternalMetricSource", go_element: "v2.ExternalMetricSource", go_flags: 0 },
-        Field { tag: 7, json: "containerResource", ty: Msg(65), shape: One, go: "v2.ContainerResourceMetricSource", go_element: "v2.ContainerResourceMetricSource", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricSpec", form: Object, go_name: "MetricSpec", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.MetricSourceType", go_element: "v2.MetricSourceType", go_flags: 1 },
+        Field { tag: 2, json: "object", ty: Msg(83), shape: One, go: "v2.ObjectMetricSource", go_element: "v2.ObjectMetricSource", go_flags: 7 },
+        Field { tag: 3, json: "pods", ty: Msg(85), shape: One, go: "v2.PodsMetricSource", go_element: "v2.PodsMetricSource", go_flags: 7 },
+        Field { tag: 4, json: "resource", ty: Msg(87), shape: One, go: "v2.ResourceMetricSource", go_element: "v2.ResourceMetricSource", go_flags: 7 },
+        Field { tag: 5, json: "external", ty: Msg(68), shape: One, go: "v2.ExternalMetricSource", go_element: "v2.ExternalMetricSource", go_flags: 7 },
+        Field { tag: 7, json: "containerResource", ty: Msg(65), shape: One, go: "v2.ContainerResourceMetricSource", go_element: "v2.ContainerResourceMetricSource", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 79, field: 0 },
         Slot { name: "object", message: 79, field: 1 },
@@ -834,13 +834,13 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "containerResource", message: 79, field: 5 },
         Slot { name: "external", message: 79, field: 4 },
     ], by_name: &[4, 5, 1, 2, 3, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricStatus", form: Object, go_name: "MetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "object", ty: Msg(84), shape: One, go: "v2.ObjectMetricStatus", go_element: "v2.ObjectMetricStatus", go_flags: 0 },
-        Field { tag: 3, json: "pods", ty: Msg(86), shape: One, go: "v2.PodsMetricStatus", go_element: "v2.PodsMetricStatus", go_flags: 0 },
-        Field { tag: 4, json: "resource", ty: Msg(88), shape: One, go: "v2.ResourceMetricStatus", go_element: "v2.ResourceMetricStatus", go_flags: 0 },
-        Field { tag: 5, json: "external", ty: Msg(69), shape: One, go: "v2.ExternalMetricStatus", go_element: "v2.ExternalMetricStatus", go_flags: 0 },
-        Field { tag: 7, json: "containerResource", ty: Msg(66), shape: One, go: "v2.ContainerResourceMetricStatus", go_element: "v2.ContainerResourceMetricStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricStatus", form: Object, go_name: "MetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.MetricSourceType", go_element: "v2.MetricSourceType", go_flags: 1 },
+        Field { tag: 2, json: "object", ty: Msg(84), shape: One, go: "v2.ObjectMetricStatus", go_element: "v2.ObjectMetricStatus", go_flags: 7 },
+        Field { tag: 3, json: "pods", ty: Msg(86), shape: One, go: "v2.PodsMetricStatus", go_element: "v2.PodsMetricStatus", go_flags: 7 },
+        Field { tag: 4, json: "resource", ty: Msg(88), shape: One, go: "v2.ResourceMetricStatus", go_element: "v2.ResourceMetricStatus", go_flags: 7 },
+        Field { tag: 5, json: "external", ty: Msg(69), shape: One, go: "v2.ExternalMetricStatus", go_element: "v2.ExternalMetricStatus", go_flags: 7 },
+        Field { tag: 7, json: "containerResource", ty: Msg(66), shape: One, go: "v2.ContainerResourceMetricStatus", go_element: "v2.ContainerResourceMetricStatus", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 80, field: 0 },
         Slot { name: "object", message: 80, field: 1 },
@@ -849,68 +849,68 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "containerResource", message: 80, field: 5 },
         Slot { name: "external", message: 80, field: 4 },
     ], by_name: &[4, 5, 1, 2, 3, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricTarget", form: Object, go_name: "MetricTarget", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "averageValue", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 4, json: "averageUtilization", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricTarget", form: Object, go_name: "MetricTarget", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.MetricTargetType", go_element: "v2.MetricTargetType", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 3, json: "averageValue", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 4, json: "averageUtilization", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 81, field: 0 },
         Slot { name: "value", message: 81, field: 1 },
         Slot { name: "averageValue", message: 81, field: 2 },
         Slot { name: "averageUtilization", message: 81, field: 3 },
     ], by_name: &[3, 2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricValueStatus", form: Object, go_name: "MetricValueStatus", known: false, fields: &[
-        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "averageValue", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "averageUtilization", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricValueStatus", form: Object, go_name: "MetricValueStatus", known: true, fields: &[
+        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 2, json: "averageValue", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 3, json: "averageUtilization", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "value", message: 82, field: 0 },
         Slot { name: "averageValue", message: 82, field: 1 },
         Slot { name: "averageUtilization", message: 82, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.ObjectMetricSource", form: Object, go_name: "ObjectMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "describedObject", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
-        Field { tag: 3, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ObjectMetricSource", form: Object, go_name: "ObjectMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "describedObject", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
+        Field { tag: 3, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
     ], json: &[
         Slot { name: "describedObject", message: 83, field: 0 },
         Slot { name: "target", message: 83, field: 1 },
         Slot { name: "metric", message: 83, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ObjectMetricStatus", form: Object, go_name: "ObjectMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
-        Field { tag: 3, json: "describedObject", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ObjectMetricStatus", form: Object, go_name: "ObjectMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
+        Field { tag: 3, json: "describedObject", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 84, field: 0 },
         Slot { name: "current", message: 84, field: 1 },
         Slot { name: "describedObject", message: 84, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.PodsMetricSource", form: Object, go_name: "PodsMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.PodsMetricSource", form: Object, go_name: "PodsMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 85, field: 0 },
         Slot { name: "target", message: 85, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.PodsMetricStatus", form: Object, go_name: "PodsMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.PodsMetricStatus", form: Object, go_name: "PodsMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 86, field: 0 },
         Slot { name: "current", message: 86, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.ResourceMetricSource", form: Object, go_name: "ResourceMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ResourceMetricSource", form: Object, go_name: "ResourceMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.ResourceName", go_element: "v1.ResourceName", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 87, field: 0 },
         Slot { name: "target", message: 87, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ResourceMetricStatus", form: Object, go_name: "ResourceMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ResourceMetricStatus", form: Object, go_name: "ResourceMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.ResourceName", go_element: "v1.ResourceName", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 88, field: 0 },
         Slot { name: "current", message: 88, field: 1 },
@@ -4456,27 +4456,27 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "nodeSelector", message: 410, field: 0 },
         Slot { name: "tolerations", message: 410, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudget", form: Object, go_name: "PodDisruptionBudget", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(413), shape: One, go: "v1.PodDisruptionBudgetSpec", go_element: "v1.PodDisruptionBudgetSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(414), shape: One, go: "v1.PodDisruptionBudgetStatus", go_element: "v1.PodDisruptionBudgetStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudget", form: Object, go_name: "PodDisruptionBudget", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(413), shape: One, go: "v1.PodDisruptionBudgetSpec", go_element: "v1.PodDisruptionBudgetSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(414), shape: One, go: "v1.PodDisruptionBudgetStatus", go_element: "v1.PodDisruptionBudgetStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 411, field: 0 },
         Slot { name: "spec", message: 411, field: 1 },
         Slot { name: "status", message: 411, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetList", form: Object, go_name: "PodDisruptionBudgetList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(411), shape: Repeated, go: "[]v1.PodDisruptionBudget", go_element: "v1.PodDisruptionBudget", go_flags: 0 },
+    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetList", form: Object, go_name: "PodDisruptionBudgetList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(411), shape: Repeated, go: "[]v1.PodDisruptionBudget", go_element: "v1.PodDisruptionBudget", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 412, field: 0 },
         Slot { name: "items", message: 412, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetSpec", form: Object, go_name: "PodDisruptionBudgetSpec", known: false, fields: &[
-        Field { tag: 1, json: "minAvailable", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "maxUnavailable", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 4, json: "unhealthyPodEvictionPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetSpec", form: Object, go_name: "PodDisruptionBudgetSpec", known: true, fields: &[
+        Field { tag: 1, json: "minAvailable", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
+        Field { tag: 2, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 3, json: "maxUnavailable", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
+        Field { tag: 4, json: "unhealthyPodEvictionPolicy", ty: String, shape: One, go: "v1.UnhealthyPodEvictionPolicyType", go_element: "v1.UnhealthyPodEvictionPolicyType", go_flags: 7 },
     ], json: &[
         Slot { name: "minAvailable", message: 413, field: 0 },
         Slot { name: "selector", message: 413, field: 1 },
@@ -5777,21 +5777,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "intVal", message: 538, field: 1 },
         Slot { name: "strVal", message: 538, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", form: Object, go_name: "APIService", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(542), shape: One, go: "v1.APIServiceSpec", go_element: "v1.APIServiceSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(543), shape: One, go: "v1.APIServiceStatus", go_element: "v1.APIServiceStatus", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", form: Object, go_name: "APIService", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(542), shape: One, go: "v1.APIServiceSpec", go_element: "v1.APIServiceSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(543), shape: One, go: "v1.APIServiceStatus", go_element: "v1.APIServiceStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 539, field: 0 },
         Slot { name: "spec", message: 539, field: 1 },
         Slot { name: "status", message: 539, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", form: Object, go_name: "APIServiceCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", form: Object, go_name: "APIServiceCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.APIServiceConditionType", go_element: "v1.APIServiceConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 540, field: 0 },
         Slot { name: "status", message: 540, field: 1 },
@@ -5799,21 +5799,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 540, field: 3 },
         Slot { name: "message", message: 540, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList", form: Object, go_name: "APIServiceList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(539), shape: Repeated, go: "[]v1.APIService", go_element: "v1.APIService", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList", form: Object, go_name: "APIServiceList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(539), shape: Repeated, go: "[]v1.APIService", go_element: "v1.APIService", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 541, field: 0 },
         Slot { name: "items", message: 541, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", form: Object, go_name: "APIServiceSpec", known: false, fields: &[
-        Field { tag: 1, json: "service", ty: Msg(544), shape: One, go: "v1.ServiceReference", go_element: "v1.ServiceReference", go_flags: 0 },
-        Field { tag: 2, json: "group", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "version", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "insecureSkipTLSVerify", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 5, json: "caBundle", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 0 },
-        Field { tag: 7, json: "groupPriorityMinimum", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "versionPriority", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", form: Object, go_name: "APIServiceSpec", known: true, fields: &[
+        Field { tag: 1, json: "service", ty: Msg(544), shape: One, go: "v1.ServiceReference", go_element: "v1.ServiceReference", go_flags: 7 },
+        Field { tag: 2, json: "group", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "version", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "insecureSkipTLSVerify", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 5, json: "caBundle", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 5 },
+        Field { tag: 7, json: "groupPriorityMinimum", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 8, json: "versionPriority", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "service", message: 542, field: 0 },
         Slot { name: "group", message: 542, field: 1 },
@@ -5823,15 +5823,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "groupPriorityMinimum", message: 542, field: 5 },
         Slot { name: "versionPriority", message: 542, field: 6 },
     ], by_name: &[4, 1, 5, 3, 0, 2, 6] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", form: Object, go_name: "APIServiceStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(540), shape: Repeated, go: "[]v1.APIServiceCondition", go_element: "v1.APIServiceCondition", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", form: Object, go_name: "APIServiceStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(540), shape: Repeated, go: "[]v1.APIServiceCondition", go_element: "v1.APIServiceCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 543, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference", form: Object, go_name: "ServiceReference", known: false, fields: &[
-        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference", form: Object, go_name: "ServiceReference", known: true, fields: &[
+        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "namespace", message: 544, field: 0 },
         Slot { name: "name", message: 544, field: 1 },
