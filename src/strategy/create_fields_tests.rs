@@ -23,6 +23,8 @@ const LISTS: &[&str] = &[
     "policy_v1_poddisruptionbudgets.json",
     "apiregistration.k8s.io_v1_apiservices.json",
     "autoscaling_v2_horizontalpodautoscalers.json",
+    "core_v1_limitranges.json",
+    "core_v1_resourcequotas.json",
 ];
 
 fn fixture(name: &str) -> Value {

@@ -1388,27 +1388,27 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "optional", message: 131, field: 4 },
         Slot { name: "path", message: 131, field: 3 },
     ], by_name: &[2, 0, 3, 4, 1] },
-    Message { name: "io.k8s.api.core.v1.ComponentCondition", form: Object, go_name: "ComponentCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ComponentCondition", form: Object, go_name: "ComponentCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.ComponentConditionType", go_element: "v1.ComponentConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 132, field: 0 },
         Slot { name: "status", message: 132, field: 1 },
         Slot { name: "message", message: 132, field: 2 },
         Slot { name: "error", message: 132, field: 3 },
     ], by_name: &[3, 2, 1, 0] },
-    Message { name: "io.k8s.api.core.v1.ComponentStatus", form: Object, go_name: "ComponentStatus", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "conditions", ty: Msg(132), shape: Repeated, go: "[]v1.ComponentCondition", go_element: "v1.ComponentCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ComponentStatus", form: Object, go_name: "ComponentStatus", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "conditions", ty: Msg(132), shape: Repeated, go: "[]v1.ComponentCondition", go_element: "v1.ComponentCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 133, field: 0 },
         Slot { name: "conditions", message: 133, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ComponentStatusList", form: Object, go_name: "ComponentStatusList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(133), shape: Repeated, go: "[]v1.ComponentStatus", go_element: "v1.ComponentStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ComponentStatusList", form: Object, go_name: "ComponentStatusList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(133), shape: Repeated, go: "[]v1.ComponentStatus", go_element: "v1.ComponentStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 134, field: 0 },
         Slot { name: "items", message: 134, field: 1 },
@@ -2147,20 +2147,20 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "tcpSocket", message: 196, field: 2 },
         Slot { name: "sleep", message: 196, field: 3 },
     ], by_name: &[0, 1, 3, 2] },
-    Message { name: "io.k8s.api.core.v1.LimitRange", form: Object, go_name: "LimitRange", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(200), shape: One, go: "v1.LimitRangeSpec", go_element: "v1.LimitRangeSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LimitRange", form: Object, go_name: "LimitRange", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(200), shape: One, go: "v1.LimitRangeSpec", go_element: "v1.LimitRangeSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 197, field: 0 },
         Slot { name: "spec", message: 197, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.LimitRangeItem", form: Object, go_name: "LimitRangeItem", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "max", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "min", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 4, json: "default", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 5, json: "defaultRequest", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 6, json: "maxLimitRequestRatio", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LimitRangeItem", form: Object, go_name: "LimitRangeItem", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.LimitType", go_element: "v1.LimitType", go_flags: 1 },
+        Field { tag: 2, json: "max", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 3, json: "min", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 4, json: "default", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 5, json: "defaultRequest", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 6, json: "maxLimitRequestRatio", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 198, field: 0 },
         Slot { name: "max", message: 198, field: 1 },
@@ -2169,15 +2169,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "defaultRequest", message: 198, field: 4 },
         Slot { name: "maxLimitRequestRatio", message: 198, field: 5 },
     ], by_name: &[3, 4, 1, 5, 2, 0] },
-    Message { name: "io.k8s.api.core.v1.LimitRangeList", form: Object, go_name: "LimitRangeList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(197), shape: Repeated, go: "[]v1.LimitRange", go_element: "v1.LimitRange", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LimitRangeList", form: Object, go_name: "LimitRangeList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(197), shape: Repeated, go: "[]v1.LimitRange", go_element: "v1.LimitRange", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 199, field: 0 },
         Slot { name: "items", message: 199, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.LimitRangeSpec", form: Object, go_name: "LimitRangeSpec", known: false, fields: &[
-        Field { tag: 1, json: "limits", ty: Msg(198), shape: Repeated, go: "[]v1.LimitRangeItem", go_element: "v1.LimitRangeItem", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LimitRangeSpec", form: Object, go_name: "LimitRangeSpec", known: true, fields: &[
+        Field { tag: 1, json: "limits", ty: Msg(198), shape: Repeated, go: "[]v1.LimitRangeItem", go_element: "v1.LimitRangeItem", go_flags: 1 },
     ], json: &[
         Slot { name: "limits", message: 200, field: 0 },
     ], by_name: &[0] },
@@ -2990,16 +2990,16 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "allocatedResources", message: 264, field: 18 },
         Slot { name: "resources", message: 264, field: 19 },
     ], by_name: &[18, 2, 12, 14, 17, 6, 7, 11, 3, 5, 0, 1, 8, 9, 13, 4, 15, 16, 19, 10] },
-    Message { name: "io.k8s.api.core.v1.PodTemplate", form: Object, go_name: "PodTemplate", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "template", ty: Msg(267), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodTemplate", form: Object, go_name: "PodTemplate", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "template", ty: Msg(267), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 265, field: 0 },
         Slot { name: "template", message: 265, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.PodTemplateList", form: Object, go_name: "PodTemplateList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(265), shape: Repeated, go: "[]v1.PodTemplate", go_element: "v1.PodTemplate", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodTemplateList", form: Object, go_name: "PodTemplateList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(265), shape: Repeated, go: "[]v1.PodTemplate", go_element: "v1.PodTemplate", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 266, field: 0 },
         Slot { name: "items", message: 266, field: 1 },
@@ -3127,21 +3127,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "secretRef", message: 276, field: 6 },
         Slot { name: "readOnly", message: 276, field: 7 },
     ], by_name: &[2, 1, 5, 0, 3, 7, 6, 4] },
-    Message { name: "io.k8s.api.core.v1.ReplicationController", form: Object, go_name: "ReplicationController", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(280), shape: One, go: "v1.ReplicationControllerSpec", go_element: "v1.ReplicationControllerSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(281), shape: One, go: "v1.ReplicationControllerStatus", go_element: "v1.ReplicationControllerStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationController", form: Object, go_name: "ReplicationController", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(280), shape: One, go: "v1.ReplicationControllerSpec", go_element: "v1.ReplicationControllerSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(281), shape: One, go: "v1.ReplicationControllerStatus", go_element: "v1.ReplicationControllerStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 277, field: 0 },
         Slot { name: "spec", message: 277, field: 1 },
         Slot { name: "status", message: 277, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.ReplicationControllerCondition", form: Object, go_name: "ReplicationControllerCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationControllerCondition", form: Object, go_name: "ReplicationControllerCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.ReplicationControllerConditionType", go_element: "v1.ReplicationControllerConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 278, field: 0 },
         Slot { name: "status", message: 278, field: 1 },
@@ -3149,31 +3149,31 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 278, field: 3 },
         Slot { name: "message", message: 278, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.core.v1.ReplicationControllerList", form: Object, go_name: "ReplicationControllerList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(277), shape: Repeated, go: "[]v1.ReplicationController", go_element: "v1.ReplicationController", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationControllerList", form: Object, go_name: "ReplicationControllerList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(277), shape: Repeated, go: "[]v1.ReplicationController", go_element: "v1.ReplicationController", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 279, field: 0 },
         Slot { name: "items", message: 279, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ReplicationControllerSpec", form: Object, go_name: "ReplicationControllerSpec", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "template", ty: Msg(267), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 0 },
-        Field { tag: 4, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationControllerSpec", form: Object, go_name: "ReplicationControllerSpec", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 2, json: "selector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "template", ty: Msg(267), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 7 },
+        Field { tag: 4, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
     ], json: &[
         Slot { name: "replicas", message: 280, field: 0 },
         Slot { name: "minReadySeconds", message: 280, field: 3 },
         Slot { name: "selector", message: 280, field: 1 },
         Slot { name: "template", message: 280, field: 2 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.core.v1.ReplicationControllerStatus", form: Object, go_name: "ReplicationControllerStatus", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "fullyLabeledReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 4, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "conditions", ty: Msg(278), shape: Repeated, go: "[]v1.ReplicationControllerCondition", go_element: "v1.ReplicationControllerCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationControllerStatus", form: Object, go_name: "ReplicationControllerStatus", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "fullyLabeledReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 3, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 4, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 5, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "conditions", ty: Msg(278), shape: Repeated, go: "[]v1.ReplicationControllerCondition", go_element: "v1.ReplicationControllerCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "replicas", message: 281, field: 0 },
         Slot { name: "fullyLabeledReplicas", message: 281, field: 1 },
@@ -3205,34 +3205,34 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "resourceID", message: 284, field: 0 },
         Slot { name: "health", message: 284, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ResourceQuota", form: Object, go_name: "ResourceQuota", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(287), shape: One, go: "v1.ResourceQuotaSpec", go_element: "v1.ResourceQuotaSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(288), shape: One, go: "v1.ResourceQuotaStatus", go_element: "v1.ResourceQuotaStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceQuota", form: Object, go_name: "ResourceQuota", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(287), shape: One, go: "v1.ResourceQuotaSpec", go_element: "v1.ResourceQuotaSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(288), shape: One, go: "v1.ResourceQuotaStatus", go_element: "v1.ResourceQuotaStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 285, field: 0 },
         Slot { name: "spec", message: 285, field: 1 },
         Slot { name: "status", message: 285, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.ResourceQuotaList", form: Object, go_name: "ResourceQuotaList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(285), shape: Repeated, go: "[]v1.ResourceQuota", go_element: "v1.ResourceQuota", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceQuotaList", form: Object, go_name: "ResourceQuotaList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(285), shape: Repeated, go: "[]v1.ResourceQuota", go_element: "v1.ResourceQuota", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 286, field: 0 },
         Slot { name: "items", message: 286, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ResourceQuotaSpec", form: Object, go_name: "ResourceQuotaSpec", known: false, fields: &[
-        Field { tag: 1, json: "hard", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "scopes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "scopeSelector", ty: Msg(294), shape: One, go: "v1.ScopeSelector", go_element: "v1.ScopeSelector", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceQuotaSpec", form: Object, go_name: "ResourceQuotaSpec", known: true, fields: &[
+        Field { tag: 1, json: "hard", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 2, json: "scopes", ty: String, shape: Repeated, go: "[]v1.ResourceQuotaScope", go_element: "v1.ResourceQuotaScope", go_flags: 5 },
+        Field { tag: 3, json: "scopeSelector", ty: Msg(294), shape: One, go: "v1.ScopeSelector", go_element: "v1.ScopeSelector", go_flags: 7 },
     ], json: &[
         Slot { name: "hard", message: 287, field: 0 },
         Slot { name: "scopes", message: 287, field: 1 },
         Slot { name: "scopeSelector", message: 287, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.core.v1.ResourceQuotaStatus", form: Object, go_name: "ResourceQuotaStatus", known: false, fields: &[
-        Field { tag: 1, json: "hard", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "used", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceQuotaStatus", form: Object, go_name: "ResourceQuotaStatus", known: true, fields: &[
+        Field { tag: 1, json: "hard", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 2, json: "used", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "hard", message: 288, field: 0 },
         Slot { name: "used", message: 288, field: 1 },
@@ -3310,15 +3310,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "fsType", message: 293, field: 8 },
         Slot { name: "readOnly", message: 293, field: 9 },
     ], by_name: &[8, 0, 4, 9, 2, 3, 6, 5, 1, 7] },
-    Message { name: "io.k8s.api.core.v1.ScopeSelector", form: Object, go_name: "ScopeSelector", known: false, fields: &[
-        Field { tag: 1, json: "matchExpressions", ty: Msg(295), shape: Repeated, go: "[]v1.ScopedResourceSelectorRequirement", go_element: "v1.ScopedResourceSelectorRequirement", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ScopeSelector", form: Object, go_name: "ScopeSelector", known: true, fields: &[
+        Field { tag: 1, json: "matchExpressions", ty: Msg(295), shape: Repeated, go: "[]v1.ScopedResourceSelectorRequirement", go_element: "v1.ScopedResourceSelectorRequirement", go_flags: 5 },
     ], json: &[
         Slot { name: "matchExpressions", message: 294, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.ScopedResourceSelectorRequirement", form: Object, go_name: "ScopedResourceSelectorRequirement", known: false, fields: &[
-        Field { tag: 1, json: "scopeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "operator", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ScopedResourceSelectorRequirement", form: Object, go_name: "ScopedResourceSelectorRequirement", known: true, fields: &[
+        Field { tag: 1, json: "scopeName", ty: String, shape: One, go: "v1.ResourceQuotaScope", go_element: "v1.ResourceQuotaScope", go_flags: 1 },
+        Field { tag: 2, json: "operator", ty: String, shape: One, go: "v1.ScopeSelectorOperator", go_element: "v1.ScopeSelectorOperator", go_flags: 1 },
+        Field { tag: 3, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "scopeName", message: 295, field: 0 },
         Slot { name: "operator", message: 295, field: 1 },
@@ -3634,10 +3634,10 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "nodeTaintsPolicy", message: 323, field: 6 },
         Slot { name: "matchLabelKeys", message: 323, field: 7 },
     ], by_name: &[3, 7, 0, 4, 5, 6, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.TypedLocalObjectReference", form: Object, go_name: "TypedLocalObjectReference", known: false, fields: &[
-        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.TypedLocalObjectReference", form: Object, go_name: "TypedLocalObjectReference", known: true, fields: &[
+        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 3 },
+        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "apiGroup", message: 324, field: 0 },
         Slot { name: "kind", message: 324, field: 1 },
