@@ -25,6 +25,7 @@ const LISTS: &[&str] = &[
     "autoscaling_v2_horizontalpodautoscalers.json",
     "core_v1_limitranges.json",
     "core_v1_resourcequotas.json",
+    "storage.k8s.io_v1_storageclasses.json",
 ];
 
 fn fixture(name: &str) -> Value {

@@ -3603,15 +3603,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "effect", message: 320, field: 3 },
         Slot { name: "tolerationSeconds", message: 320, field: 4 },
     ], by_name: &[3, 0, 1, 4, 2] },
-    Message { name: "io.k8s.api.core.v1.TopologySelectorLabelRequirement", form: Object, go_name: "TopologySelectorLabelRequirement", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.TopologySelectorLabelRequirement", form: Object, go_name: "TopologySelectorLabelRequirement", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "key", message: 321, field: 0 },
         Slot { name: "values", message: 321, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.TopologySelectorTerm", form: Object, go_name: "TopologySelectorTerm", known: false, fields: &[
-        Field { tag: 1, json: "matchLabelExpressions", ty: Msg(321), shape: Repeated, go: "[]v1.TopologySelectorLabelRequirement", go_element: "v1.TopologySelectorLabelRequirement", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.TopologySelectorTerm", form: Object, go_name: "TopologySelectorTerm", known: true, fields: &[
+        Field { tag: 1, json: "matchLabelExpressions", ty: Msg(321), shape: Repeated, go: "[]v1.TopologySelectorLabelRequirement", go_element: "v1.TopologySelectorLabelRequirement", go_flags: 5 },
     ], json: &[
         Slot { name: "matchLabelExpressions", message: 322, field: 0 },
     ], by_name: &[0] },
@@ -5027,31 +5027,31 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "metadata", message: 471, field: 0 },
         Slot { name: "items", message: 471, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.CSIDriver", form: Object, go_name: "CSIDriver", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(474), shape: One, go: "v1.CSIDriverSpec", go_element: "v1.CSIDriverSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIDriver", form: Object, go_name: "CSIDriver", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(474), shape: One, go: "v1.CSIDriverSpec", go_element: "v1.CSIDriverSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 472, field: 0 },
         Slot { name: "spec", message: 472, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.storage.v1.CSIDriverList", form: Object, go_name: "CSIDriverList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(472), shape: Repeated, go: "[]v1.CSIDriver", go_element: "v1.CSIDriver", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIDriverList", form: Object, go_name: "CSIDriverList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(472), shape: Repeated, go: "[]v1.CSIDriver", go_element: "v1.CSIDriver", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 473, field: 0 },
         Slot { name: "items", message: 473, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.CSIDriverSpec", form: Object, go_name: "CSIDriverSpec", known: false, fields: &[
-        Field { tag: 1, json: "attachRequired", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 2, json: "podInfoOnMount", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 3, json: "volumeLifecycleModes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "storageCapacity", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 5, json: "fsGroupPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "tokenRequests", ty: Msg(483), shape: Repeated, go: "[]v1.TokenRequest", go_element: "v1.TokenRequest", go_flags: 0 },
-        Field { tag: 7, json: "requiresRepublish", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 8, json: "seLinuxMount", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 9, json: "nodeAllocatableUpdatePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 10, json: "serviceAccountTokenInSecrets", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIDriverSpec", form: Object, go_name: "CSIDriverSpec", known: true, fields: &[
+        Field { tag: 1, json: "attachRequired", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 2, json: "podInfoOnMount", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 3, json: "volumeLifecycleModes", ty: String, shape: Repeated, go: "[]v1.VolumeLifecycleMode", go_element: "v1.VolumeLifecycleMode", go_flags: 5 },
+        Field { tag: 4, json: "storageCapacity", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 5, json: "fsGroupPolicy", ty: String, shape: One, go: "v1.FSGroupPolicy", go_element: "v1.FSGroupPolicy", go_flags: 7 },
+        Field { tag: 6, json: "tokenRequests", ty: Msg(483), shape: Repeated, go: "[]v1.TokenRequest", go_element: "v1.TokenRequest", go_flags: 5 },
+        Field { tag: 7, json: "requiresRepublish", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 8, json: "seLinuxMount", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 9, json: "nodeAllocatableUpdatePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 10, json: "serviceAccountTokenInSecrets", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "attachRequired", message: 474, field: 0 },
         Slot { name: "podInfoOnMount", message: 474, field: 1 },
@@ -5064,42 +5064,42 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "nodeAllocatableUpdatePeriodSeconds", message: 474, field: 8 },
         Slot { name: "serviceAccountTokenInSecrets", message: 474, field: 9 },
     ], by_name: &[0, 4, 8, 1, 6, 7, 9, 3, 5, 2] },
-    Message { name: "io.k8s.api.storage.v1.CSINode", form: Object, go_name: "CSINode", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(478), shape: One, go: "v1.CSINodeSpec", go_element: "v1.CSINodeSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSINode", form: Object, go_name: "CSINode", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(478), shape: One, go: "v1.CSINodeSpec", go_element: "v1.CSINodeSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 475, field: 0 },
         Slot { name: "spec", message: 475, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.storage.v1.CSINodeDriver", form: Object, go_name: "CSINodeDriver", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "nodeID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "topologyKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "allocatable", ty: Msg(492), shape: One, go: "v1.VolumeNodeResources", go_element: "v1.VolumeNodeResources", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSINodeDriver", form: Object, go_name: "CSINodeDriver", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "nodeID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "topologyKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "allocatable", ty: Msg(492), shape: One, go: "v1.VolumeNodeResources", go_element: "v1.VolumeNodeResources", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 476, field: 0 },
         Slot { name: "nodeID", message: 476, field: 1 },
         Slot { name: "topologyKeys", message: 476, field: 2 },
         Slot { name: "allocatable", message: 476, field: 3 },
     ], by_name: &[3, 0, 1, 2] },
-    Message { name: "io.k8s.api.storage.v1.CSINodeList", form: Object, go_name: "CSINodeList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(475), shape: Repeated, go: "[]v1.CSINode", go_element: "v1.CSINode", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSINodeList", form: Object, go_name: "CSINodeList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(475), shape: Repeated, go: "[]v1.CSINode", go_element: "v1.CSINode", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 477, field: 0 },
         Slot { name: "items", message: 477, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.CSINodeSpec", form: Object, go_name: "CSINodeSpec", known: false, fields: &[
-        Field { tag: 1, json: "drivers", ty: Msg(476), shape: Repeated, go: "[]v1.CSINodeDriver", go_element: "v1.CSINodeDriver", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSINodeSpec", form: Object, go_name: "CSINodeSpec", known: true, fields: &[
+        Field { tag: 1, json: "drivers", ty: Msg(476), shape: Repeated, go: "[]v1.CSINodeDriver", go_element: "v1.CSINodeDriver", go_flags: 1 },
     ], json: &[
         Slot { name: "drivers", message: 478, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.storage.v1.CSIStorageCapacity", form: Object, go_name: "CSIStorageCapacity", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "nodeTopology", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "storageClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "capacity", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 5, json: "maximumVolumeSize", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIStorageCapacity", form: Object, go_name: "CSIStorageCapacity", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "nodeTopology", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 3, json: "storageClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "capacity", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 5, json: "maximumVolumeSize", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
     ], json: &[
         Slot { name: "metadata", message: 479, field: 0 },
         Slot { name: "nodeTopology", message: 479, field: 1 },
@@ -5107,22 +5107,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "capacity", message: 479, field: 3 },
         Slot { name: "maximumVolumeSize", message: 479, field: 4 },
     ], by_name: &[3, 4, 0, 1, 2] },
-    Message { name: "io.k8s.api.storage.v1.CSIStorageCapacityList", form: Object, go_name: "CSIStorageCapacityList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(479), shape: Repeated, go: "[]v1.CSIStorageCapacity", go_element: "v1.CSIStorageCapacity", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIStorageCapacityList", form: Object, go_name: "CSIStorageCapacityList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(479), shape: Repeated, go: "[]v1.CSIStorageCapacity", go_element: "v1.CSIStorageCapacity", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 480, field: 0 },
         Slot { name: "items", message: 480, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.StorageClass", form: Object, go_name: "StorageClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "provisioner", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "parameters", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "reclaimPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "mountOptions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "allowVolumeExpansion", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 7, json: "volumeBindingMode", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "allowedTopologies", ty: Msg(322), shape: Repeated, go: "[]v1.TopologySelectorTerm", go_element: "v1.TopologySelectorTerm", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.StorageClass", form: Object, go_name: "StorageClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "provisioner", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "parameters", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "reclaimPolicy", ty: String, shape: One, go: "v1.PersistentVolumeReclaimPolicy", go_element: "v1.PersistentVolumeReclaimPolicy", go_flags: 7 },
+        Field { tag: 5, json: "mountOptions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "allowVolumeExpansion", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 7, json: "volumeBindingMode", ty: String, shape: One, go: "v1.VolumeBindingMode", go_element: "v1.VolumeBindingMode", go_flags: 7 },
+        Field { tag: 8, json: "allowedTopologies", ty: Msg(322), shape: Repeated, go: "[]v1.TopologySelectorTerm", go_element: "v1.TopologySelectorTerm", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 481, field: 0 },
         Slot { name: "provisioner", message: 481, field: 1 },
@@ -5133,90 +5133,90 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "volumeBindingMode", message: 481, field: 6 },
         Slot { name: "allowedTopologies", message: 481, field: 7 },
     ], by_name: &[5, 7, 0, 4, 2, 1, 3, 6] },
-    Message { name: "io.k8s.api.storage.v1.StorageClassList", form: Object, go_name: "StorageClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(481), shape: Repeated, go: "[]v1.StorageClass", go_element: "v1.StorageClass", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.StorageClassList", form: Object, go_name: "StorageClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(481), shape: Repeated, go: "[]v1.StorageClass", go_element: "v1.StorageClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 482, field: 0 },
         Slot { name: "items", message: 482, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.TokenRequest", form: Object, go_name: "TokenRequest", known: false, fields: &[
-        Field { tag: 1, json: "audience", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "expirationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.TokenRequest", form: Object, go_name: "TokenRequest", known: true, fields: &[
+        Field { tag: 1, json: "audience", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "expirationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
     ], json: &[
         Slot { name: "audience", message: 483, field: 0 },
         Slot { name: "expirationSeconds", message: 483, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachment", form: Object, go_name: "VolumeAttachment", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(487), shape: One, go: "v1.VolumeAttachmentSpec", go_element: "v1.VolumeAttachmentSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(488), shape: One, go: "v1.VolumeAttachmentStatus", go_element: "v1.VolumeAttachmentStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachment", form: Object, go_name: "VolumeAttachment", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(487), shape: One, go: "v1.VolumeAttachmentSpec", go_element: "v1.VolumeAttachmentSpec", go_flags: 1 },
+        Field { tag: 3, json: "status", ty: Msg(488), shape: One, go: "v1.VolumeAttachmentStatus", go_element: "v1.VolumeAttachmentStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 484, field: 0 },
         Slot { name: "spec", message: 484, field: 1 },
         Slot { name: "status", message: 484, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentList", form: Object, go_name: "VolumeAttachmentList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(484), shape: Repeated, go: "[]v1.VolumeAttachment", go_element: "v1.VolumeAttachment", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentList", form: Object, go_name: "VolumeAttachmentList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(484), shape: Repeated, go: "[]v1.VolumeAttachment", go_element: "v1.VolumeAttachment", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 485, field: 0 },
         Slot { name: "items", message: 485, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentSource", form: Object, go_name: "VolumeAttachmentSource", known: false, fields: &[
-        Field { tag: 1, json: "persistentVolumeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "inlineVolumeSpec", ty: Msg(243), shape: One, go: "v1.PersistentVolumeSpec", go_element: "v1.PersistentVolumeSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentSource", form: Object, go_name: "VolumeAttachmentSource", known: true, fields: &[
+        Field { tag: 1, json: "persistentVolumeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "inlineVolumeSpec", ty: Msg(243), shape: One, go: "v1.PersistentVolumeSpec", go_element: "v1.PersistentVolumeSpec", go_flags: 7 },
     ], json: &[
         Slot { name: "persistentVolumeName", message: 486, field: 0 },
         Slot { name: "inlineVolumeSpec", message: 486, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentSpec", form: Object, go_name: "VolumeAttachmentSpec", known: false, fields: &[
-        Field { tag: 1, json: "attacher", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "source", ty: Msg(486), shape: One, go: "v1.VolumeAttachmentSource", go_element: "v1.VolumeAttachmentSource", go_flags: 0 },
-        Field { tag: 3, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentSpec", form: Object, go_name: "VolumeAttachmentSpec", known: true, fields: &[
+        Field { tag: 1, json: "attacher", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "source", ty: Msg(486), shape: One, go: "v1.VolumeAttachmentSource", go_element: "v1.VolumeAttachmentSource", go_flags: 1 },
+        Field { tag: 3, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "attacher", message: 487, field: 0 },
         Slot { name: "source", message: 487, field: 1 },
         Slot { name: "nodeName", message: 487, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentStatus", form: Object, go_name: "VolumeAttachmentStatus", known: false, fields: &[
-        Field { tag: 1, json: "attached", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 2, json: "attachmentMetadata", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "attachError", ty: Msg(491), shape: One, go: "v1.VolumeError", go_element: "v1.VolumeError", go_flags: 0 },
-        Field { tag: 4, json: "detachError", ty: Msg(491), shape: One, go: "v1.VolumeError", go_element: "v1.VolumeError", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentStatus", form: Object, go_name: "VolumeAttachmentStatus", known: true, fields: &[
+        Field { tag: 1, json: "attached", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 1 },
+        Field { tag: 2, json: "attachmentMetadata", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "attachError", ty: Msg(491), shape: One, go: "v1.VolumeError", go_element: "v1.VolumeError", go_flags: 7 },
+        Field { tag: 4, json: "detachError", ty: Msg(491), shape: One, go: "v1.VolumeError", go_element: "v1.VolumeError", go_flags: 7 },
     ], json: &[
         Slot { name: "attached", message: 488, field: 0 },
         Slot { name: "attachmentMetadata", message: 488, field: 1 },
         Slot { name: "attachError", message: 488, field: 2 },
         Slot { name: "detachError", message: 488, field: 3 },
     ], by_name: &[2, 0, 1, 3] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttributesClass", form: Object, go_name: "VolumeAttributesClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "driverName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "parameters", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttributesClass", form: Object, go_name: "VolumeAttributesClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "driverName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "parameters", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 489, field: 0 },
         Slot { name: "driverName", message: 489, field: 1 },
         Slot { name: "parameters", message: 489, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttributesClassList", form: Object, go_name: "VolumeAttributesClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(489), shape: Repeated, go: "[]v1.VolumeAttributesClass", go_element: "v1.VolumeAttributesClass", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttributesClassList", form: Object, go_name: "VolumeAttributesClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(489), shape: Repeated, go: "[]v1.VolumeAttributesClass", go_element: "v1.VolumeAttributesClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 490, field: 0 },
         Slot { name: "items", message: 490, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.VolumeError", form: Object, go_name: "VolumeError", known: false, fields: &[
-        Field { tag: 1, json: "time", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "errorCode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeError", form: Object, go_name: "VolumeError", known: true, fields: &[
+        Field { tag: 1, json: "time", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "errorCode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "time", message: 491, field: 0 },
         Slot { name: "message", message: 491, field: 1 },
         Slot { name: "errorCode", message: 491, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.storage.v1.VolumeNodeResources", form: Object, go_name: "VolumeNodeResources", known: false, fields: &[
-        Field { tag: 1, json: "count", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeNodeResources", form: Object, go_name: "VolumeNodeResources", known: true, fields: &[
+        Field { tag: 1, json: "count", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "count", message: 492, field: 0 },
     ], by_name: &[0] },
