@@ -4426,32 +4426,32 @@ pub static MESSAGES: &[Message] = &[
     ], json: &[
         Slot { name: "conditions", message: 406, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.node.v1.Overhead", form: Object, go_name: "Overhead", known: false, fields: &[
-        Field { tag: 1, json: "podFixed", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.node.v1.Overhead", form: Object, go_name: "Overhead", known: true, fields: &[
+        Field { tag: 1, json: "podFixed", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "podFixed", message: 407, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.node.v1.RuntimeClass", form: Object, go_name: "RuntimeClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "handler", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "overhead", ty: Msg(407), shape: One, go: "v1.Overhead", go_element: "v1.Overhead", go_flags: 0 },
-        Field { tag: 4, json: "scheduling", ty: Msg(410), shape: One, go: "v1.Scheduling", go_element: "v1.Scheduling", go_flags: 0 },
+    Message { name: "io.k8s.api.node.v1.RuntimeClass", form: Object, go_name: "RuntimeClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "handler", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "overhead", ty: Msg(407), shape: One, go: "v1.Overhead", go_element: "v1.Overhead", go_flags: 7 },
+        Field { tag: 4, json: "scheduling", ty: Msg(410), shape: One, go: "v1.Scheduling", go_element: "v1.Scheduling", go_flags: 7 },
     ], json: &[
         Slot { name: "metadata", message: 408, field: 0 },
         Slot { name: "handler", message: 408, field: 1 },
         Slot { name: "overhead", message: 408, field: 2 },
         Slot { name: "scheduling", message: 408, field: 3 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.node.v1.RuntimeClassList", form: Object, go_name: "RuntimeClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(408), shape: Repeated, go: "[]v1.RuntimeClass", go_element: "v1.RuntimeClass", go_flags: 0 },
+    Message { name: "io.k8s.api.node.v1.RuntimeClassList", form: Object, go_name: "RuntimeClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(408), shape: Repeated, go: "[]v1.RuntimeClass", go_element: "v1.RuntimeClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 409, field: 0 },
         Slot { name: "items", message: 409, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.node.v1.Scheduling", form: Object, go_name: "Scheduling", known: false, fields: &[
-        Field { tag: 1, json: "nodeSelector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "tolerations", ty: Msg(320), shape: Repeated, go: "[]v1.Toleration", go_element: "v1.Toleration", go_flags: 0 },
+    Message { name: "io.k8s.api.node.v1.Scheduling", form: Object, go_name: "Scheduling", known: true, fields: &[
+        Field { tag: 1, json: "nodeSelector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "tolerations", ty: Msg(320), shape: Repeated, go: "[]v1.Toleration", go_element: "v1.Toleration", go_flags: 5 },
     ], json: &[
         Slot { name: "nodeSelector", message: 410, field: 0 },
         Slot { name: "tolerations", message: 410, field: 1 },
