@@ -26,6 +26,7 @@ const LISTS: &[&str] = &[
     "core_v1_limitranges.json",
     "core_v1_resourcequotas.json",
     "storage.k8s.io_v1_storageclasses.json",
+    "discovery.k8s.io_v1_endpointslices.json",
 ];
 
 fn fixture(name: &str) -> Value {

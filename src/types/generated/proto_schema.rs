@@ -3853,15 +3853,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "podGroup", message: 337, field: 1 },
         Slot { name: "podGroupReplicaKey", message: 337, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.discovery.v1.Endpoint", form: Object, go_name: "Endpoint", known: false, fields: &[
-        Field { tag: 1, json: "addresses", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "conditions", ty: Msg(339), shape: One, go: "v1.EndpointConditions", go_element: "v1.EndpointConditions", go_flags: 0 },
-        Field { tag: 3, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "targetRef", ty: Msg(232), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 0 },
-        Field { tag: 5, json: "deprecatedTopology", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "zone", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "hints", ty: Msg(340), shape: One, go: "v1.EndpointHints", go_element: "v1.EndpointHints", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.Endpoint", form: Object, go_name: "Endpoint", known: true, fields: &[
+        Field { tag: 1, json: "addresses", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "conditions", ty: Msg(339), shape: One, go: "v1.EndpointConditions", go_element: "v1.EndpointConditions", go_flags: 5 },
+        Field { tag: 3, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 4, json: "targetRef", ty: Msg(232), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 7 },
+        Field { tag: 5, json: "deprecatedTopology", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 7, json: "zone", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 8, json: "hints", ty: Msg(340), shape: One, go: "v1.EndpointHints", go_element: "v1.EndpointHints", go_flags: 7 },
     ], json: &[
         Slot { name: "addresses", message: 338, field: 0 },
         Slot { name: "conditions", message: 338, field: 1 },
@@ -3872,58 +3872,58 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "zone", message: 338, field: 6 },
         Slot { name: "hints", message: 338, field: 7 },
     ], by_name: &[0, 1, 4, 7, 2, 5, 3, 6] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointConditions", form: Object, go_name: "EndpointConditions", known: false, fields: &[
-        Field { tag: 1, json: "ready", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 2, json: "serving", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 3, json: "terminating", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointConditions", form: Object, go_name: "EndpointConditions", known: true, fields: &[
+        Field { tag: 1, json: "ready", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 2, json: "serving", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 3, json: "terminating", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "ready", message: 339, field: 0 },
         Slot { name: "serving", message: 339, field: 1 },
         Slot { name: "terminating", message: 339, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointHints", form: Object, go_name: "EndpointHints", known: false, fields: &[
-        Field { tag: 1, json: "forZones", ty: Msg(345), shape: Repeated, go: "[]v1.ForZone", go_element: "v1.ForZone", go_flags: 0 },
-        Field { tag: 2, json: "forNodes", ty: Msg(344), shape: Repeated, go: "[]v1.ForNode", go_element: "v1.ForNode", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointHints", form: Object, go_name: "EndpointHints", known: true, fields: &[
+        Field { tag: 1, json: "forZones", ty: Msg(345), shape: Repeated, go: "[]v1.ForZone", go_element: "v1.ForZone", go_flags: 5 },
+        Field { tag: 2, json: "forNodes", ty: Msg(344), shape: Repeated, go: "[]v1.ForNode", go_element: "v1.ForNode", go_flags: 5 },
     ], json: &[
         Slot { name: "forZones", message: 340, field: 0 },
         Slot { name: "forNodes", message: 340, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointPort", form: Object, go_name: "EndpointPort", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "appProtocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointPort", form: Object, go_name: "EndpointPort", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 7 },
+        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 4, json: "appProtocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 341, field: 0 },
         Slot { name: "protocol", message: 341, field: 1 },
         Slot { name: "port", message: 341, field: 2 },
         Slot { name: "appProtocol", message: 341, field: 3 },
     ], by_name: &[3, 0, 2, 1] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointSlice", form: Object, go_name: "EndpointSlice", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "endpoints", ty: Msg(338), shape: Repeated, go: "[]v1.Endpoint", go_element: "v1.Endpoint", go_flags: 0 },
-        Field { tag: 3, json: "ports", ty: Msg(341), shape: Repeated, go: "[]v1.EndpointPort", go_element: "v1.EndpointPort", go_flags: 0 },
-        Field { tag: 4, json: "addressType", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointSlice", form: Object, go_name: "EndpointSlice", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "endpoints", ty: Msg(338), shape: Repeated, go: "[]v1.Endpoint", go_element: "v1.Endpoint", go_flags: 1 },
+        Field { tag: 3, json: "ports", ty: Msg(341), shape: Repeated, go: "[]v1.EndpointPort", go_element: "v1.EndpointPort", go_flags: 1 },
+        Field { tag: 4, json: "addressType", ty: String, shape: One, go: "v1.AddressType", go_element: "v1.AddressType", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 342, field: 0 },
         Slot { name: "addressType", message: 342, field: 3 },
         Slot { name: "endpoints", message: 342, field: 1 },
         Slot { name: "ports", message: 342, field: 2 },
     ], by_name: &[1, 2, 0, 3] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointSliceList", form: Object, go_name: "EndpointSliceList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(342), shape: Repeated, go: "[]v1.EndpointSlice", go_element: "v1.EndpointSlice", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointSliceList", form: Object, go_name: "EndpointSliceList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(342), shape: Repeated, go: "[]v1.EndpointSlice", go_element: "v1.EndpointSlice", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 343, field: 0 },
         Slot { name: "items", message: 343, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.discovery.v1.ForNode", form: Object, go_name: "ForNode", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.ForNode", form: Object, go_name: "ForNode", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 344, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.discovery.v1.ForZone", form: Object, go_name: "ForZone", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.ForZone", form: Object, go_name: "ForZone", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 345, field: 0 },
     ], by_name: &[0] },
