@@ -1106,22 +1106,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "succeeded", message: 105, field: 0 },
         Slot { name: "failed", message: 105, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequest", form: Object, go_name: "CertificateSigningRequest", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(109), shape: One, go: "v1.CertificateSigningRequestSpec", go_element: "v1.CertificateSigningRequestSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(110), shape: One, go: "v1.CertificateSigningRequestStatus", go_element: "v1.CertificateSigningRequestStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequest", form: Object, go_name: "CertificateSigningRequest", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(109), shape: One, go: "v1.CertificateSigningRequestSpec", go_element: "v1.CertificateSigningRequestSpec", go_flags: 1 },
+        Field { tag: 3, json: "status", ty: Msg(110), shape: One, go: "v1.CertificateSigningRequestStatus", go_element: "v1.CertificateSigningRequestStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 106, field: 0 },
         Slot { name: "spec", message: 106, field: 1 },
         Slot { name: "status", message: 106, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestCondition", form: Object, go_name: "CertificateSigningRequestCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "lastUpdateTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 5, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 6, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestCondition", form: Object, go_name: "CertificateSigningRequestCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.RequestConditionType", go_element: "v1.RequestConditionType", go_flags: 1 },
+        Field { tag: 2, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "lastUpdateTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 5, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 6, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 107, field: 0 },
         Slot { name: "status", message: 107, field: 5 },
@@ -1130,22 +1130,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "lastUpdateTime", message: 107, field: 3 },
         Slot { name: "lastTransitionTime", message: 107, field: 4 },
     ], by_name: &[5, 4, 3, 2, 1, 0] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestList", form: Object, go_name: "CertificateSigningRequestList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(106), shape: Repeated, go: "[]v1.CertificateSigningRequest", go_element: "v1.CertificateSigningRequest", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestList", form: Object, go_name: "CertificateSigningRequestList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(106), shape: Repeated, go: "[]v1.CertificateSigningRequest", go_element: "v1.CertificateSigningRequest", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 108, field: 0 },
         Slot { name: "items", message: 108, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestSpec", form: Object, go_name: "CertificateSigningRequestSpec", known: false, fields: &[
-        Field { tag: 1, json: "request", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 0 },
-        Field { tag: 2, json: "username", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "groups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "usages", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "extra", ty: Msg(111), shape: Map, go: "map[string]v1.ExtraValue", go_element: "v1.ExtraValue", go_flags: 0 },
-        Field { tag: 7, json: "signerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "expirationSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestSpec", form: Object, go_name: "CertificateSigningRequestSpec", known: true, fields: &[
+        Field { tag: 1, json: "request", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 1 },
+        Field { tag: 2, json: "username", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "groups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "usages", ty: String, shape: Repeated, go: "[]v1.KeyUsage", go_element: "v1.KeyUsage", go_flags: 5 },
+        Field { tag: 6, json: "extra", ty: Msg(111), shape: Map, go: "map[string]v1.ExtraValue", go_element: "v1.ExtraValue", go_flags: 5 },
+        Field { tag: 7, json: "signerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 8, json: "expirationSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "request", message: 109, field: 0 },
         Slot { name: "signerName", message: 109, field: 6 },
@@ -1156,9 +1156,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "groups", message: 109, field: 3 },
         Slot { name: "extra", message: 109, field: 5 },
     ], by_name: &[2, 7, 6, 0, 1, 5, 3, 4] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestStatus", form: Object, go_name: "CertificateSigningRequestStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(107), shape: Repeated, go: "[]v1.CertificateSigningRequestCondition", go_element: "v1.CertificateSigningRequestCondition", go_flags: 0 },
-        Field { tag: 2, json: "certificate", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestStatus", form: Object, go_name: "CertificateSigningRequestStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(107), shape: Repeated, go: "[]v1.CertificateSigningRequestCondition", go_element: "v1.CertificateSigningRequestCondition", go_flags: 5 },
+        Field { tag: 2, json: "certificate", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 110, field: 0 },
         Slot { name: "certificate", message: 110, field: 1 },
