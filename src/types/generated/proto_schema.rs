@@ -7,33 +7,33 @@ use crate::types::proto_schema::{Field, Form::*, Kind, Message, Shape::*, Slot, 
 /// Every message, sorted by name; `Msg(i)` is an index into this table.
 #[rustfmt::skip]
 pub static MESSAGES: &[Message] = &[
-    Message { name: "io.k8s.api.admissionregistration.v1.AuditAnnotation", form: Object, go_name: "AuditAnnotation", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "valueExpression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.AuditAnnotation", form: Object, go_name: "AuditAnnotation", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "valueExpression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "key", message: 0, field: 0 },
         Slot { name: "valueExpression", message: 0, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ExpressionWarning", form: Object, go_name: "ExpressionWarning", known: false, fields: &[
-        Field { tag: 2, json: "fieldRef", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "warning", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ExpressionWarning", form: Object, go_name: "ExpressionWarning", known: true, fields: &[
+        Field { tag: 2, json: "fieldRef", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "warning", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "fieldRef", message: 1, field: 0 },
         Slot { name: "warning", message: 1, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MatchCondition", form: Object, go_name: "MatchCondition", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MatchCondition", form: Object, go_name: "MatchCondition", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 2, field: 0 },
         Slot { name: "expression", message: 2, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MatchResources", form: Object, go_name: "MatchResources", known: false, fields: &[
-        Field { tag: 1, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 2, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "resourceRules", ty: Msg(7), shape: Repeated, go: "[]v1.NamedRuleWithOperations", go_element: "v1.NamedRuleWithOperations", go_flags: 0 },
-        Field { tag: 4, json: "excludeResourceRules", ty: Msg(7), shape: Repeated, go: "[]v1.NamedRuleWithOperations", go_element: "v1.NamedRuleWithOperations", go_flags: 0 },
-        Field { tag: 7, json: "matchPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MatchResources", form: Object, go_name: "MatchResources", known: true, fields: &[
+        Field { tag: 1, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 2, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 3, json: "resourceRules", ty: Msg(7), shape: Repeated, go: "[]v1.NamedRuleWithOperations", go_element: "v1.NamedRuleWithOperations", go_flags: 5 },
+        Field { tag: 4, json: "excludeResourceRules", ty: Msg(7), shape: Repeated, go: "[]v1.NamedRuleWithOperations", go_element: "v1.NamedRuleWithOperations", go_flags: 5 },
+        Field { tag: 7, json: "matchPolicy", ty: String, shape: One, go: "v1.MatchPolicyType", go_element: "v1.MatchPolicyType", go_flags: 7 },
     ], json: &[
         Slot { name: "namespaceSelector", message: 3, field: 0 },
         Slot { name: "objectSelector", message: 3, field: 1 },
@@ -41,19 +41,19 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "excludeResourceRules", message: 3, field: 3 },
         Slot { name: "matchPolicy", message: 3, field: 4 },
     ], by_name: &[3, 4, 0, 1, 2] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhook", form: Object, go_name: "MutatingWebhook", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "clientConfig", ty: Msg(26), shape: One, go: "v1.WebhookClientConfig", go_element: "v1.WebhookClientConfig", go_flags: 0 },
-        Field { tag: 3, json: "rules", ty: Msg(11), shape: Repeated, go: "[]v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 0 },
-        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 6, json: "sideEffects", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "admissionReviewVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "matchPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "reinvocationPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 11, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 12, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhook", form: Object, go_name: "MutatingWebhook", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "clientConfig", ty: Msg(26), shape: One, go: "v1.WebhookClientConfig", go_element: "v1.WebhookClientConfig", go_flags: 1 },
+        Field { tag: 3, json: "rules", ty: Msg(11), shape: Repeated, go: "[]v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 5 },
+        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "v1.FailurePolicyType", go_element: "v1.FailurePolicyType", go_flags: 7 },
+        Field { tag: 5, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 6, json: "sideEffects", ty: String, shape: One, go: "v1.SideEffectClass", go_element: "v1.SideEffectClass", go_flags: 3 },
+        Field { tag: 7, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 8, json: "admissionReviewVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 9, json: "matchPolicy", ty: String, shape: One, go: "v1.MatchPolicyType", go_element: "v1.MatchPolicyType", go_flags: 7 },
+        Field { tag: 10, json: "reinvocationPolicy", ty: String, shape: One, go: "v1.ReinvocationPolicyType", go_element: "v1.ReinvocationPolicyType", go_flags: 7 },
+        Field { tag: 11, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 12, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 4, field: 0 },
         Slot { name: "clientConfig", message: 4, field: 1 },
@@ -68,58 +68,62 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reinvocationPolicy", message: 4, field: 9 },
         Slot { name: "matchConditions", message: 4, field: 11 },
     ], by_name: &[9, 1, 3, 11, 4, 0, 5, 6, 10, 2, 7, 8] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration", form: Object, go_name: "MutatingWebhookConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "webhooks", ty: Msg(4), shape: Repeated, go: "[]v1.MutatingWebhook", go_element: "v1.MutatingWebhook", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration", form: Object, go_name: "MutatingWebhookConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "webhooks", ty: Msg(4), shape: Repeated, go: "[]v1.MutatingWebhook", go_element: "v1.MutatingWebhook", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 5, field: 0 },
         Slot { name: "webhooks", message: 5, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList", form: Object, go_name: "MutatingWebhookConfigurationList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(5), shape: Repeated, go: "[]v1.MutatingWebhookConfiguration", go_element: "v1.MutatingWebhookConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList", form: Object, go_name: "MutatingWebhookConfigurationList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(5), shape: Repeated, go: "[]v1.MutatingWebhookConfiguration", go_element: "v1.MutatingWebhookConfiguration", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 6, field: 0 },
         Slot { name: "items", message: 6, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations", form: Object, go_name: "NamedRuleWithOperations", known: false, fields: &[
-        Field { tag: 1, json: "resourceNames", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "ruleWithOperations", ty: Msg(11), shape: One, go: "v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations", form: Object, go_name: "NamedRuleWithOperations", known: true, fields: &[
+        Field { tag: 1, json: "resourceNames", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "ruleWithOperations", ty: Msg(11), shape: Inline, go: "v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 0 },
     ], json: &[
         Slot { name: "resourceNames", message: 7, field: 0 },
-        Slot { name: "ruleWithOperations", message: 7, field: 1 },
-    ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ParamKind", form: Object, go_name: "ParamKind", known: false, fields: &[
-        Field { tag: 1, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+        Slot { name: "operations", message: 11, field: 0 },
+        Slot { name: "apiGroups", message: 10, field: 0 },
+        Slot { name: "apiVersions", message: 10, field: 1 },
+        Slot { name: "resources", message: 10, field: 2 },
+        Slot { name: "scope", message: 10, field: 3 },
+    ], by_name: &[2, 3, 1, 0, 4, 5] },
+    Message { name: "io.k8s.api.admissionregistration.v1.ParamKind", form: Object, go_name: "ParamKind", known: true, fields: &[
+        Field { tag: 1, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "apiVersion", message: 8, field: 0 },
         Slot { name: "kind", message: 8, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ParamRef", form: Object, go_name: "ParamRef", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 4, json: "parameterNotFoundAction", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ParamRef", form: Object, go_name: "ParamRef", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 4, json: "parameterNotFoundAction", ty: String, shape: One, go: "v1.ParameterNotFoundActionType", go_element: "v1.ParameterNotFoundActionType", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 9, field: 0 },
         Slot { name: "namespace", message: 9, field: 1 },
         Slot { name: "selector", message: 9, field: 2 },
         Slot { name: "parameterNotFoundAction", message: 9, field: 3 },
     ], by_name: &[0, 1, 3, 2] },
-    Message { name: "io.k8s.api.admissionregistration.v1.Rule", form: Object, go_name: "Rule", known: false, fields: &[
-        Field { tag: 1, json: "apiGroups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "apiVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "resources", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "scope", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.Rule", form: Object, go_name: "Rule", known: true, fields: &[
+        Field { tag: 1, json: "apiGroups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "apiVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "resources", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "scope", ty: String, shape: One, go: "v1.ScopeType", go_element: "v1.ScopeType", go_flags: 7 },
     ], json: &[
         Slot { name: "apiGroups", message: 10, field: 0 },
         Slot { name: "apiVersions", message: 10, field: 1 },
         Slot { name: "resources", message: 10, field: 2 },
         Slot { name: "scope", message: 10, field: 3 },
     ], by_name: &[0, 1, 2, 3] },
-    Message { name: "io.k8s.api.admissionregistration.v1.RuleWithOperations", form: Object, go_name: "RuleWithOperations", known: false, fields: &[
-        Field { tag: 1, json: "operations", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.RuleWithOperations", form: Object, go_name: "RuleWithOperations", known: true, fields: &[
+        Field { tag: 1, json: "operations", ty: String, shape: Repeated, go: "[]v1.OperationType", go_element: "v1.OperationType", go_flags: 5 },
         Field { tag: 2, json: "rule", ty: Msg(10), shape: Inline, go: "v1.Rule", go_element: "v1.Rule", go_flags: 0 },
     ], json: &[
         Slot { name: "operations", message: 11, field: 0 },
@@ -128,71 +132,71 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "resources", message: 10, field: 2 },
         Slot { name: "scope", message: 10, field: 3 },
     ], by_name: &[1, 2, 0, 3, 4] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ServiceReference", form: Object, go_name: "ServiceReference", known: false, fields: &[
-        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ServiceReference", form: Object, go_name: "ServiceReference", known: true, fields: &[
+        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 4, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "namespace", message: 12, field: 0 },
         Slot { name: "name", message: 12, field: 1 },
         Slot { name: "path", message: 12, field: 2 },
         Slot { name: "port", message: 12, field: 3 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.admissionregistration.v1.TypeChecking", form: Object, go_name: "TypeChecking", known: false, fields: &[
-        Field { tag: 1, json: "expressionWarnings", ty: Msg(1), shape: Repeated, go: "[]v1.ExpressionWarning", go_element: "v1.ExpressionWarning", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.TypeChecking", form: Object, go_name: "TypeChecking", known: true, fields: &[
+        Field { tag: 1, json: "expressionWarnings", ty: Msg(1), shape: Repeated, go: "[]v1.ExpressionWarning", go_element: "v1.ExpressionWarning", go_flags: 5 },
     ], json: &[
         Slot { name: "expressionWarnings", message: 13, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy", form: Object, go_name: "ValidatingAdmissionPolicy", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(19), shape: One, go: "v1.ValidatingAdmissionPolicySpec", go_element: "v1.ValidatingAdmissionPolicySpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(20), shape: One, go: "v1.ValidatingAdmissionPolicyStatus", go_element: "v1.ValidatingAdmissionPolicyStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy", form: Object, go_name: "ValidatingAdmissionPolicy", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(19), shape: One, go: "v1.ValidatingAdmissionPolicySpec", go_element: "v1.ValidatingAdmissionPolicySpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(20), shape: One, go: "v1.ValidatingAdmissionPolicyStatus", go_element: "v1.ValidatingAdmissionPolicyStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 14, field: 0 },
         Slot { name: "spec", message: 14, field: 1 },
         Slot { name: "status", message: 14, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding", form: Object, go_name: "ValidatingAdmissionPolicyBinding", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(17), shape: One, go: "v1.ValidatingAdmissionPolicyBindingSpec", go_element: "v1.ValidatingAdmissionPolicyBindingSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding", form: Object, go_name: "ValidatingAdmissionPolicyBinding", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(17), shape: One, go: "v1.ValidatingAdmissionPolicyBindingSpec", go_element: "v1.ValidatingAdmissionPolicyBindingSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 15, field: 0 },
         Slot { name: "spec", message: 15, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList", form: Object, go_name: "ValidatingAdmissionPolicyBindingList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(15), shape: Repeated, go: "[]v1.ValidatingAdmissionPolicyBinding", go_element: "v1.ValidatingAdmissionPolicyBinding", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList", form: Object, go_name: "ValidatingAdmissionPolicyBindingList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(15), shape: Repeated, go: "[]v1.ValidatingAdmissionPolicyBinding", go_element: "v1.ValidatingAdmissionPolicyBinding", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 16, field: 0 },
         Slot { name: "items", message: 16, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec", form: Object, go_name: "ValidatingAdmissionPolicyBindingSpec", known: false, fields: &[
-        Field { tag: 1, json: "policyName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "paramRef", ty: Msg(9), shape: One, go: "v1.ParamRef", go_element: "v1.ParamRef", go_flags: 0 },
-        Field { tag: 3, json: "matchResources", ty: Msg(3), shape: One, go: "v1.MatchResources", go_element: "v1.MatchResources", go_flags: 0 },
-        Field { tag: 4, json: "validationActions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec", form: Object, go_name: "ValidatingAdmissionPolicyBindingSpec", known: true, fields: &[
+        Field { tag: 1, json: "policyName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "paramRef", ty: Msg(9), shape: One, go: "v1.ParamRef", go_element: "v1.ParamRef", go_flags: 7 },
+        Field { tag: 3, json: "matchResources", ty: Msg(3), shape: One, go: "v1.MatchResources", go_element: "v1.MatchResources", go_flags: 7 },
+        Field { tag: 4, json: "validationActions", ty: String, shape: Repeated, go: "[]v1.ValidationAction", go_element: "v1.ValidationAction", go_flags: 5 },
     ], json: &[
         Slot { name: "policyName", message: 17, field: 0 },
         Slot { name: "paramRef", message: 17, field: 1 },
         Slot { name: "matchResources", message: 17, field: 2 },
         Slot { name: "validationActions", message: 17, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList", form: Object, go_name: "ValidatingAdmissionPolicyList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(14), shape: Repeated, go: "[]v1.ValidatingAdmissionPolicy", go_element: "v1.ValidatingAdmissionPolicy", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList", form: Object, go_name: "ValidatingAdmissionPolicyList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(14), shape: Repeated, go: "[]v1.ValidatingAdmissionPolicy", go_element: "v1.ValidatingAdmissionPolicy", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 18, field: 0 },
         Slot { name: "items", message: 18, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec", form: Object, go_name: "ValidatingAdmissionPolicySpec", known: false, fields: &[
-        Field { tag: 1, json: "paramKind", ty: Msg(8), shape: One, go: "v1.ParamKind", go_element: "v1.ParamKind", go_flags: 0 },
-        Field { tag: 2, json: "matchConstraints", ty: Msg(3), shape: One, go: "v1.MatchResources", go_element: "v1.MatchResources", go_flags: 0 },
-        Field { tag: 3, json: "validations", ty: Msg(24), shape: Repeated, go: "[]v1.Validation", go_element: "v1.Validation", go_flags: 0 },
-        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "auditAnnotations", ty: Msg(0), shape: Repeated, go: "[]v1.AuditAnnotation", go_element: "v1.AuditAnnotation", go_flags: 0 },
-        Field { tag: 6, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 0 },
-        Field { tag: 7, json: "variables", ty: Msg(25), shape: Repeated, go: "[]v1.Variable", go_element: "v1.Variable", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec", form: Object, go_name: "ValidatingAdmissionPolicySpec", known: true, fields: &[
+        Field { tag: 1, json: "paramKind", ty: Msg(8), shape: One, go: "v1.ParamKind", go_element: "v1.ParamKind", go_flags: 7 },
+        Field { tag: 2, json: "matchConstraints", ty: Msg(3), shape: One, go: "v1.MatchResources", go_element: "v1.MatchResources", go_flags: 7 },
+        Field { tag: 3, json: "validations", ty: Msg(24), shape: Repeated, go: "[]v1.Validation", go_element: "v1.Validation", go_flags: 5 },
+        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "v1.FailurePolicyType", go_element: "v1.FailurePolicyType", go_flags: 7 },
+        Field { tag: 5, json: "auditAnnotations", ty: Msg(0), shape: Repeated, go: "[]v1.AuditAnnotation", go_element: "v1.AuditAnnotation", go_flags: 5 },
+        Field { tag: 6, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 5 },
+        Field { tag: 7, json: "variables", ty: Msg(25), shape: Repeated, go: "[]v1.Variable", go_element: "v1.Variable", go_flags: 5 },
     ], json: &[
         Slot { name: "paramKind", message: 19, field: 0 },
         Slot { name: "matchConstraints", message: 19, field: 1 },
@@ -202,27 +206,27 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "matchConditions", message: 19, field: 5 },
         Slot { name: "variables", message: 19, field: 6 },
     ], by_name: &[4, 3, 5, 1, 0, 2, 6] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus", form: Object, go_name: "ValidatingAdmissionPolicyStatus", known: false, fields: &[
-        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 2, json: "typeChecking", ty: Msg(13), shape: One, go: "v1.TypeChecking", go_element: "v1.TypeChecking", go_flags: 0 },
-        Field { tag: 3, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus", form: Object, go_name: "ValidatingAdmissionPolicyStatus", known: true, fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 2, json: "typeChecking", ty: Msg(13), shape: One, go: "v1.TypeChecking", go_element: "v1.TypeChecking", go_flags: 7 },
+        Field { tag: 3, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 5 },
     ], json: &[
         Slot { name: "observedGeneration", message: 20, field: 0 },
         Slot { name: "typeChecking", message: 20, field: 1 },
         Slot { name: "conditions", message: 20, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhook", form: Object, go_name: "ValidatingWebhook", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "clientConfig", ty: Msg(26), shape: One, go: "v1.WebhookClientConfig", go_element: "v1.WebhookClientConfig", go_flags: 0 },
-        Field { tag: 3, json: "rules", ty: Msg(11), shape: Repeated, go: "[]v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 0 },
-        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 6, json: "sideEffects", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "admissionReviewVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "matchPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 11, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhook", form: Object, go_name: "ValidatingWebhook", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "clientConfig", ty: Msg(26), shape: One, go: "v1.WebhookClientConfig", go_element: "v1.WebhookClientConfig", go_flags: 1 },
+        Field { tag: 3, json: "rules", ty: Msg(11), shape: Repeated, go: "[]v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 5 },
+        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "v1.FailurePolicyType", go_element: "v1.FailurePolicyType", go_flags: 7 },
+        Field { tag: 5, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 6, json: "sideEffects", ty: String, shape: One, go: "v1.SideEffectClass", go_element: "v1.SideEffectClass", go_flags: 3 },
+        Field { tag: 7, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 8, json: "admissionReviewVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 9, json: "matchPolicy", ty: String, shape: One, go: "v1.MatchPolicyType", go_element: "v1.MatchPolicyType", go_flags: 7 },
+        Field { tag: 10, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 11, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 21, field: 0 },
         Slot { name: "clientConfig", message: 21, field: 1 },
@@ -236,42 +240,42 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "admissionReviewVersions", message: 21, field: 7 },
         Slot { name: "matchConditions", message: 21, field: 10 },
     ], by_name: &[9, 1, 3, 10, 4, 0, 5, 6, 2, 7, 8] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration", form: Object, go_name: "ValidatingWebhookConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "webhooks", ty: Msg(21), shape: Repeated, go: "[]v1.ValidatingWebhook", go_element: "v1.ValidatingWebhook", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration", form: Object, go_name: "ValidatingWebhookConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "webhooks", ty: Msg(21), shape: Repeated, go: "[]v1.ValidatingWebhook", go_element: "v1.ValidatingWebhook", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 22, field: 0 },
         Slot { name: "webhooks", message: 22, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList", form: Object, go_name: "ValidatingWebhookConfigurationList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(22), shape: Repeated, go: "[]v1.ValidatingWebhookConfiguration", go_element: "v1.ValidatingWebhookConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList", form: Object, go_name: "ValidatingWebhookConfigurationList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(22), shape: Repeated, go: "[]v1.ValidatingWebhookConfiguration", go_element: "v1.ValidatingWebhookConfiguration", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 23, field: 0 },
         Slot { name: "items", message: 23, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.Validation", form: Object, go_name: "Validation", known: false, fields: &[
-        Field { tag: 1, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "messageExpression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.Validation", form: Object, go_name: "Validation", known: true, fields: &[
+        Field { tag: 1, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "reason", ty: String, shape: One, go: "v1.StatusReason", go_element: "v1.StatusReason", go_flags: 7 },
+        Field { tag: 4, json: "messageExpression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "expression", message: 24, field: 0 },
         Slot { name: "message", message: 24, field: 1 },
         Slot { name: "reason", message: 24, field: 2 },
         Slot { name: "messageExpression", message: 24, field: 3 },
     ], by_name: &[0, 1, 3, 2] },
-    Message { name: "io.k8s.api.admissionregistration.v1.Variable", form: Object, go_name: "Variable", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.Variable", form: Object, go_name: "Variable", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 25, field: 0 },
         Slot { name: "expression", message: 25, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.WebhookClientConfig", form: Object, go_name: "WebhookClientConfig", known: false, fields: &[
-        Field { tag: 1, json: "service", ty: Msg(12), shape: One, go: "v1.ServiceReference", go_element: "v1.ServiceReference", go_flags: 0 },
-        Field { tag: 2, json: "caBundle", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 0 },
-        Field { tag: 3, json: "url", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.WebhookClientConfig", form: Object, go_name: "WebhookClientConfig", known: true, fields: &[
+        Field { tag: 1, json: "service", ty: Msg(12), shape: One, go: "v1.ServiceReference", go_element: "v1.ServiceReference", go_flags: 7 },
+        Field { tag: 2, json: "caBundle", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 5 },
+        Field { tag: 3, json: "url", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "url", message: 26, field: 2 },
         Slot { name: "service", message: 26, field: 0 },
