@@ -4604,14 +4604,14 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "name", message: 426, field: 2 },
         Slot { name: "namespace", message: 426, field: 3 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.resource.v1.AllocatedDeviceStatus", form: Object, go_name: "AllocatedDeviceStatus", known: false, fields: &[
-        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "pool", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "device", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 0 },
-        Field { tag: 5, json: "data", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 0 },
-        Field { tag: 6, json: "networkData", ty: Msg(456), shape: One, go: "v1.NetworkDeviceData", go_element: "v1.NetworkDeviceData", go_flags: 0 },
-        Field { tag: 7, json: "shareID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.AllocatedDeviceStatus", form: Object, go_name: "AllocatedDeviceStatus", known: true, fields: &[
+        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "pool", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "device", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 1 },
+        Field { tag: 5, json: "data", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 7 },
+        Field { tag: 6, json: "networkData", ty: Msg(456), shape: One, go: "v1.NetworkDeviceData", go_element: "v1.NetworkDeviceData", go_flags: 7 },
+        Field { tag: 7, json: "shareID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "driver", message: 427, field: 0 },
         Slot { name: "pool", message: 427, field: 1 },
@@ -4621,68 +4621,68 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "data", message: 427, field: 4 },
         Slot { name: "networkData", message: 427, field: 5 },
     ], by_name: &[4, 5, 2, 0, 6, 1, 3] },
-    Message { name: "io.k8s.api.resource.v1.AllocationResult", form: Object, go_name: "AllocationResult", known: false, fields: &[
-        Field { tag: 1, json: "devices", ty: Msg(437), shape: One, go: "v1.DeviceAllocationResult", go_element: "v1.DeviceAllocationResult", go_flags: 0 },
-        Field { tag: 3, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 0 },
-        Field { tag: 5, json: "allocationTimestamp", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.AllocationResult", form: Object, go_name: "AllocationResult", known: true, fields: &[
+        Field { tag: 1, json: "devices", ty: Msg(437), shape: One, go: "v1.DeviceAllocationResult", go_element: "v1.DeviceAllocationResult", go_flags: 5 },
+        Field { tag: 3, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 7 },
+        Field { tag: 5, json: "allocationTimestamp", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
     ], json: &[
         Slot { name: "devices", message: 428, field: 0 },
         Slot { name: "nodeSelector", message: 428, field: 1 },
         Slot { name: "allocationTimestamp", message: 428, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.resource.v1.CELDeviceSelector", form: Object, go_name: "CELDeviceSelector", known: false, fields: &[
-        Field { tag: 1, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CELDeviceSelector", form: Object, go_name: "CELDeviceSelector", known: true, fields: &[
+        Field { tag: 1, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "expression", message: 429, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.CapacityRequestPolicy", form: Object, go_name: "CapacityRequestPolicy", known: false, fields: &[
-        Field { tag: 1, json: "default", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "validValues", ty: Msg(517), shape: Repeated, go: "[]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 4, json: "validRange", ty: Msg(431), shape: One, go: "v1.CapacityRequestPolicyRange", go_element: "v1.CapacityRequestPolicyRange", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CapacityRequestPolicy", form: Object, go_name: "CapacityRequestPolicy", known: true, fields: &[
+        Field { tag: 1, json: "default", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 3 },
+        Field { tag: 3, json: "validValues", ty: Msg(517), shape: Repeated, go: "[]resource.Quantity", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 4, json: "validRange", ty: Msg(431), shape: One, go: "v1.CapacityRequestPolicyRange", go_element: "v1.CapacityRequestPolicyRange", go_flags: 7 },
     ], json: &[
         Slot { name: "default", message: 430, field: 0 },
         Slot { name: "validValues", message: 430, field: 1 },
         Slot { name: "validRange", message: 430, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.resource.v1.CapacityRequestPolicyRange", form: Object, go_name: "CapacityRequestPolicyRange", known: false, fields: &[
-        Field { tag: 1, json: "min", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "max", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "step", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CapacityRequestPolicyRange", form: Object, go_name: "CapacityRequestPolicyRange", known: true, fields: &[
+        Field { tag: 1, json: "min", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 2, json: "max", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 3, json: "step", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
     ], json: &[
         Slot { name: "min", message: 431, field: 0 },
         Slot { name: "max", message: 431, field: 1 },
         Slot { name: "step", message: 431, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.resource.v1.CapacityRequirements", form: Object, go_name: "CapacityRequirements", known: false, fields: &[
-        Field { tag: 1, json: "requests", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CapacityRequirements", form: Object, go_name: "CapacityRequirements", known: true, fields: &[
+        Field { tag: 1, json: "requests", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "requests", message: 432, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.Counter", form: Object, go_name: "Counter", known: false, fields: &[
-        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.Counter", form: Object, go_name: "Counter", known: true, fields: &[
+        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 1 },
     ], json: &[
         Slot { name: "value", message: 433, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.CounterSet", form: Object, go_name: "CounterSet", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "counters", ty: Msg(433), shape: Map, go: "map[string]v1.Counter", go_element: "v1.Counter", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CounterSet", form: Object, go_name: "CounterSet", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "counters", ty: Msg(433), shape: Map, go: "map[string]v1.Counter", go_element: "v1.Counter", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 434, field: 0 },
         Slot { name: "counters", message: 434, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.Device", form: Object, go_name: "Device", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "attributes", ty: Msg(438), shape: Map, go: "map[string]v1.DeviceAttribute", go_element: "v1.DeviceAttribute", go_flags: 0 },
-        Field { tag: 3, json: "capacity", ty: Msg(439), shape: Map, go: "map[string]v1.DeviceCapacity", go_element: "v1.DeviceCapacity", go_flags: 0 },
-        Field { tag: 4, json: "consumesCounters", ty: Msg(448), shape: Repeated, go: "[]v1.DeviceCounterConsumption", go_element: "v1.DeviceCounterConsumption", go_flags: 0 },
-        Field { tag: 5, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 0 },
-        Field { tag: 7, json: "allNodes", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 8, json: "taints", ty: Msg(453), shape: Repeated, go: "[]v1.DeviceTaint", go_element: "v1.DeviceTaint", go_flags: 0 },
-        Field { tag: 9, json: "bindsToNode", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 10, json: "bindingConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 11, json: "bindingFailureConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 12, json: "allowMultipleAllocations", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.Device", form: Object, go_name: "Device", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "attributes", ty: Msg(438), shape: Map, go: "map[string]v1.DeviceAttribute", go_element: "v1.DeviceAttribute", go_flags: 5 },
+        Field { tag: 3, json: "capacity", ty: Msg(439), shape: Map, go: "map[string]v1.DeviceCapacity", go_element: "v1.DeviceCapacity", go_flags: 5 },
+        Field { tag: 4, json: "consumesCounters", ty: Msg(448), shape: Repeated, go: "[]v1.DeviceCounterConsumption", go_element: "v1.DeviceCounterConsumption", go_flags: 5 },
+        Field { tag: 5, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 6, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 7 },
+        Field { tag: 7, json: "allNodes", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 8, json: "taints", ty: Msg(453), shape: Repeated, go: "[]v1.DeviceTaint", go_element: "v1.DeviceTaint", go_flags: 5 },
+        Field { tag: 9, json: "bindsToNode", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 10, json: "bindingConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 11, json: "bindingFailureConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 12, json: "allowMultipleAllocations", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 435, field: 0 },
         Slot { name: "attributes", message: 435, field: 1 },
@@ -4697,125 +4697,125 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "bindingFailureConditions", message: 435, field: 10 },
         Slot { name: "allowMultipleAllocations", message: 435, field: 11 },
     ], by_name: &[6, 11, 1, 9, 10, 8, 2, 3, 0, 4, 5, 7] },
-    Message { name: "io.k8s.api.resource.v1.DeviceAllocationConfiguration", form: Object, go_name: "DeviceAllocationConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "source", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceAllocationConfiguration", form: Object, go_name: "DeviceAllocationConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "source", ty: String, shape: One, go: "v1.AllocationConfigSource", go_element: "v1.AllocationConfigSource", go_flags: 1 },
+        Field { tag: 2, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
         Field { tag: 3, json: "deviceConfiguration", ty: Msg(446), shape: Inline, go: "v1.DeviceConfiguration", go_element: "v1.DeviceConfiguration", go_flags: 0 },
     ], json: &[
         Slot { name: "source", message: 436, field: 0 },
         Slot { name: "requests", message: 436, field: 1 },
         Slot { name: "opaque", message: 446, field: 0 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceAllocationResult", form: Object, go_name: "DeviceAllocationResult", known: false, fields: &[
-        Field { tag: 1, json: "results", ty: Msg(450), shape: Repeated, go: "[]v1.DeviceRequestAllocationResult", go_element: "v1.DeviceRequestAllocationResult", go_flags: 0 },
-        Field { tag: 2, json: "config", ty: Msg(436), shape: Repeated, go: "[]v1.DeviceAllocationConfiguration", go_element: "v1.DeviceAllocationConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceAllocationResult", form: Object, go_name: "DeviceAllocationResult", known: true, fields: &[
+        Field { tag: 1, json: "results", ty: Msg(450), shape: Repeated, go: "[]v1.DeviceRequestAllocationResult", go_element: "v1.DeviceRequestAllocationResult", go_flags: 5 },
+        Field { tag: 2, json: "config", ty: Msg(436), shape: Repeated, go: "[]v1.DeviceAllocationConfiguration", go_element: "v1.DeviceAllocationConfiguration", go_flags: 5 },
     ], json: &[
         Slot { name: "results", message: 437, field: 0 },
         Slot { name: "config", message: 437, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceAttribute", form: Object, go_name: "DeviceAttribute", known: false, fields: &[
-        Field { tag: 2, json: "int", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 3, json: "bool", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 4, json: "string", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "version", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceAttribute", form: Object, go_name: "DeviceAttribute", known: true, fields: &[
+        Field { tag: 2, json: "int", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 3, json: "bool", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 4, json: "string", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 5, json: "version", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "int", message: 438, field: 0 },
         Slot { name: "bool", message: 438, field: 1 },
         Slot { name: "string", message: 438, field: 2 },
         Slot { name: "version", message: 438, field: 3 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.resource.v1.DeviceCapacity", form: Object, go_name: "DeviceCapacity", known: false, fields: &[
-        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "requestPolicy", ty: Msg(430), shape: One, go: "v1.CapacityRequestPolicy", go_element: "v1.CapacityRequestPolicy", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceCapacity", form: Object, go_name: "DeviceCapacity", known: true, fields: &[
+        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 1 },
+        Field { tag: 2, json: "requestPolicy", ty: Msg(430), shape: One, go: "v1.CapacityRequestPolicy", go_element: "v1.CapacityRequestPolicy", go_flags: 7 },
     ], json: &[
         Slot { name: "value", message: 439, field: 0 },
         Slot { name: "requestPolicy", message: 439, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClaim", form: Object, go_name: "DeviceClaim", known: false, fields: &[
-        Field { tag: 1, json: "requests", ty: Msg(449), shape: Repeated, go: "[]v1.DeviceRequest", go_element: "v1.DeviceRequest", go_flags: 0 },
-        Field { tag: 2, json: "constraints", ty: Msg(447), shape: Repeated, go: "[]v1.DeviceConstraint", go_element: "v1.DeviceConstraint", go_flags: 0 },
-        Field { tag: 3, json: "config", ty: Msg(441), shape: Repeated, go: "[]v1.DeviceClaimConfiguration", go_element: "v1.DeviceClaimConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClaim", form: Object, go_name: "DeviceClaim", known: true, fields: &[
+        Field { tag: 1, json: "requests", ty: Msg(449), shape: Repeated, go: "[]v1.DeviceRequest", go_element: "v1.DeviceRequest", go_flags: 1 },
+        Field { tag: 2, json: "constraints", ty: Msg(447), shape: Repeated, go: "[]v1.DeviceConstraint", go_element: "v1.DeviceConstraint", go_flags: 5 },
+        Field { tag: 3, json: "config", ty: Msg(441), shape: Repeated, go: "[]v1.DeviceClaimConfiguration", go_element: "v1.DeviceClaimConfiguration", go_flags: 5 },
     ], json: &[
         Slot { name: "requests", message: 440, field: 0 },
         Slot { name: "constraints", message: 440, field: 1 },
         Slot { name: "config", message: 440, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClaimConfiguration", form: Object, go_name: "DeviceClaimConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClaimConfiguration", form: Object, go_name: "DeviceClaimConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
         Field { tag: 2, json: "deviceConfiguration", ty: Msg(446), shape: Inline, go: "v1.DeviceConfiguration", go_element: "v1.DeviceConfiguration", go_flags: 0 },
     ], json: &[
         Slot { name: "requests", message: 441, field: 0 },
         Slot { name: "opaque", message: 446, field: 0 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClass", form: Object, go_name: "DeviceClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(445), shape: One, go: "v1.DeviceClassSpec", go_element: "v1.DeviceClassSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClass", form: Object, go_name: "DeviceClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(445), shape: One, go: "v1.DeviceClassSpec", go_element: "v1.DeviceClassSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 442, field: 0 },
         Slot { name: "spec", message: 442, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClassConfiguration", form: Object, go_name: "DeviceClassConfiguration", known: false, fields: &[
+    Message { name: "io.k8s.api.resource.v1.DeviceClassConfiguration", form: Object, go_name: "DeviceClassConfiguration", known: true, fields: &[
         Field { tag: 1, json: "deviceConfiguration", ty: Msg(446), shape: Inline, go: "v1.DeviceConfiguration", go_element: "v1.DeviceConfiguration", go_flags: 0 },
     ], json: &[
         Slot { name: "opaque", message: 446, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClassList", form: Object, go_name: "DeviceClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(442), shape: Repeated, go: "[]v1.DeviceClass", go_element: "v1.DeviceClass", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClassList", form: Object, go_name: "DeviceClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(442), shape: Repeated, go: "[]v1.DeviceClass", go_element: "v1.DeviceClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 444, field: 0 },
         Slot { name: "items", message: 444, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClassSpec", form: Object, go_name: "DeviceClassSpec", known: false, fields: &[
-        Field { tag: 1, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 0 },
-        Field { tag: 2, json: "config", ty: Msg(443), shape: Repeated, go: "[]v1.DeviceClassConfiguration", go_element: "v1.DeviceClassConfiguration", go_flags: 0 },
-        Field { tag: 4, json: "extendedResourceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClassSpec", form: Object, go_name: "DeviceClassSpec", known: true, fields: &[
+        Field { tag: 1, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 5 },
+        Field { tag: 2, json: "config", ty: Msg(443), shape: Repeated, go: "[]v1.DeviceClassConfiguration", go_element: "v1.DeviceClassConfiguration", go_flags: 5 },
+        Field { tag: 4, json: "extendedResourceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "selectors", message: 445, field: 0 },
         Slot { name: "config", message: 445, field: 1 },
         Slot { name: "extendedResourceName", message: 445, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceConfiguration", form: Object, go_name: "DeviceConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "opaque", ty: Msg(457), shape: One, go: "v1.OpaqueDeviceConfiguration", go_element: "v1.OpaqueDeviceConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceConfiguration", form: Object, go_name: "DeviceConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "opaque", ty: Msg(457), shape: One, go: "v1.OpaqueDeviceConfiguration", go_element: "v1.OpaqueDeviceConfiguration", go_flags: 7 },
     ], json: &[
         Slot { name: "opaque", message: 446, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceConstraint", form: Object, go_name: "DeviceConstraint", known: false, fields: &[
-        Field { tag: 1, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "matchAttribute", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "distinctAttribute", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceConstraint", form: Object, go_name: "DeviceConstraint", known: true, fields: &[
+        Field { tag: 1, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "matchAttribute", ty: String, shape: One, go: "v1.FullyQualifiedName", go_element: "v1.FullyQualifiedName", go_flags: 7 },
+        Field { tag: 3, json: "distinctAttribute", ty: String, shape: One, go: "v1.FullyQualifiedName", go_element: "v1.FullyQualifiedName", go_flags: 7 },
     ], json: &[
         Slot { name: "requests", message: 447, field: 0 },
         Slot { name: "matchAttribute", message: 447, field: 1 },
         Slot { name: "distinctAttribute", message: 447, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceCounterConsumption", form: Object, go_name: "DeviceCounterConsumption", known: false, fields: &[
-        Field { tag: 1, json: "counterSet", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "counters", ty: Msg(433), shape: Map, go: "map[string]v1.Counter", go_element: "v1.Counter", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceCounterConsumption", form: Object, go_name: "DeviceCounterConsumption", known: true, fields: &[
+        Field { tag: 1, json: "counterSet", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "counters", ty: Msg(433), shape: Map, go: "map[string]v1.Counter", go_element: "v1.Counter", go_flags: 5 },
     ], json: &[
         Slot { name: "counterSet", message: 448, field: 0 },
         Slot { name: "counters", message: 448, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.DeviceRequest", form: Object, go_name: "DeviceRequest", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "exactly", ty: Msg(455), shape: One, go: "v1.ExactDeviceRequest", go_element: "v1.ExactDeviceRequest", go_flags: 0 },
-        Field { tag: 3, json: "firstAvailable", ty: Msg(452), shape: Repeated, go: "[]v1.DeviceSubRequest", go_element: "v1.DeviceSubRequest", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceRequest", form: Object, go_name: "DeviceRequest", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "exactly", ty: Msg(455), shape: One, go: "v1.ExactDeviceRequest", go_element: "v1.ExactDeviceRequest", go_flags: 7 },
+        Field { tag: 3, json: "firstAvailable", ty: Msg(452), shape: Repeated, go: "[]v1.DeviceSubRequest", go_element: "v1.DeviceSubRequest", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 449, field: 0 },
         Slot { name: "exactly", message: 449, field: 1 },
         Slot { name: "firstAvailable", message: 449, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceRequestAllocationResult", form: Object, go_name: "DeviceRequestAllocationResult", known: false, fields: &[
-        Field { tag: 1, json: "request", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "pool", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "device", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "adminAccess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 0 },
-        Field { tag: 7, json: "bindingConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "bindingFailureConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "shareID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "consumedCapacity", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceRequestAllocationResult", form: Object, go_name: "DeviceRequestAllocationResult", known: true, fields: &[
+        Field { tag: 1, json: "request", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "pool", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "device", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 5, json: "adminAccess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 5 },
+        Field { tag: 7, json: "bindingConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 8, json: "bindingFailureConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 9, json: "shareID", ty: String, shape: One, go: "types.UID", go_element: "types.UID", go_flags: 7 },
+        Field { tag: 10, json: "consumedCapacity", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "request", message: 450, field: 0 },
         Slot { name: "driver", message: 450, field: 1 },
@@ -4828,19 +4828,19 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "shareID", message: 450, field: 8 },
         Slot { name: "consumedCapacity", message: 450, field: 9 },
     ], by_name: &[4, 6, 7, 9, 3, 1, 2, 0, 8, 5] },
-    Message { name: "io.k8s.api.resource.v1.DeviceSelector", form: Object, go_name: "DeviceSelector", known: false, fields: &[
-        Field { tag: 1, json: "cel", ty: Msg(429), shape: One, go: "v1.CELDeviceSelector", go_element: "v1.CELDeviceSelector", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceSelector", form: Object, go_name: "DeviceSelector", known: true, fields: &[
+        Field { tag: 1, json: "cel", ty: Msg(429), shape: One, go: "v1.CELDeviceSelector", go_element: "v1.CELDeviceSelector", go_flags: 7 },
     ], json: &[
         Slot { name: "cel", message: 451, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceSubRequest", form: Object, go_name: "DeviceSubRequest", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "deviceClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 0 },
-        Field { tag: 4, json: "allocationMode", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "count", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 0 },
-        Field { tag: 7, json: "capacity", ty: Msg(432), shape: One, go: "v1.CapacityRequirements", go_element: "v1.CapacityRequirements", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceSubRequest", form: Object, go_name: "DeviceSubRequest", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "deviceClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 5 },
+        Field { tag: 4, json: "allocationMode", ty: String, shape: One, go: "v1.DeviceAllocationMode", go_element: "v1.DeviceAllocationMode", go_flags: 5 },
+        Field { tag: 5, json: "count", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 5 },
+        Field { tag: 7, json: "capacity", ty: Msg(432), shape: One, go: "v1.CapacityRequirements", go_element: "v1.CapacityRequirements", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 452, field: 0 },
         Slot { name: "deviceClassName", message: 452, field: 1 },
@@ -4850,23 +4850,23 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "tolerations", message: 452, field: 5 },
         Slot { name: "capacity", message: 452, field: 6 },
     ], by_name: &[3, 6, 4, 1, 0, 2, 5] },
-    Message { name: "io.k8s.api.resource.v1.DeviceTaint", form: Object, go_name: "DeviceTaint", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "effect", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "timeAdded", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceTaint", form: Object, go_name: "DeviceTaint", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "effect", ty: String, shape: One, go: "v1.DeviceTaintEffect", go_element: "v1.DeviceTaintEffect", go_flags: 1 },
+        Field { tag: 4, json: "timeAdded", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
     ], json: &[
         Slot { name: "key", message: 453, field: 0 },
         Slot { name: "value", message: 453, field: 1 },
         Slot { name: "effect", message: 453, field: 2 },
         Slot { name: "timeAdded", message: 453, field: 3 },
     ], by_name: &[2, 0, 3, 1] },
-    Message { name: "io.k8s.api.resource.v1.DeviceToleration", form: Object, go_name: "DeviceToleration", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "operator", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "effect", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "tolerationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceToleration", form: Object, go_name: "DeviceToleration", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "operator", ty: String, shape: One, go: "v1.DeviceTolerationOperator", go_element: "v1.DeviceTolerationOperator", go_flags: 5 },
+        Field { tag: 3, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "effect", ty: String, shape: One, go: "v1.DeviceTaintEffect", go_element: "v1.DeviceTaintEffect", go_flags: 5 },
+        Field { tag: 5, json: "tolerationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
     ], json: &[
         Slot { name: "key", message: 454, field: 0 },
         Slot { name: "operator", message: 454, field: 1 },
@@ -4874,14 +4874,14 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "effect", message: 454, field: 3 },
         Slot { name: "tolerationSeconds", message: 454, field: 4 },
     ], by_name: &[3, 0, 1, 4, 2] },
-    Message { name: "io.k8s.api.resource.v1.ExactDeviceRequest", form: Object, go_name: "ExactDeviceRequest", known: false, fields: &[
-        Field { tag: 1, json: "deviceClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 0 },
-        Field { tag: 3, json: "allocationMode", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "count", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 5, json: "adminAccess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 0 },
-        Field { tag: 7, json: "capacity", ty: Msg(432), shape: One, go: "v1.CapacityRequirements", go_element: "v1.CapacityRequirements", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ExactDeviceRequest", form: Object, go_name: "ExactDeviceRequest", known: true, fields: &[
+        Field { tag: 1, json: "deviceClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 5 },
+        Field { tag: 3, json: "allocationMode", ty: String, shape: One, go: "v1.DeviceAllocationMode", go_element: "v1.DeviceAllocationMode", go_flags: 5 },
+        Field { tag: 4, json: "count", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 5, json: "adminAccess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 5 },
+        Field { tag: 7, json: "capacity", ty: Msg(432), shape: One, go: "v1.CapacityRequirements", go_element: "v1.CapacityRequirements", go_flags: 7 },
     ], json: &[
         Slot { name: "deviceClassName", message: 455, field: 0 },
         Slot { name: "selectors", message: 455, field: 1 },
@@ -4891,116 +4891,116 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "tolerations", message: 455, field: 5 },
         Slot { name: "capacity", message: 455, field: 6 },
     ], by_name: &[4, 2, 6, 3, 0, 1, 5] },
-    Message { name: "io.k8s.api.resource.v1.NetworkDeviceData", form: Object, go_name: "NetworkDeviceData", known: false, fields: &[
-        Field { tag: 1, json: "interfaceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "ips", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "hardwareAddress", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.NetworkDeviceData", form: Object, go_name: "NetworkDeviceData", known: true, fields: &[
+        Field { tag: 1, json: "interfaceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "ips", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "hardwareAddress", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "interfaceName", message: 456, field: 0 },
         Slot { name: "ips", message: 456, field: 1 },
         Slot { name: "hardwareAddress", message: 456, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.resource.v1.OpaqueDeviceConfiguration", form: Object, go_name: "OpaqueDeviceConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "parameters", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.OpaqueDeviceConfiguration", form: Object, go_name: "OpaqueDeviceConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "parameters", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 1 },
     ], json: &[
         Slot { name: "driver", message: 457, field: 0 },
         Slot { name: "parameters", message: 457, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaim", form: Object, go_name: "ResourceClaim", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(461), shape: One, go: "v1.ResourceClaimSpec", go_element: "v1.ResourceClaimSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(462), shape: One, go: "v1.ResourceClaimStatus", go_element: "v1.ResourceClaimStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaim", form: Object, go_name: "ResourceClaim", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(461), shape: One, go: "v1.ResourceClaimSpec", go_element: "v1.ResourceClaimSpec", go_flags: 1 },
+        Field { tag: 3, json: "status", ty: Msg(462), shape: One, go: "v1.ResourceClaimStatus", go_element: "v1.ResourceClaimStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 458, field: 0 },
         Slot { name: "spec", message: 458, field: 1 },
         Slot { name: "status", message: 458, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimConsumerReference", form: Object, go_name: "ResourceClaimConsumerReference", known: false, fields: &[
-        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimConsumerReference", form: Object, go_name: "ResourceClaimConsumerReference", known: true, fields: &[
+        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 5, json: "uid", ty: String, shape: One, go: "types.UID", go_element: "types.UID", go_flags: 1 },
     ], json: &[
         Slot { name: "apiGroup", message: 459, field: 0 },
         Slot { name: "resource", message: 459, field: 1 },
         Slot { name: "name", message: 459, field: 2 },
         Slot { name: "uid", message: 459, field: 3 },
     ], by_name: &[0, 2, 1, 3] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimList", form: Object, go_name: "ResourceClaimList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(458), shape: Repeated, go: "[]v1.ResourceClaim", go_element: "v1.ResourceClaim", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimList", form: Object, go_name: "ResourceClaimList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(458), shape: Repeated, go: "[]v1.ResourceClaim", go_element: "v1.ResourceClaim", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 460, field: 0 },
         Slot { name: "items", message: 460, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimSpec", form: Object, go_name: "ResourceClaimSpec", known: false, fields: &[
-        Field { tag: 1, json: "devices", ty: Msg(440), shape: One, go: "v1.DeviceClaim", go_element: "v1.DeviceClaim", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimSpec", form: Object, go_name: "ResourceClaimSpec", known: true, fields: &[
+        Field { tag: 1, json: "devices", ty: Msg(440), shape: One, go: "v1.DeviceClaim", go_element: "v1.DeviceClaim", go_flags: 1 },
     ], json: &[
         Slot { name: "devices", message: 461, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimStatus", form: Object, go_name: "ResourceClaimStatus", known: false, fields: &[
-        Field { tag: 1, json: "allocation", ty: Msg(428), shape: One, go: "v1.AllocationResult", go_element: "v1.AllocationResult", go_flags: 0 },
-        Field { tag: 2, json: "reservedFor", ty: Msg(459), shape: Repeated, go: "[]v1.ResourceClaimConsumerReference", go_element: "v1.ResourceClaimConsumerReference", go_flags: 0 },
-        Field { tag: 4, json: "devices", ty: Msg(427), shape: Repeated, go: "[]v1.AllocatedDeviceStatus", go_element: "v1.AllocatedDeviceStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimStatus", form: Object, go_name: "ResourceClaimStatus", known: true, fields: &[
+        Field { tag: 1, json: "allocation", ty: Msg(428), shape: One, go: "v1.AllocationResult", go_element: "v1.AllocationResult", go_flags: 7 },
+        Field { tag: 2, json: "reservedFor", ty: Msg(459), shape: Repeated, go: "[]v1.ResourceClaimConsumerReference", go_element: "v1.ResourceClaimConsumerReference", go_flags: 5 },
+        Field { tag: 4, json: "devices", ty: Msg(427), shape: Repeated, go: "[]v1.AllocatedDeviceStatus", go_element: "v1.AllocatedDeviceStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "allocation", message: 462, field: 0 },
         Slot { name: "reservedFor", message: 462, field: 1 },
         Slot { name: "devices", message: 462, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplate", form: Object, go_name: "ResourceClaimTemplate", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(465), shape: One, go: "v1.ResourceClaimTemplateSpec", go_element: "v1.ResourceClaimTemplateSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplate", form: Object, go_name: "ResourceClaimTemplate", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(465), shape: One, go: "v1.ResourceClaimTemplateSpec", go_element: "v1.ResourceClaimTemplateSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 463, field: 0 },
         Slot { name: "spec", message: 463, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplateList", form: Object, go_name: "ResourceClaimTemplateList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(463), shape: Repeated, go: "[]v1.ResourceClaimTemplate", go_element: "v1.ResourceClaimTemplate", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplateList", form: Object, go_name: "ResourceClaimTemplateList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(463), shape: Repeated, go: "[]v1.ResourceClaimTemplate", go_element: "v1.ResourceClaimTemplate", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 464, field: 0 },
         Slot { name: "items", message: 464, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplateSpec", form: Object, go_name: "ResourceClaimTemplateSpec", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(461), shape: One, go: "v1.ResourceClaimSpec", go_element: "v1.ResourceClaimSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplateSpec", form: Object, go_name: "ResourceClaimTemplateSpec", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(461), shape: One, go: "v1.ResourceClaimSpec", go_element: "v1.ResourceClaimSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 465, field: 0 },
         Slot { name: "spec", message: 465, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourcePool", form: Object, go_name: "ResourcePool", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "generation", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 3, json: "resourceSliceCount", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourcePool", form: Object, go_name: "ResourcePool", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "generation", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 1 },
+        Field { tag: 3, json: "resourceSliceCount", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 466, field: 0 },
         Slot { name: "generation", message: 466, field: 1 },
         Slot { name: "resourceSliceCount", message: 466, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.resource.v1.ResourceSlice", form: Object, go_name: "ResourceSlice", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(469), shape: One, go: "v1.ResourceSliceSpec", go_element: "v1.ResourceSliceSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceSlice", form: Object, go_name: "ResourceSlice", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(469), shape: One, go: "v1.ResourceSliceSpec", go_element: "v1.ResourceSliceSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 467, field: 0 },
         Slot { name: "spec", message: 467, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourceSliceList", form: Object, go_name: "ResourceSliceList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(467), shape: Repeated, go: "[]v1.ResourceSlice", go_element: "v1.ResourceSlice", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceSliceList", form: Object, go_name: "ResourceSliceList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(467), shape: Repeated, go: "[]v1.ResourceSlice", go_element: "v1.ResourceSlice", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 468, field: 0 },
         Slot { name: "items", message: 468, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.ResourceSliceSpec", form: Object, go_name: "ResourceSliceSpec", known: false, fields: &[
-        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "pool", ty: Msg(466), shape: One, go: "v1.ResourcePool", go_element: "v1.ResourcePool", go_flags: 0 },
-        Field { tag: 3, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 0 },
-        Field { tag: 5, json: "allNodes", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 6, json: "devices", ty: Msg(435), shape: Repeated, go: "[]v1.Device", go_element: "v1.Device", go_flags: 0 },
-        Field { tag: 7, json: "perDeviceNodeSelection", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 8, json: "sharedCounters", ty: Msg(434), shape: Repeated, go: "[]v1.CounterSet", go_element: "v1.CounterSet", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceSliceSpec", form: Object, go_name: "ResourceSliceSpec", known: true, fields: &[
+        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "pool", ty: Msg(466), shape: One, go: "v1.ResourcePool", go_element: "v1.ResourcePool", go_flags: 1 },
+        Field { tag: 3, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 4, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 7 },
+        Field { tag: 5, json: "allNodes", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 6, json: "devices", ty: Msg(435), shape: Repeated, go: "[]v1.Device", go_element: "v1.Device", go_flags: 5 },
+        Field { tag: 7, json: "perDeviceNodeSelection", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 8, json: "sharedCounters", ty: Msg(434), shape: Repeated, go: "[]v1.CounterSet", go_element: "v1.CounterSet", go_flags: 5 },
     ], json: &[
         Slot { name: "driver", message: 469, field: 0 },
         Slot { name: "pool", message: 469, field: 1 },
