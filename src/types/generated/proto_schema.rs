@@ -621,48 +621,48 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "type", message: 56, field: 0 },
         Slot { name: "rollingUpdate", message: 56, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v1.CrossVersionObjectReference", form: Object, go_name: "CrossVersionObjectReference", known: false, fields: &[
-        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.CrossVersionObjectReference", form: Object, go_name: "CrossVersionObjectReference", known: true, fields: &[
+        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "kind", message: 57, field: 0 },
         Slot { name: "name", message: 57, field: 1 },
         Slot { name: "apiVersion", message: 57, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler", form: Object, go_name: "HorizontalPodAutoscaler", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(60), shape: One, go: "v1.HorizontalPodAutoscalerSpec", go_element: "v1.HorizontalPodAutoscalerSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(61), shape: One, go: "v1.HorizontalPodAutoscalerStatus", go_element: "v1.HorizontalPodAutoscalerStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler", form: Object, go_name: "HorizontalPodAutoscaler", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(60), shape: One, go: "v1.HorizontalPodAutoscalerSpec", go_element: "v1.HorizontalPodAutoscalerSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(61), shape: One, go: "v1.HorizontalPodAutoscalerStatus", go_element: "v1.HorizontalPodAutoscalerStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 58, field: 0 },
         Slot { name: "spec", message: 58, field: 1 },
         Slot { name: "status", message: 58, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList", form: Object, go_name: "HorizontalPodAutoscalerList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(58), shape: Repeated, go: "[]v1.HorizontalPodAutoscaler", go_element: "v1.HorizontalPodAutoscaler", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList", form: Object, go_name: "HorizontalPodAutoscalerList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(58), shape: Repeated, go: "[]v1.HorizontalPodAutoscaler", go_element: "v1.HorizontalPodAutoscaler", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 59, field: 0 },
         Slot { name: "items", message: 59, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec", form: Object, go_name: "HorizontalPodAutoscalerSpec", known: false, fields: &[
-        Field { tag: 1, json: "scaleTargetRef", ty: Msg(57), shape: One, go: "v1.CrossVersionObjectReference", go_element: "v1.CrossVersionObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "minReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "maxReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "targetCPUUtilizationPercentage", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec", form: Object, go_name: "HorizontalPodAutoscalerSpec", known: true, fields: &[
+        Field { tag: 1, json: "scaleTargetRef", ty: Msg(57), shape: One, go: "v1.CrossVersionObjectReference", go_element: "v1.CrossVersionObjectReference", go_flags: 1 },
+        Field { tag: 2, json: "minReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 3, json: "maxReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "targetCPUUtilizationPercentage", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "scaleTargetRef", message: 60, field: 0 },
         Slot { name: "minReplicas", message: 60, field: 1 },
         Slot { name: "maxReplicas", message: 60, field: 2 },
         Slot { name: "targetCPUUtilizationPercentage", message: 60, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus", form: Object, go_name: "HorizontalPodAutoscalerStatus", known: false, fields: &[
-        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 2, json: "lastScaleTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 3, json: "currentReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "desiredReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "currentCPUUtilizationPercentage", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus", form: Object, go_name: "HorizontalPodAutoscalerStatus", known: true, fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 2, json: "lastScaleTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
+        Field { tag: 3, json: "currentReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "desiredReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 5, json: "currentCPUUtilizationPercentage", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "observedGeneration", message: 61, field: 0 },
         Slot { name: "lastScaleTime", message: 61, field: 1 },
