@@ -281,18 +281,18 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "service", message: 26, field: 0 },
         Slot { name: "caBundle", message: 26, field: 1 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.apps.v1.ControllerRevision", form: Object, go_name: "ControllerRevision", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "data", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 0 },
-        Field { tag: 3, json: "revision", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.ControllerRevision", form: Object, go_name: "ControllerRevision", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "data", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 5 },
+        Field { tag: 3, json: "revision", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 27, field: 0 },
         Slot { name: "data", message: 27, field: 1 },
         Slot { name: "revision", message: 27, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.apps.v1.ControllerRevisionList", form: Object, go_name: "ControllerRevisionList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(27), shape: Repeated, go: "[]v1.ControllerRevision", go_element: "v1.ControllerRevision", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.ControllerRevisionList", form: Object, go_name: "ControllerRevisionList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(27), shape: Repeated, go: "[]v1.ControllerRevision", go_element: "v1.ControllerRevision", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 28, field: 0 },
         Slot { name: "items", message: 28, field: 1 },
@@ -1075,9 +1075,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "operator", message: 100, field: 1 },
         Slot { name: "values", message: 100, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern", form: Object, go_name: "PodFailurePolicyOnPodConditionsPattern", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern", form: Object, go_name: "PodFailurePolicyOnPodConditionsPattern", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.PodConditionType", go_element: "v1.PodConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 101, field: 0 },
         Slot { name: "status", message: 101, field: 1 },
