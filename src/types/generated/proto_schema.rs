@@ -1451,12 +1451,12 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "metadata", message: 138, field: 0 },
         Slot { name: "items", message: 138, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ConfigMapNodeConfigSource", form: Object, go_name: "ConfigMapNodeConfigSource", known: false, fields: &[
-        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "kubeletConfigKey", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ConfigMapNodeConfigSource", form: Object, go_name: "ConfigMapNodeConfigSource", known: true, fields: &[
+        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "uid", ty: String, shape: One, go: "types.UID", go_element: "types.UID", go_flags: 5 },
+        Field { tag: 4, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "kubeletConfigKey", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "namespace", message: 139, field: 0 },
         Slot { name: "name", message: 139, field: 1 },
@@ -2317,16 +2317,16 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 216, field: 4 },
         Slot { name: "message", message: 216, field: 5 },
     ], by_name: &[2, 3, 5, 4, 1, 0] },
-    Message { name: "io.k8s.api.core.v1.NodeConfigSource", form: Object, go_name: "NodeConfigSource", known: false, fields: &[
-        Field { tag: 2, json: "configMap", ty: Msg(139), shape: One, go: "v1.ConfigMapNodeConfigSource", go_element: "v1.ConfigMapNodeConfigSource", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeConfigSource", form: Object, go_name: "NodeConfigSource", known: true, fields: &[
+        Field { tag: 2, json: "configMap", ty: Msg(139), shape: One, go: "v1.ConfigMapNodeConfigSource", go_element: "v1.ConfigMapNodeConfigSource", go_flags: 7 },
     ], json: &[
         Slot { name: "configMap", message: 217, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.NodeConfigStatus", form: Object, go_name: "NodeConfigStatus", known: false, fields: &[
-        Field { tag: 1, json: "assigned", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 0 },
-        Field { tag: 2, json: "active", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 0 },
-        Field { tag: 3, json: "lastKnownGood", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 0 },
-        Field { tag: 4, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeConfigStatus", form: Object, go_name: "NodeConfigStatus", known: true, fields: &[
+        Field { tag: 1, json: "assigned", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 7 },
+        Field { tag: 2, json: "active", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 7 },
+        Field { tag: 3, json: "lastKnownGood", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 7 },
+        Field { tag: 4, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "assigned", message: 218, field: 0 },
         Slot { name: "active", message: 218, field: 1 },
