@@ -35,6 +35,9 @@ pub mod rules;
 pub mod subresources;
 pub mod validate;
 
+#[cfg(test)]
+mod create_fields_tests;
+
 use crate::types::registry::ResourceInfo;
 use crate::types::validation::FieldError;
 use serde_json::{Map, Value};

@@ -7,33 +7,33 @@ use crate::types::proto_schema::{Field, Form::*, Kind, Message, Shape::*, Slot, 
 /// Every message, sorted by name; `Msg(i)` is an index into this table.
 #[rustfmt::skip]
 pub static MESSAGES: &[Message] = &[
-    Message { name: "io.k8s.api.admissionregistration.v1.AuditAnnotation", form: Object, go_name: "AuditAnnotation", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "valueExpression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.AuditAnnotation", form: Object, go_name: "AuditAnnotation", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "valueExpression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "key", message: 0, field: 0 },
         Slot { name: "valueExpression", message: 0, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ExpressionWarning", form: Object, go_name: "ExpressionWarning", known: false, fields: &[
-        Field { tag: 2, json: "fieldRef", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "warning", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ExpressionWarning", form: Object, go_name: "ExpressionWarning", known: true, fields: &[
+        Field { tag: 2, json: "fieldRef", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "warning", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "fieldRef", message: 1, field: 0 },
         Slot { name: "warning", message: 1, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MatchCondition", form: Object, go_name: "MatchCondition", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MatchCondition", form: Object, go_name: "MatchCondition", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 2, field: 0 },
         Slot { name: "expression", message: 2, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MatchResources", form: Object, go_name: "MatchResources", known: false, fields: &[
-        Field { tag: 1, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 2, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "resourceRules", ty: Msg(7), shape: Repeated, go: "[]v1.NamedRuleWithOperations", go_element: "v1.NamedRuleWithOperations", go_flags: 0 },
-        Field { tag: 4, json: "excludeResourceRules", ty: Msg(7), shape: Repeated, go: "[]v1.NamedRuleWithOperations", go_element: "v1.NamedRuleWithOperations", go_flags: 0 },
-        Field { tag: 7, json: "matchPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MatchResources", form: Object, go_name: "MatchResources", known: true, fields: &[
+        Field { tag: 1, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 2, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 3, json: "resourceRules", ty: Msg(7), shape: Repeated, go: "[]v1.NamedRuleWithOperations", go_element: "v1.NamedRuleWithOperations", go_flags: 5 },
+        Field { tag: 4, json: "excludeResourceRules", ty: Msg(7), shape: Repeated, go: "[]v1.NamedRuleWithOperations", go_element: "v1.NamedRuleWithOperations", go_flags: 5 },
+        Field { tag: 7, json: "matchPolicy", ty: String, shape: One, go: "v1.MatchPolicyType", go_element: "v1.MatchPolicyType", go_flags: 7 },
     ], json: &[
         Slot { name: "namespaceSelector", message: 3, field: 0 },
         Slot { name: "objectSelector", message: 3, field: 1 },
@@ -41,19 +41,19 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "excludeResourceRules", message: 3, field: 3 },
         Slot { name: "matchPolicy", message: 3, field: 4 },
     ], by_name: &[3, 4, 0, 1, 2] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhook", form: Object, go_name: "MutatingWebhook", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "clientConfig", ty: Msg(26), shape: One, go: "v1.WebhookClientConfig", go_element: "v1.WebhookClientConfig", go_flags: 0 },
-        Field { tag: 3, json: "rules", ty: Msg(11), shape: Repeated, go: "[]v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 0 },
-        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 6, json: "sideEffects", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "admissionReviewVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "matchPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "reinvocationPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 11, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 12, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhook", form: Object, go_name: "MutatingWebhook", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "clientConfig", ty: Msg(26), shape: One, go: "v1.WebhookClientConfig", go_element: "v1.WebhookClientConfig", go_flags: 1 },
+        Field { tag: 3, json: "rules", ty: Msg(11), shape: Repeated, go: "[]v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 5 },
+        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "v1.FailurePolicyType", go_element: "v1.FailurePolicyType", go_flags: 7 },
+        Field { tag: 5, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 6, json: "sideEffects", ty: String, shape: One, go: "v1.SideEffectClass", go_element: "v1.SideEffectClass", go_flags: 3 },
+        Field { tag: 7, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 8, json: "admissionReviewVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 9, json: "matchPolicy", ty: String, shape: One, go: "v1.MatchPolicyType", go_element: "v1.MatchPolicyType", go_flags: 7 },
+        Field { tag: 10, json: "reinvocationPolicy", ty: String, shape: One, go: "v1.ReinvocationPolicyType", go_element: "v1.ReinvocationPolicyType", go_flags: 7 },
+        Field { tag: 11, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 12, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 4, field: 0 },
         Slot { name: "clientConfig", message: 4, field: 1 },
@@ -68,58 +68,62 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reinvocationPolicy", message: 4, field: 9 },
         Slot { name: "matchConditions", message: 4, field: 11 },
     ], by_name: &[9, 1, 3, 11, 4, 0, 5, 6, 10, 2, 7, 8] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration", form: Object, go_name: "MutatingWebhookConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "webhooks", ty: Msg(4), shape: Repeated, go: "[]v1.MutatingWebhook", go_element: "v1.MutatingWebhook", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration", form: Object, go_name: "MutatingWebhookConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "webhooks", ty: Msg(4), shape: Repeated, go: "[]v1.MutatingWebhook", go_element: "v1.MutatingWebhook", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 5, field: 0 },
         Slot { name: "webhooks", message: 5, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList", form: Object, go_name: "MutatingWebhookConfigurationList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(5), shape: Repeated, go: "[]v1.MutatingWebhookConfiguration", go_element: "v1.MutatingWebhookConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList", form: Object, go_name: "MutatingWebhookConfigurationList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(5), shape: Repeated, go: "[]v1.MutatingWebhookConfiguration", go_element: "v1.MutatingWebhookConfiguration", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 6, field: 0 },
         Slot { name: "items", message: 6, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations", form: Object, go_name: "NamedRuleWithOperations", known: false, fields: &[
-        Field { tag: 1, json: "resourceNames", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "ruleWithOperations", ty: Msg(11), shape: One, go: "v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations", form: Object, go_name: "NamedRuleWithOperations", known: true, fields: &[
+        Field { tag: 1, json: "resourceNames", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "ruleWithOperations", ty: Msg(11), shape: Inline, go: "v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 0 },
     ], json: &[
         Slot { name: "resourceNames", message: 7, field: 0 },
-        Slot { name: "ruleWithOperations", message: 7, field: 1 },
-    ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ParamKind", form: Object, go_name: "ParamKind", known: false, fields: &[
-        Field { tag: 1, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+        Slot { name: "operations", message: 11, field: 0 },
+        Slot { name: "apiGroups", message: 10, field: 0 },
+        Slot { name: "apiVersions", message: 10, field: 1 },
+        Slot { name: "resources", message: 10, field: 2 },
+        Slot { name: "scope", message: 10, field: 3 },
+    ], by_name: &[2, 3, 1, 0, 4, 5] },
+    Message { name: "io.k8s.api.admissionregistration.v1.ParamKind", form: Object, go_name: "ParamKind", known: true, fields: &[
+        Field { tag: 1, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "apiVersion", message: 8, field: 0 },
         Slot { name: "kind", message: 8, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ParamRef", form: Object, go_name: "ParamRef", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 4, json: "parameterNotFoundAction", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ParamRef", form: Object, go_name: "ParamRef", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 4, json: "parameterNotFoundAction", ty: String, shape: One, go: "v1.ParameterNotFoundActionType", go_element: "v1.ParameterNotFoundActionType", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 9, field: 0 },
         Slot { name: "namespace", message: 9, field: 1 },
         Slot { name: "selector", message: 9, field: 2 },
         Slot { name: "parameterNotFoundAction", message: 9, field: 3 },
     ], by_name: &[0, 1, 3, 2] },
-    Message { name: "io.k8s.api.admissionregistration.v1.Rule", form: Object, go_name: "Rule", known: false, fields: &[
-        Field { tag: 1, json: "apiGroups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "apiVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "resources", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "scope", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.Rule", form: Object, go_name: "Rule", known: true, fields: &[
+        Field { tag: 1, json: "apiGroups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "apiVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "resources", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "scope", ty: String, shape: One, go: "v1.ScopeType", go_element: "v1.ScopeType", go_flags: 7 },
     ], json: &[
         Slot { name: "apiGroups", message: 10, field: 0 },
         Slot { name: "apiVersions", message: 10, field: 1 },
         Slot { name: "resources", message: 10, field: 2 },
         Slot { name: "scope", message: 10, field: 3 },
     ], by_name: &[0, 1, 2, 3] },
-    Message { name: "io.k8s.api.admissionregistration.v1.RuleWithOperations", form: Object, go_name: "RuleWithOperations", known: false, fields: &[
-        Field { tag: 1, json: "operations", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.RuleWithOperations", form: Object, go_name: "RuleWithOperations", known: true, fields: &[
+        Field { tag: 1, json: "operations", ty: String, shape: Repeated, go: "[]v1.OperationType", go_element: "v1.OperationType", go_flags: 5 },
         Field { tag: 2, json: "rule", ty: Msg(10), shape: Inline, go: "v1.Rule", go_element: "v1.Rule", go_flags: 0 },
     ], json: &[
         Slot { name: "operations", message: 11, field: 0 },
@@ -128,71 +132,71 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "resources", message: 10, field: 2 },
         Slot { name: "scope", message: 10, field: 3 },
     ], by_name: &[1, 2, 0, 3, 4] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ServiceReference", form: Object, go_name: "ServiceReference", known: false, fields: &[
-        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ServiceReference", form: Object, go_name: "ServiceReference", known: true, fields: &[
+        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 4, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "namespace", message: 12, field: 0 },
         Slot { name: "name", message: 12, field: 1 },
         Slot { name: "path", message: 12, field: 2 },
         Slot { name: "port", message: 12, field: 3 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.admissionregistration.v1.TypeChecking", form: Object, go_name: "TypeChecking", known: false, fields: &[
-        Field { tag: 1, json: "expressionWarnings", ty: Msg(1), shape: Repeated, go: "[]v1.ExpressionWarning", go_element: "v1.ExpressionWarning", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.TypeChecking", form: Object, go_name: "TypeChecking", known: true, fields: &[
+        Field { tag: 1, json: "expressionWarnings", ty: Msg(1), shape: Repeated, go: "[]v1.ExpressionWarning", go_element: "v1.ExpressionWarning", go_flags: 5 },
     ], json: &[
         Slot { name: "expressionWarnings", message: 13, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy", form: Object, go_name: "ValidatingAdmissionPolicy", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(19), shape: One, go: "v1.ValidatingAdmissionPolicySpec", go_element: "v1.ValidatingAdmissionPolicySpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(20), shape: One, go: "v1.ValidatingAdmissionPolicyStatus", go_element: "v1.ValidatingAdmissionPolicyStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy", form: Object, go_name: "ValidatingAdmissionPolicy", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(19), shape: One, go: "v1.ValidatingAdmissionPolicySpec", go_element: "v1.ValidatingAdmissionPolicySpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(20), shape: One, go: "v1.ValidatingAdmissionPolicyStatus", go_element: "v1.ValidatingAdmissionPolicyStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 14, field: 0 },
         Slot { name: "spec", message: 14, field: 1 },
         Slot { name: "status", message: 14, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding", form: Object, go_name: "ValidatingAdmissionPolicyBinding", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(17), shape: One, go: "v1.ValidatingAdmissionPolicyBindingSpec", go_element: "v1.ValidatingAdmissionPolicyBindingSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding", form: Object, go_name: "ValidatingAdmissionPolicyBinding", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(17), shape: One, go: "v1.ValidatingAdmissionPolicyBindingSpec", go_element: "v1.ValidatingAdmissionPolicyBindingSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 15, field: 0 },
         Slot { name: "spec", message: 15, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList", form: Object, go_name: "ValidatingAdmissionPolicyBindingList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(15), shape: Repeated, go: "[]v1.ValidatingAdmissionPolicyBinding", go_element: "v1.ValidatingAdmissionPolicyBinding", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList", form: Object, go_name: "ValidatingAdmissionPolicyBindingList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(15), shape: Repeated, go: "[]v1.ValidatingAdmissionPolicyBinding", go_element: "v1.ValidatingAdmissionPolicyBinding", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 16, field: 0 },
         Slot { name: "items", message: 16, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec", form: Object, go_name: "ValidatingAdmissionPolicyBindingSpec", known: false, fields: &[
-        Field { tag: 1, json: "policyName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "paramRef", ty: Msg(9), shape: One, go: "v1.ParamRef", go_element: "v1.ParamRef", go_flags: 0 },
-        Field { tag: 3, json: "matchResources", ty: Msg(3), shape: One, go: "v1.MatchResources", go_element: "v1.MatchResources", go_flags: 0 },
-        Field { tag: 4, json: "validationActions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec", form: Object, go_name: "ValidatingAdmissionPolicyBindingSpec", known: true, fields: &[
+        Field { tag: 1, json: "policyName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "paramRef", ty: Msg(9), shape: One, go: "v1.ParamRef", go_element: "v1.ParamRef", go_flags: 7 },
+        Field { tag: 3, json: "matchResources", ty: Msg(3), shape: One, go: "v1.MatchResources", go_element: "v1.MatchResources", go_flags: 7 },
+        Field { tag: 4, json: "validationActions", ty: String, shape: Repeated, go: "[]v1.ValidationAction", go_element: "v1.ValidationAction", go_flags: 5 },
     ], json: &[
         Slot { name: "policyName", message: 17, field: 0 },
         Slot { name: "paramRef", message: 17, field: 1 },
         Slot { name: "matchResources", message: 17, field: 2 },
         Slot { name: "validationActions", message: 17, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList", form: Object, go_name: "ValidatingAdmissionPolicyList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(14), shape: Repeated, go: "[]v1.ValidatingAdmissionPolicy", go_element: "v1.ValidatingAdmissionPolicy", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList", form: Object, go_name: "ValidatingAdmissionPolicyList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(14), shape: Repeated, go: "[]v1.ValidatingAdmissionPolicy", go_element: "v1.ValidatingAdmissionPolicy", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 18, field: 0 },
         Slot { name: "items", message: 18, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec", form: Object, go_name: "ValidatingAdmissionPolicySpec", known: false, fields: &[
-        Field { tag: 1, json: "paramKind", ty: Msg(8), shape: One, go: "v1.ParamKind", go_element: "v1.ParamKind", go_flags: 0 },
-        Field { tag: 2, json: "matchConstraints", ty: Msg(3), shape: One, go: "v1.MatchResources", go_element: "v1.MatchResources", go_flags: 0 },
-        Field { tag: 3, json: "validations", ty: Msg(24), shape: Repeated, go: "[]v1.Validation", go_element: "v1.Validation", go_flags: 0 },
-        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "auditAnnotations", ty: Msg(0), shape: Repeated, go: "[]v1.AuditAnnotation", go_element: "v1.AuditAnnotation", go_flags: 0 },
-        Field { tag: 6, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 0 },
-        Field { tag: 7, json: "variables", ty: Msg(25), shape: Repeated, go: "[]v1.Variable", go_element: "v1.Variable", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec", form: Object, go_name: "ValidatingAdmissionPolicySpec", known: true, fields: &[
+        Field { tag: 1, json: "paramKind", ty: Msg(8), shape: One, go: "v1.ParamKind", go_element: "v1.ParamKind", go_flags: 7 },
+        Field { tag: 2, json: "matchConstraints", ty: Msg(3), shape: One, go: "v1.MatchResources", go_element: "v1.MatchResources", go_flags: 7 },
+        Field { tag: 3, json: "validations", ty: Msg(24), shape: Repeated, go: "[]v1.Validation", go_element: "v1.Validation", go_flags: 5 },
+        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "v1.FailurePolicyType", go_element: "v1.FailurePolicyType", go_flags: 7 },
+        Field { tag: 5, json: "auditAnnotations", ty: Msg(0), shape: Repeated, go: "[]v1.AuditAnnotation", go_element: "v1.AuditAnnotation", go_flags: 5 },
+        Field { tag: 6, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 5 },
+        Field { tag: 7, json: "variables", ty: Msg(25), shape: Repeated, go: "[]v1.Variable", go_element: "v1.Variable", go_flags: 5 },
     ], json: &[
         Slot { name: "paramKind", message: 19, field: 0 },
         Slot { name: "matchConstraints", message: 19, field: 1 },
@@ -202,27 +206,27 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "matchConditions", message: 19, field: 5 },
         Slot { name: "variables", message: 19, field: 6 },
     ], by_name: &[4, 3, 5, 1, 0, 2, 6] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus", form: Object, go_name: "ValidatingAdmissionPolicyStatus", known: false, fields: &[
-        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 2, json: "typeChecking", ty: Msg(13), shape: One, go: "v1.TypeChecking", go_element: "v1.TypeChecking", go_flags: 0 },
-        Field { tag: 3, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus", form: Object, go_name: "ValidatingAdmissionPolicyStatus", known: true, fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 2, json: "typeChecking", ty: Msg(13), shape: One, go: "v1.TypeChecking", go_element: "v1.TypeChecking", go_flags: 7 },
+        Field { tag: 3, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 5 },
     ], json: &[
         Slot { name: "observedGeneration", message: 20, field: 0 },
         Slot { name: "typeChecking", message: 20, field: 1 },
         Slot { name: "conditions", message: 20, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhook", form: Object, go_name: "ValidatingWebhook", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "clientConfig", ty: Msg(26), shape: One, go: "v1.WebhookClientConfig", go_element: "v1.WebhookClientConfig", go_flags: 0 },
-        Field { tag: 3, json: "rules", ty: Msg(11), shape: Repeated, go: "[]v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 0 },
-        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 6, json: "sideEffects", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "admissionReviewVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "matchPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 11, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhook", form: Object, go_name: "ValidatingWebhook", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "clientConfig", ty: Msg(26), shape: One, go: "v1.WebhookClientConfig", go_element: "v1.WebhookClientConfig", go_flags: 1 },
+        Field { tag: 3, json: "rules", ty: Msg(11), shape: Repeated, go: "[]v1.RuleWithOperations", go_element: "v1.RuleWithOperations", go_flags: 5 },
+        Field { tag: 4, json: "failurePolicy", ty: String, shape: One, go: "v1.FailurePolicyType", go_element: "v1.FailurePolicyType", go_flags: 7 },
+        Field { tag: 5, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 6, json: "sideEffects", ty: String, shape: One, go: "v1.SideEffectClass", go_element: "v1.SideEffectClass", go_flags: 3 },
+        Field { tag: 7, json: "timeoutSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 8, json: "admissionReviewVersions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 9, json: "matchPolicy", ty: String, shape: One, go: "v1.MatchPolicyType", go_element: "v1.MatchPolicyType", go_flags: 7 },
+        Field { tag: 10, json: "objectSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 11, json: "matchConditions", ty: Msg(2), shape: Repeated, go: "[]v1.MatchCondition", go_element: "v1.MatchCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 21, field: 0 },
         Slot { name: "clientConfig", message: 21, field: 1 },
@@ -236,59 +240,59 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "admissionReviewVersions", message: 21, field: 7 },
         Slot { name: "matchConditions", message: 21, field: 10 },
     ], by_name: &[9, 1, 3, 10, 4, 0, 5, 6, 2, 7, 8] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration", form: Object, go_name: "ValidatingWebhookConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "webhooks", ty: Msg(21), shape: Repeated, go: "[]v1.ValidatingWebhook", go_element: "v1.ValidatingWebhook", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration", form: Object, go_name: "ValidatingWebhookConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "webhooks", ty: Msg(21), shape: Repeated, go: "[]v1.ValidatingWebhook", go_element: "v1.ValidatingWebhook", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 22, field: 0 },
         Slot { name: "webhooks", message: 22, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList", form: Object, go_name: "ValidatingWebhookConfigurationList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(22), shape: Repeated, go: "[]v1.ValidatingWebhookConfiguration", go_element: "v1.ValidatingWebhookConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList", form: Object, go_name: "ValidatingWebhookConfigurationList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(22), shape: Repeated, go: "[]v1.ValidatingWebhookConfiguration", go_element: "v1.ValidatingWebhookConfiguration", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 23, field: 0 },
         Slot { name: "items", message: 23, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.Validation", form: Object, go_name: "Validation", known: false, fields: &[
-        Field { tag: 1, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "messageExpression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.Validation", form: Object, go_name: "Validation", known: true, fields: &[
+        Field { tag: 1, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "reason", ty: String, shape: One, go: "v1.StatusReason", go_element: "v1.StatusReason", go_flags: 7 },
+        Field { tag: 4, json: "messageExpression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "expression", message: 24, field: 0 },
         Slot { name: "message", message: 24, field: 1 },
         Slot { name: "reason", message: 24, field: 2 },
         Slot { name: "messageExpression", message: 24, field: 3 },
     ], by_name: &[0, 1, 3, 2] },
-    Message { name: "io.k8s.api.admissionregistration.v1.Variable", form: Object, go_name: "Variable", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.Variable", form: Object, go_name: "Variable", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 25, field: 0 },
         Slot { name: "expression", message: 25, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.admissionregistration.v1.WebhookClientConfig", form: Object, go_name: "WebhookClientConfig", known: false, fields: &[
-        Field { tag: 1, json: "service", ty: Msg(12), shape: One, go: "v1.ServiceReference", go_element: "v1.ServiceReference", go_flags: 0 },
-        Field { tag: 2, json: "caBundle", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 0 },
-        Field { tag: 3, json: "url", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.admissionregistration.v1.WebhookClientConfig", form: Object, go_name: "WebhookClientConfig", known: true, fields: &[
+        Field { tag: 1, json: "service", ty: Msg(12), shape: One, go: "v1.ServiceReference", go_element: "v1.ServiceReference", go_flags: 7 },
+        Field { tag: 2, json: "caBundle", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 5 },
+        Field { tag: 3, json: "url", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "url", message: 26, field: 2 },
         Slot { name: "service", message: 26, field: 0 },
         Slot { name: "caBundle", message: 26, field: 1 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.apps.v1.ControllerRevision", form: Object, go_name: "ControllerRevision", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "data", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 0 },
-        Field { tag: 3, json: "revision", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.ControllerRevision", form: Object, go_name: "ControllerRevision", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "data", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 5 },
+        Field { tag: 3, json: "revision", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 27, field: 0 },
         Slot { name: "data", message: 27, field: 1 },
         Slot { name: "revision", message: 27, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.apps.v1.ControllerRevisionList", form: Object, go_name: "ControllerRevisionList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(27), shape: Repeated, go: "[]v1.ControllerRevision", go_element: "v1.ControllerRevision", go_flags: 0 },
+    Message { name: "io.k8s.api.apps.v1.ControllerRevisionList", form: Object, go_name: "ControllerRevisionList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(27), shape: Repeated, go: "[]v1.ControllerRevision", go_element: "v1.ControllerRevision", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 28, field: 0 },
         Slot { name: "items", message: 28, field: 1 },
@@ -617,48 +621,48 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "type", message: 56, field: 0 },
         Slot { name: "rollingUpdate", message: 56, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v1.CrossVersionObjectReference", form: Object, go_name: "CrossVersionObjectReference", known: false, fields: &[
-        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.CrossVersionObjectReference", form: Object, go_name: "CrossVersionObjectReference", known: true, fields: &[
+        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "kind", message: 57, field: 0 },
         Slot { name: "name", message: 57, field: 1 },
         Slot { name: "apiVersion", message: 57, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler", form: Object, go_name: "HorizontalPodAutoscaler", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(60), shape: One, go: "v1.HorizontalPodAutoscalerSpec", go_element: "v1.HorizontalPodAutoscalerSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(61), shape: One, go: "v1.HorizontalPodAutoscalerStatus", go_element: "v1.HorizontalPodAutoscalerStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler", form: Object, go_name: "HorizontalPodAutoscaler", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(60), shape: One, go: "v1.HorizontalPodAutoscalerSpec", go_element: "v1.HorizontalPodAutoscalerSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(61), shape: One, go: "v1.HorizontalPodAutoscalerStatus", go_element: "v1.HorizontalPodAutoscalerStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 58, field: 0 },
         Slot { name: "spec", message: 58, field: 1 },
         Slot { name: "status", message: 58, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList", form: Object, go_name: "HorizontalPodAutoscalerList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(58), shape: Repeated, go: "[]v1.HorizontalPodAutoscaler", go_element: "v1.HorizontalPodAutoscaler", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList", form: Object, go_name: "HorizontalPodAutoscalerList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(58), shape: Repeated, go: "[]v1.HorizontalPodAutoscaler", go_element: "v1.HorizontalPodAutoscaler", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 59, field: 0 },
         Slot { name: "items", message: 59, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec", form: Object, go_name: "HorizontalPodAutoscalerSpec", known: false, fields: &[
-        Field { tag: 1, json: "scaleTargetRef", ty: Msg(57), shape: One, go: "v1.CrossVersionObjectReference", go_element: "v1.CrossVersionObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "minReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "maxReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "targetCPUUtilizationPercentage", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec", form: Object, go_name: "HorizontalPodAutoscalerSpec", known: true, fields: &[
+        Field { tag: 1, json: "scaleTargetRef", ty: Msg(57), shape: One, go: "v1.CrossVersionObjectReference", go_element: "v1.CrossVersionObjectReference", go_flags: 1 },
+        Field { tag: 2, json: "minReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 3, json: "maxReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "targetCPUUtilizationPercentage", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "scaleTargetRef", message: 60, field: 0 },
         Slot { name: "minReplicas", message: 60, field: 1 },
         Slot { name: "maxReplicas", message: 60, field: 2 },
         Slot { name: "targetCPUUtilizationPercentage", message: 60, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus", form: Object, go_name: "HorizontalPodAutoscalerStatus", known: false, fields: &[
-        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 2, json: "lastScaleTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 3, json: "currentReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "desiredReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "currentCPUUtilizationPercentage", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus", form: Object, go_name: "HorizontalPodAutoscalerStatus", known: true, fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 2, json: "lastScaleTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
+        Field { tag: 3, json: "currentReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "desiredReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 5, json: "currentCPUUtilizationPercentage", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "observedGeneration", message: 61, field: 0 },
         Slot { name: "lastScaleTime", message: 61, field: 1 },
@@ -687,89 +691,89 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "replicas", message: 64, field: 0 },
         Slot { name: "selector", message: 64, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricSource", form: Object, go_name: "ContainerResourceMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
-        Field { tag: 3, json: "container", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricSource", form: Object, go_name: "ContainerResourceMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.ResourceName", go_element: "v1.ResourceName", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
+        Field { tag: 3, json: "container", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 65, field: 0 },
         Slot { name: "target", message: 65, field: 1 },
         Slot { name: "container", message: 65, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus", form: Object, go_name: "ContainerResourceMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
-        Field { tag: 3, json: "container", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus", form: Object, go_name: "ContainerResourceMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.ResourceName", go_element: "v1.ResourceName", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
+        Field { tag: 3, json: "container", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 66, field: 0 },
         Slot { name: "current", message: 66, field: 1 },
         Slot { name: "container", message: 66, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.CrossVersionObjectReference", form: Object, go_name: "CrossVersionObjectReference", known: false, fields: &[
-        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.CrossVersionObjectReference", form: Object, go_name: "CrossVersionObjectReference", known: true, fields: &[
+        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "apiVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "kind", message: 67, field: 0 },
         Slot { name: "name", message: 67, field: 1 },
         Slot { name: "apiVersion", message: 67, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ExternalMetricSource", form: Object, go_name: "ExternalMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ExternalMetricSource", form: Object, go_name: "ExternalMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 68, field: 0 },
         Slot { name: "target", message: 68, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ExternalMetricStatus", form: Object, go_name: "ExternalMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ExternalMetricStatus", form: Object, go_name: "ExternalMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 69, field: 0 },
         Slot { name: "current", message: 69, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.HPAScalingPolicy", form: Object, go_name: "HPAScalingPolicy", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "periodSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HPAScalingPolicy", form: Object, go_name: "HPAScalingPolicy", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.HPAScalingPolicyType", go_element: "v2.HPAScalingPolicyType", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "periodSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 70, field: 0 },
         Slot { name: "value", message: 70, field: 1 },
         Slot { name: "periodSeconds", message: 70, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.HPAScalingRules", form: Object, go_name: "HPAScalingRules", known: false, fields: &[
-        Field { tag: 1, json: "selectPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "policies", ty: Msg(70), shape: Repeated, go: "[]v2.HPAScalingPolicy", go_element: "v2.HPAScalingPolicy", go_flags: 0 },
-        Field { tag: 3, json: "stabilizationWindowSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "tolerance", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HPAScalingRules", form: Object, go_name: "HPAScalingRules", known: true, fields: &[
+        Field { tag: 1, json: "selectPolicy", ty: String, shape: One, go: "v2.ScalingPolicySelect", go_element: "v2.ScalingPolicySelect", go_flags: 7 },
+        Field { tag: 2, json: "policies", ty: Msg(70), shape: Repeated, go: "[]v2.HPAScalingPolicy", go_element: "v2.HPAScalingPolicy", go_flags: 5 },
+        Field { tag: 3, json: "stabilizationWindowSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 4, json: "tolerance", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
     ], json: &[
         Slot { name: "stabilizationWindowSeconds", message: 71, field: 2 },
         Slot { name: "selectPolicy", message: 71, field: 0 },
         Slot { name: "policies", message: 71, field: 1 },
         Slot { name: "tolerance", message: 71, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", form: Object, go_name: "HorizontalPodAutoscaler", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(76), shape: One, go: "v2.HorizontalPodAutoscalerSpec", go_element: "v2.HorizontalPodAutoscalerSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(77), shape: One, go: "v2.HorizontalPodAutoscalerStatus", go_element: "v2.HorizontalPodAutoscalerStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", form: Object, go_name: "HorizontalPodAutoscaler", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(76), shape: One, go: "v2.HorizontalPodAutoscalerSpec", go_element: "v2.HorizontalPodAutoscalerSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(77), shape: One, go: "v2.HorizontalPodAutoscalerStatus", go_element: "v2.HorizontalPodAutoscalerStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 72, field: 0 },
         Slot { name: "spec", message: 72, field: 1 },
         Slot { name: "status", message: 72, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior", form: Object, go_name: "HorizontalPodAutoscalerBehavior", known: false, fields: &[
-        Field { tag: 1, json: "scaleUp", ty: Msg(71), shape: One, go: "v2.HPAScalingRules", go_element: "v2.HPAScalingRules", go_flags: 0 },
-        Field { tag: 2, json: "scaleDown", ty: Msg(71), shape: One, go: "v2.HPAScalingRules", go_element: "v2.HPAScalingRules", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior", form: Object, go_name: "HorizontalPodAutoscalerBehavior", known: true, fields: &[
+        Field { tag: 1, json: "scaleUp", ty: Msg(71), shape: One, go: "v2.HPAScalingRules", go_element: "v2.HPAScalingRules", go_flags: 7 },
+        Field { tag: 2, json: "scaleDown", ty: Msg(71), shape: One, go: "v2.HPAScalingRules", go_element: "v2.HPAScalingRules", go_flags: 7 },
     ], json: &[
         Slot { name: "scaleUp", message: 73, field: 0 },
         Slot { name: "scaleDown", message: 73, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition", form: Object, go_name: "HorizontalPodAutoscalerCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition", form: Object, go_name: "HorizontalPodAutoscalerCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.HorizontalPodAutoscalerConditionType", go_element: "v2.HorizontalPodAutoscalerConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 74, field: 0 },
         Slot { name: "status", message: 74, field: 1 },
@@ -777,19 +781,19 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 74, field: 3 },
         Slot { name: "message", message: 74, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList", form: Object, go_name: "HorizontalPodAutoscalerList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(72), shape: Repeated, go: "[]v2.HorizontalPodAutoscaler", go_element: "v2.HorizontalPodAutoscaler", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList", form: Object, go_name: "HorizontalPodAutoscalerList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(72), shape: Repeated, go: "[]v2.HorizontalPodAutoscaler", go_element: "v2.HorizontalPodAutoscaler", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 75, field: 0 },
         Slot { name: "items", message: 75, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec", form: Object, go_name: "HorizontalPodAutoscalerSpec", known: false, fields: &[
-        Field { tag: 1, json: "scaleTargetRef", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "minReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "maxReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "metrics", ty: Msg(79), shape: Repeated, go: "[]v2.MetricSpec", go_element: "v2.MetricSpec", go_flags: 0 },
-        Field { tag: 5, json: "behavior", ty: Msg(73), shape: One, go: "v2.HorizontalPodAutoscalerBehavior", go_element: "v2.HorizontalPodAutoscalerBehavior", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec", form: Object, go_name: "HorizontalPodAutoscalerSpec", known: true, fields: &[
+        Field { tag: 1, json: "scaleTargetRef", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 1 },
+        Field { tag: 2, json: "minReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 3, json: "maxReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 4, json: "metrics", ty: Msg(79), shape: Repeated, go: "[]v2.MetricSpec", go_element: "v2.MetricSpec", go_flags: 5 },
+        Field { tag: 5, json: "behavior", ty: Msg(73), shape: One, go: "v2.HorizontalPodAutoscalerBehavior", go_element: "v2.HorizontalPodAutoscalerBehavior", go_flags: 7 },
     ], json: &[
         Slot { name: "scaleTargetRef", message: 76, field: 0 },
         Slot { name: "minReplicas", message: 76, field: 1 },
@@ -812,20 +816,20 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "currentMetrics", message: 77, field: 4 },
         Slot { name: "conditions", message: 77, field: 5 },
     ], by_name: &[5, 4, 2, 3, 1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricIdentifier", form: Object, go_name: "MetricIdentifier", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricIdentifier", form: Object, go_name: "MetricIdentifier", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 78, field: 0 },
         Slot { name: "selector", message: 78, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricSpec", form: Object, go_name: "MetricSpec", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "object", ty: Msg(83), shape: One, go: "v2.ObjectMetricSource", go_element: "v2.ObjectMetricSource", go_flags: 0 },
-        Field { tag: 3, json: "pods", ty: Msg(85), shape: One, go: "v2.PodsMetricSource", go_element: "v2.PodsMetricSource", go_flags: 0 },
-        Field { tag: 4, json: "resource", ty: Msg(87), shape: One, go: "v2.ResourceMetricSource", go_element: "v2.ResourceMetricSource", go_flags: 0 },
-        Field { tag: 5, json: "external", ty: Msg(68), shape: One, go: "v2.ExternalMetricSource", go_element: "v2.ExternalMetricSource", go_flags: 0 },
-        Field { tag: 7, json: "containerResource", ty: Msg(65), shape: One, go: "v2.ContainerResourceMetricSource", go_element: "v2.ContainerResourceMetricSource", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricSpec", form: Object, go_name: "MetricSpec", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.MetricSourceType", go_element: "v2.MetricSourceType", go_flags: 1 },
+        Field { tag: 2, json: "object", ty: Msg(83), shape: One, go: "v2.ObjectMetricSource", go_element: "v2.ObjectMetricSource", go_flags: 7 },
+        Field { tag: 3, json: "pods", ty: Msg(85), shape: One, go: "v2.PodsMetricSource", go_element: "v2.PodsMetricSource", go_flags: 7 },
+        Field { tag: 4, json: "resource", ty: Msg(87), shape: One, go: "v2.ResourceMetricSource", go_element: "v2.ResourceMetricSource", go_flags: 7 },
+        Field { tag: 5, json: "external", ty: Msg(68), shape: One, go: "v2.ExternalMetricSource", go_element: "v2.ExternalMetricSource", go_flags: 7 },
+        Field { tag: 7, json: "containerResource", ty: Msg(65), shape: One, go: "v2.ContainerResourceMetricSource", go_element: "v2.ContainerResourceMetricSource", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 79, field: 0 },
         Slot { name: "object", message: 79, field: 1 },
@@ -834,13 +838,13 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "containerResource", message: 79, field: 5 },
         Slot { name: "external", message: 79, field: 4 },
     ], by_name: &[4, 5, 1, 2, 3, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricStatus", form: Object, go_name: "MetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "object", ty: Msg(84), shape: One, go: "v2.ObjectMetricStatus", go_element: "v2.ObjectMetricStatus", go_flags: 0 },
-        Field { tag: 3, json: "pods", ty: Msg(86), shape: One, go: "v2.PodsMetricStatus", go_element: "v2.PodsMetricStatus", go_flags: 0 },
-        Field { tag: 4, json: "resource", ty: Msg(88), shape: One, go: "v2.ResourceMetricStatus", go_element: "v2.ResourceMetricStatus", go_flags: 0 },
-        Field { tag: 5, json: "external", ty: Msg(69), shape: One, go: "v2.ExternalMetricStatus", go_element: "v2.ExternalMetricStatus", go_flags: 0 },
-        Field { tag: 7, json: "containerResource", ty: Msg(66), shape: One, go: "v2.ContainerResourceMetricStatus", go_element: "v2.ContainerResourceMetricStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricStatus", form: Object, go_name: "MetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.MetricSourceType", go_element: "v2.MetricSourceType", go_flags: 1 },
+        Field { tag: 2, json: "object", ty: Msg(84), shape: One, go: "v2.ObjectMetricStatus", go_element: "v2.ObjectMetricStatus", go_flags: 7 },
+        Field { tag: 3, json: "pods", ty: Msg(86), shape: One, go: "v2.PodsMetricStatus", go_element: "v2.PodsMetricStatus", go_flags: 7 },
+        Field { tag: 4, json: "resource", ty: Msg(88), shape: One, go: "v2.ResourceMetricStatus", go_element: "v2.ResourceMetricStatus", go_flags: 7 },
+        Field { tag: 5, json: "external", ty: Msg(69), shape: One, go: "v2.ExternalMetricStatus", go_element: "v2.ExternalMetricStatus", go_flags: 7 },
+        Field { tag: 7, json: "containerResource", ty: Msg(66), shape: One, go: "v2.ContainerResourceMetricStatus", go_element: "v2.ContainerResourceMetricStatus", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 80, field: 0 },
         Slot { name: "object", message: 80, field: 1 },
@@ -849,68 +853,68 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "containerResource", message: 80, field: 5 },
         Slot { name: "external", message: 80, field: 4 },
     ], by_name: &[4, 5, 1, 2, 3, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricTarget", form: Object, go_name: "MetricTarget", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "averageValue", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 4, json: "averageUtilization", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricTarget", form: Object, go_name: "MetricTarget", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v2.MetricTargetType", go_element: "v2.MetricTargetType", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 3, json: "averageValue", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 4, json: "averageUtilization", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 81, field: 0 },
         Slot { name: "value", message: 81, field: 1 },
         Slot { name: "averageValue", message: 81, field: 2 },
         Slot { name: "averageUtilization", message: 81, field: 3 },
     ], by_name: &[3, 2, 0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.MetricValueStatus", form: Object, go_name: "MetricValueStatus", known: false, fields: &[
-        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "averageValue", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "averageUtilization", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.MetricValueStatus", form: Object, go_name: "MetricValueStatus", known: true, fields: &[
+        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 2, json: "averageValue", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 3, json: "averageUtilization", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "value", message: 82, field: 0 },
         Slot { name: "averageValue", message: 82, field: 1 },
         Slot { name: "averageUtilization", message: 82, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.ObjectMetricSource", form: Object, go_name: "ObjectMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "describedObject", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
-        Field { tag: 3, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ObjectMetricSource", form: Object, go_name: "ObjectMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "describedObject", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
+        Field { tag: 3, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
     ], json: &[
         Slot { name: "describedObject", message: 83, field: 0 },
         Slot { name: "target", message: 83, field: 1 },
         Slot { name: "metric", message: 83, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ObjectMetricStatus", form: Object, go_name: "ObjectMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
-        Field { tag: 3, json: "describedObject", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ObjectMetricStatus", form: Object, go_name: "ObjectMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
+        Field { tag: 3, json: "describedObject", ty: Msg(67), shape: One, go: "v2.CrossVersionObjectReference", go_element: "v2.CrossVersionObjectReference", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 84, field: 0 },
         Slot { name: "current", message: 84, field: 1 },
         Slot { name: "describedObject", message: 84, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.PodsMetricSource", form: Object, go_name: "PodsMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.PodsMetricSource", form: Object, go_name: "PodsMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 85, field: 0 },
         Slot { name: "target", message: 85, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.PodsMetricStatus", form: Object, go_name: "PodsMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.PodsMetricStatus", form: Object, go_name: "PodsMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "metric", ty: Msg(78), shape: One, go: "v2.MetricIdentifier", go_element: "v2.MetricIdentifier", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "metric", message: 86, field: 0 },
         Slot { name: "current", message: 86, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.autoscaling.v2.ResourceMetricSource", form: Object, go_name: "ResourceMetricSource", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ResourceMetricSource", form: Object, go_name: "ResourceMetricSource", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.ResourceName", go_element: "v1.ResourceName", go_flags: 1 },
+        Field { tag: 2, json: "target", ty: Msg(81), shape: One, go: "v2.MetricTarget", go_element: "v2.MetricTarget", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 87, field: 0 },
         Slot { name: "target", message: 87, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.autoscaling.v2.ResourceMetricStatus", form: Object, go_name: "ResourceMetricStatus", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.autoscaling.v2.ResourceMetricStatus", form: Object, go_name: "ResourceMetricStatus", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "v1.ResourceName", go_element: "v1.ResourceName", go_flags: 1 },
+        Field { tag: 2, json: "current", ty: Msg(82), shape: One, go: "v2.MetricValueStatus", go_element: "v2.MetricValueStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 88, field: 0 },
         Slot { name: "current", message: 88, field: 1 },
@@ -1071,9 +1075,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "operator", message: 100, field: 1 },
         Slot { name: "values", message: 100, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern", form: Object, go_name: "PodFailurePolicyOnPodConditionsPattern", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern", form: Object, go_name: "PodFailurePolicyOnPodConditionsPattern", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.PodConditionType", go_element: "v1.PodConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 101, field: 0 },
         Slot { name: "status", message: 101, field: 1 },
@@ -1106,22 +1110,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "succeeded", message: 105, field: 0 },
         Slot { name: "failed", message: 105, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequest", form: Object, go_name: "CertificateSigningRequest", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(109), shape: One, go: "v1.CertificateSigningRequestSpec", go_element: "v1.CertificateSigningRequestSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(110), shape: One, go: "v1.CertificateSigningRequestStatus", go_element: "v1.CertificateSigningRequestStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequest", form: Object, go_name: "CertificateSigningRequest", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(109), shape: One, go: "v1.CertificateSigningRequestSpec", go_element: "v1.CertificateSigningRequestSpec", go_flags: 1 },
+        Field { tag: 3, json: "status", ty: Msg(110), shape: One, go: "v1.CertificateSigningRequestStatus", go_element: "v1.CertificateSigningRequestStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 106, field: 0 },
         Slot { name: "spec", message: 106, field: 1 },
         Slot { name: "status", message: 106, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestCondition", form: Object, go_name: "CertificateSigningRequestCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "lastUpdateTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 5, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 6, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestCondition", form: Object, go_name: "CertificateSigningRequestCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.RequestConditionType", go_element: "v1.RequestConditionType", go_flags: 1 },
+        Field { tag: 2, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "lastUpdateTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 5, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 6, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 107, field: 0 },
         Slot { name: "status", message: 107, field: 5 },
@@ -1130,22 +1134,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "lastUpdateTime", message: 107, field: 3 },
         Slot { name: "lastTransitionTime", message: 107, field: 4 },
     ], by_name: &[5, 4, 3, 2, 1, 0] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestList", form: Object, go_name: "CertificateSigningRequestList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(106), shape: Repeated, go: "[]v1.CertificateSigningRequest", go_element: "v1.CertificateSigningRequest", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestList", form: Object, go_name: "CertificateSigningRequestList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(106), shape: Repeated, go: "[]v1.CertificateSigningRequest", go_element: "v1.CertificateSigningRequest", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 108, field: 0 },
         Slot { name: "items", message: 108, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestSpec", form: Object, go_name: "CertificateSigningRequestSpec", known: false, fields: &[
-        Field { tag: 1, json: "request", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 0 },
-        Field { tag: 2, json: "username", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "groups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "usages", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "extra", ty: Msg(111), shape: Map, go: "map[string]v1.ExtraValue", go_element: "v1.ExtraValue", go_flags: 0 },
-        Field { tag: 7, json: "signerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "expirationSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestSpec", form: Object, go_name: "CertificateSigningRequestSpec", known: true, fields: &[
+        Field { tag: 1, json: "request", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 1 },
+        Field { tag: 2, json: "username", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "groups", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "usages", ty: String, shape: Repeated, go: "[]v1.KeyUsage", go_element: "v1.KeyUsage", go_flags: 5 },
+        Field { tag: 6, json: "extra", ty: Msg(111), shape: Map, go: "map[string]v1.ExtraValue", go_element: "v1.ExtraValue", go_flags: 5 },
+        Field { tag: 7, json: "signerName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 8, json: "expirationSeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "request", message: 109, field: 0 },
         Slot { name: "signerName", message: 109, field: 6 },
@@ -1156,9 +1160,9 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "groups", message: 109, field: 3 },
         Slot { name: "extra", message: 109, field: 5 },
     ], by_name: &[2, 7, 6, 0, 1, 5, 3, 4] },
-    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestStatus", form: Object, go_name: "CertificateSigningRequestStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(107), shape: Repeated, go: "[]v1.CertificateSigningRequestCondition", go_element: "v1.CertificateSigningRequestCondition", go_flags: 0 },
-        Field { tag: 2, json: "certificate", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 0 },
+    Message { name: "io.k8s.api.certificates.v1.CertificateSigningRequestStatus", form: Object, go_name: "CertificateSigningRequestStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(107), shape: Repeated, go: "[]v1.CertificateSigningRequestCondition", go_element: "v1.CertificateSigningRequestCondition", go_flags: 5 },
+        Field { tag: 2, json: "certificate", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 110, field: 0 },
         Slot { name: "certificate", message: 110, field: 1 },
@@ -1388,27 +1392,27 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "optional", message: 131, field: 4 },
         Slot { name: "path", message: 131, field: 3 },
     ], by_name: &[2, 0, 3, 4, 1] },
-    Message { name: "io.k8s.api.core.v1.ComponentCondition", form: Object, go_name: "ComponentCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ComponentCondition", form: Object, go_name: "ComponentCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.ComponentConditionType", go_element: "v1.ComponentConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 132, field: 0 },
         Slot { name: "status", message: 132, field: 1 },
         Slot { name: "message", message: 132, field: 2 },
         Slot { name: "error", message: 132, field: 3 },
     ], by_name: &[3, 2, 1, 0] },
-    Message { name: "io.k8s.api.core.v1.ComponentStatus", form: Object, go_name: "ComponentStatus", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "conditions", ty: Msg(132), shape: Repeated, go: "[]v1.ComponentCondition", go_element: "v1.ComponentCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ComponentStatus", form: Object, go_name: "ComponentStatus", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "conditions", ty: Msg(132), shape: Repeated, go: "[]v1.ComponentCondition", go_element: "v1.ComponentCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 133, field: 0 },
         Slot { name: "conditions", message: 133, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ComponentStatusList", form: Object, go_name: "ComponentStatusList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(133), shape: Repeated, go: "[]v1.ComponentStatus", go_element: "v1.ComponentStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ComponentStatusList", form: Object, go_name: "ComponentStatusList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(133), shape: Repeated, go: "[]v1.ComponentStatus", go_element: "v1.ComponentStatus", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 134, field: 0 },
         Slot { name: "items", message: 134, field: 1 },
@@ -1447,12 +1451,12 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "metadata", message: 138, field: 0 },
         Slot { name: "items", message: 138, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ConfigMapNodeConfigSource", form: Object, go_name: "ConfigMapNodeConfigSource", known: false, fields: &[
-        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "kubeletConfigKey", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ConfigMapNodeConfigSource", form: Object, go_name: "ConfigMapNodeConfigSource", known: true, fields: &[
+        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "uid", ty: String, shape: One, go: "types.UID", go_element: "types.UID", go_flags: 5 },
+        Field { tag: 4, json: "resourceVersion", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "kubeletConfigKey", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "namespace", message: 139, field: 0 },
         Slot { name: "name", message: 139, field: 1 },
@@ -2147,20 +2151,20 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "tcpSocket", message: 196, field: 2 },
         Slot { name: "sleep", message: 196, field: 3 },
     ], by_name: &[0, 1, 3, 2] },
-    Message { name: "io.k8s.api.core.v1.LimitRange", form: Object, go_name: "LimitRange", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(200), shape: One, go: "v1.LimitRangeSpec", go_element: "v1.LimitRangeSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LimitRange", form: Object, go_name: "LimitRange", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(200), shape: One, go: "v1.LimitRangeSpec", go_element: "v1.LimitRangeSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 197, field: 0 },
         Slot { name: "spec", message: 197, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.LimitRangeItem", form: Object, go_name: "LimitRangeItem", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "max", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "min", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 4, json: "default", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 5, json: "defaultRequest", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 6, json: "maxLimitRequestRatio", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LimitRangeItem", form: Object, go_name: "LimitRangeItem", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.LimitType", go_element: "v1.LimitType", go_flags: 1 },
+        Field { tag: 2, json: "max", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 3, json: "min", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 4, json: "default", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 5, json: "defaultRequest", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 6, json: "maxLimitRequestRatio", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 198, field: 0 },
         Slot { name: "max", message: 198, field: 1 },
@@ -2169,15 +2173,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "defaultRequest", message: 198, field: 4 },
         Slot { name: "maxLimitRequestRatio", message: 198, field: 5 },
     ], by_name: &[3, 4, 1, 5, 2, 0] },
-    Message { name: "io.k8s.api.core.v1.LimitRangeList", form: Object, go_name: "LimitRangeList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(197), shape: Repeated, go: "[]v1.LimitRange", go_element: "v1.LimitRange", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LimitRangeList", form: Object, go_name: "LimitRangeList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(197), shape: Repeated, go: "[]v1.LimitRange", go_element: "v1.LimitRange", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 199, field: 0 },
         Slot { name: "items", message: 199, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.LimitRangeSpec", form: Object, go_name: "LimitRangeSpec", known: false, fields: &[
-        Field { tag: 1, json: "limits", ty: Msg(198), shape: Repeated, go: "[]v1.LimitRangeItem", go_element: "v1.LimitRangeItem", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.LimitRangeSpec", form: Object, go_name: "LimitRangeSpec", known: true, fields: &[
+        Field { tag: 1, json: "limits", ty: Msg(198), shape: Repeated, go: "[]v1.LimitRangeItem", go_element: "v1.LimitRangeItem", go_flags: 1 },
     ], json: &[
         Slot { name: "limits", message: 200, field: 0 },
     ], by_name: &[0] },
@@ -2313,16 +2317,16 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 216, field: 4 },
         Slot { name: "message", message: 216, field: 5 },
     ], by_name: &[2, 3, 5, 4, 1, 0] },
-    Message { name: "io.k8s.api.core.v1.NodeConfigSource", form: Object, go_name: "NodeConfigSource", known: false, fields: &[
-        Field { tag: 2, json: "configMap", ty: Msg(139), shape: One, go: "v1.ConfigMapNodeConfigSource", go_element: "v1.ConfigMapNodeConfigSource", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeConfigSource", form: Object, go_name: "NodeConfigSource", known: true, fields: &[
+        Field { tag: 2, json: "configMap", ty: Msg(139), shape: One, go: "v1.ConfigMapNodeConfigSource", go_element: "v1.ConfigMapNodeConfigSource", go_flags: 7 },
     ], json: &[
         Slot { name: "configMap", message: 217, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.NodeConfigStatus", form: Object, go_name: "NodeConfigStatus", known: false, fields: &[
-        Field { tag: 1, json: "assigned", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 0 },
-        Field { tag: 2, json: "active", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 0 },
-        Field { tag: 3, json: "lastKnownGood", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 0 },
-        Field { tag: 4, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.NodeConfigStatus", form: Object, go_name: "NodeConfigStatus", known: true, fields: &[
+        Field { tag: 1, json: "assigned", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 7 },
+        Field { tag: 2, json: "active", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 7 },
+        Field { tag: 3, json: "lastKnownGood", ty: Msg(217), shape: One, go: "v1.NodeConfigSource", go_element: "v1.NodeConfigSource", go_flags: 7 },
+        Field { tag: 4, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "assigned", message: 218, field: 0 },
         Slot { name: "active", message: 218, field: 1 },
@@ -2990,16 +2994,16 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "allocatedResources", message: 264, field: 18 },
         Slot { name: "resources", message: 264, field: 19 },
     ], by_name: &[18, 2, 12, 14, 17, 6, 7, 11, 3, 5, 0, 1, 8, 9, 13, 4, 15, 16, 19, 10] },
-    Message { name: "io.k8s.api.core.v1.PodTemplate", form: Object, go_name: "PodTemplate", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "template", ty: Msg(267), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodTemplate", form: Object, go_name: "PodTemplate", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "template", ty: Msg(267), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 265, field: 0 },
         Slot { name: "template", message: 265, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.PodTemplateList", form: Object, go_name: "PodTemplateList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(265), shape: Repeated, go: "[]v1.PodTemplate", go_element: "v1.PodTemplate", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.PodTemplateList", form: Object, go_name: "PodTemplateList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(265), shape: Repeated, go: "[]v1.PodTemplate", go_element: "v1.PodTemplate", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 266, field: 0 },
         Slot { name: "items", message: 266, field: 1 },
@@ -3127,21 +3131,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "secretRef", message: 276, field: 6 },
         Slot { name: "readOnly", message: 276, field: 7 },
     ], by_name: &[2, 1, 5, 0, 3, 7, 6, 4] },
-    Message { name: "io.k8s.api.core.v1.ReplicationController", form: Object, go_name: "ReplicationController", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(280), shape: One, go: "v1.ReplicationControllerSpec", go_element: "v1.ReplicationControllerSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(281), shape: One, go: "v1.ReplicationControllerStatus", go_element: "v1.ReplicationControllerStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationController", form: Object, go_name: "ReplicationController", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(280), shape: One, go: "v1.ReplicationControllerSpec", go_element: "v1.ReplicationControllerSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(281), shape: One, go: "v1.ReplicationControllerStatus", go_element: "v1.ReplicationControllerStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 277, field: 0 },
         Slot { name: "spec", message: 277, field: 1 },
         Slot { name: "status", message: 277, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.ReplicationControllerCondition", form: Object, go_name: "ReplicationControllerCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationControllerCondition", form: Object, go_name: "ReplicationControllerCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.ReplicationControllerConditionType", go_element: "v1.ReplicationControllerConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 278, field: 0 },
         Slot { name: "status", message: 278, field: 1 },
@@ -3149,31 +3153,31 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 278, field: 3 },
         Slot { name: "message", message: 278, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.core.v1.ReplicationControllerList", form: Object, go_name: "ReplicationControllerList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(277), shape: Repeated, go: "[]v1.ReplicationController", go_element: "v1.ReplicationController", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationControllerList", form: Object, go_name: "ReplicationControllerList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(277), shape: Repeated, go: "[]v1.ReplicationController", go_element: "v1.ReplicationController", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 279, field: 0 },
         Slot { name: "items", message: 279, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ReplicationControllerSpec", form: Object, go_name: "ReplicationControllerSpec", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "template", ty: Msg(267), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 0 },
-        Field { tag: 4, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationControllerSpec", form: Object, go_name: "ReplicationControllerSpec", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 2, json: "selector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "template", ty: Msg(267), shape: One, go: "v1.PodTemplateSpec", go_element: "v1.PodTemplateSpec", go_flags: 7 },
+        Field { tag: 4, json: "minReadySeconds", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
     ], json: &[
         Slot { name: "replicas", message: 280, field: 0 },
         Slot { name: "minReadySeconds", message: 280, field: 3 },
         Slot { name: "selector", message: 280, field: 1 },
         Slot { name: "template", message: 280, field: 2 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.core.v1.ReplicationControllerStatus", form: Object, go_name: "ReplicationControllerStatus", known: false, fields: &[
-        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "fullyLabeledReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 4, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 5, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 6, json: "conditions", ty: Msg(278), shape: Repeated, go: "[]v1.ReplicationControllerCondition", go_element: "v1.ReplicationControllerCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ReplicationControllerStatus", form: Object, go_name: "ReplicationControllerStatus", known: true, fields: &[
+        Field { tag: 1, json: "replicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "fullyLabeledReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 3, json: "observedGeneration", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 4, json: "readyReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 5, json: "availableReplicas", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
+        Field { tag: 6, json: "conditions", ty: Msg(278), shape: Repeated, go: "[]v1.ReplicationControllerCondition", go_element: "v1.ReplicationControllerCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "replicas", message: 281, field: 0 },
         Slot { name: "fullyLabeledReplicas", message: 281, field: 1 },
@@ -3205,34 +3209,34 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "resourceID", message: 284, field: 0 },
         Slot { name: "health", message: 284, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ResourceQuota", form: Object, go_name: "ResourceQuota", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(287), shape: One, go: "v1.ResourceQuotaSpec", go_element: "v1.ResourceQuotaSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(288), shape: One, go: "v1.ResourceQuotaStatus", go_element: "v1.ResourceQuotaStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceQuota", form: Object, go_name: "ResourceQuota", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(287), shape: One, go: "v1.ResourceQuotaSpec", go_element: "v1.ResourceQuotaSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(288), shape: One, go: "v1.ResourceQuotaStatus", go_element: "v1.ResourceQuotaStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 285, field: 0 },
         Slot { name: "spec", message: 285, field: 1 },
         Slot { name: "status", message: 285, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.ResourceQuotaList", form: Object, go_name: "ResourceQuotaList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(285), shape: Repeated, go: "[]v1.ResourceQuota", go_element: "v1.ResourceQuota", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceQuotaList", form: Object, go_name: "ResourceQuotaList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(285), shape: Repeated, go: "[]v1.ResourceQuota", go_element: "v1.ResourceQuota", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 286, field: 0 },
         Slot { name: "items", message: 286, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.core.v1.ResourceQuotaSpec", form: Object, go_name: "ResourceQuotaSpec", known: false, fields: &[
-        Field { tag: 1, json: "hard", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "scopes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "scopeSelector", ty: Msg(294), shape: One, go: "v1.ScopeSelector", go_element: "v1.ScopeSelector", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceQuotaSpec", form: Object, go_name: "ResourceQuotaSpec", known: true, fields: &[
+        Field { tag: 1, json: "hard", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 2, json: "scopes", ty: String, shape: Repeated, go: "[]v1.ResourceQuotaScope", go_element: "v1.ResourceQuotaScope", go_flags: 5 },
+        Field { tag: 3, json: "scopeSelector", ty: Msg(294), shape: One, go: "v1.ScopeSelector", go_element: "v1.ScopeSelector", go_flags: 7 },
     ], json: &[
         Slot { name: "hard", message: 287, field: 0 },
         Slot { name: "scopes", message: 287, field: 1 },
         Slot { name: "scopeSelector", message: 287, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.core.v1.ResourceQuotaStatus", form: Object, go_name: "ResourceQuotaStatus", known: false, fields: &[
-        Field { tag: 1, json: "hard", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "used", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ResourceQuotaStatus", form: Object, go_name: "ResourceQuotaStatus", known: true, fields: &[
+        Field { tag: 1, json: "hard", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 2, json: "used", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "hard", message: 288, field: 0 },
         Slot { name: "used", message: 288, field: 1 },
@@ -3310,15 +3314,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "fsType", message: 293, field: 8 },
         Slot { name: "readOnly", message: 293, field: 9 },
     ], by_name: &[8, 0, 4, 9, 2, 3, 6, 5, 1, 7] },
-    Message { name: "io.k8s.api.core.v1.ScopeSelector", form: Object, go_name: "ScopeSelector", known: false, fields: &[
-        Field { tag: 1, json: "matchExpressions", ty: Msg(295), shape: Repeated, go: "[]v1.ScopedResourceSelectorRequirement", go_element: "v1.ScopedResourceSelectorRequirement", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ScopeSelector", form: Object, go_name: "ScopeSelector", known: true, fields: &[
+        Field { tag: 1, json: "matchExpressions", ty: Msg(295), shape: Repeated, go: "[]v1.ScopedResourceSelectorRequirement", go_element: "v1.ScopedResourceSelectorRequirement", go_flags: 5 },
     ], json: &[
         Slot { name: "matchExpressions", message: 294, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.core.v1.ScopedResourceSelectorRequirement", form: Object, go_name: "ScopedResourceSelectorRequirement", known: false, fields: &[
-        Field { tag: 1, json: "scopeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "operator", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.ScopedResourceSelectorRequirement", form: Object, go_name: "ScopedResourceSelectorRequirement", known: true, fields: &[
+        Field { tag: 1, json: "scopeName", ty: String, shape: One, go: "v1.ResourceQuotaScope", go_element: "v1.ResourceQuotaScope", go_flags: 1 },
+        Field { tag: 2, json: "operator", ty: String, shape: One, go: "v1.ScopeSelectorOperator", go_element: "v1.ScopeSelectorOperator", go_flags: 1 },
+        Field { tag: 3, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "scopeName", message: 295, field: 0 },
         Slot { name: "operator", message: 295, field: 1 },
@@ -3603,15 +3607,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "effect", message: 320, field: 3 },
         Slot { name: "tolerationSeconds", message: 320, field: 4 },
     ], by_name: &[3, 0, 1, 4, 2] },
-    Message { name: "io.k8s.api.core.v1.TopologySelectorLabelRequirement", form: Object, go_name: "TopologySelectorLabelRequirement", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.TopologySelectorLabelRequirement", form: Object, go_name: "TopologySelectorLabelRequirement", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "values", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "key", message: 321, field: 0 },
         Slot { name: "values", message: 321, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.core.v1.TopologySelectorTerm", form: Object, go_name: "TopologySelectorTerm", known: false, fields: &[
-        Field { tag: 1, json: "matchLabelExpressions", ty: Msg(321), shape: Repeated, go: "[]v1.TopologySelectorLabelRequirement", go_element: "v1.TopologySelectorLabelRequirement", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.TopologySelectorTerm", form: Object, go_name: "TopologySelectorTerm", known: true, fields: &[
+        Field { tag: 1, json: "matchLabelExpressions", ty: Msg(321), shape: Repeated, go: "[]v1.TopologySelectorLabelRequirement", go_element: "v1.TopologySelectorLabelRequirement", go_flags: 5 },
     ], json: &[
         Slot { name: "matchLabelExpressions", message: 322, field: 0 },
     ], by_name: &[0] },
@@ -3634,10 +3638,10 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "nodeTaintsPolicy", message: 323, field: 6 },
         Slot { name: "matchLabelKeys", message: 323, field: 7 },
     ], by_name: &[3, 7, 0, 4, 5, 6, 1, 2] },
-    Message { name: "io.k8s.api.core.v1.TypedLocalObjectReference", form: Object, go_name: "TypedLocalObjectReference", known: false, fields: &[
-        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.core.v1.TypedLocalObjectReference", form: Object, go_name: "TypedLocalObjectReference", known: true, fields: &[
+        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 3 },
+        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "apiGroup", message: 324, field: 0 },
         Slot { name: "kind", message: 324, field: 1 },
@@ -3853,15 +3857,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "podGroup", message: 337, field: 1 },
         Slot { name: "podGroupReplicaKey", message: 337, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.discovery.v1.Endpoint", form: Object, go_name: "Endpoint", known: false, fields: &[
-        Field { tag: 1, json: "addresses", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "conditions", ty: Msg(339), shape: One, go: "v1.EndpointConditions", go_element: "v1.EndpointConditions", go_flags: 0 },
-        Field { tag: 3, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "targetRef", ty: Msg(232), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 0 },
-        Field { tag: 5, json: "deprecatedTopology", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 7, json: "zone", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "hints", ty: Msg(340), shape: One, go: "v1.EndpointHints", go_element: "v1.EndpointHints", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.Endpoint", form: Object, go_name: "Endpoint", known: true, fields: &[
+        Field { tag: 1, json: "addresses", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "conditions", ty: Msg(339), shape: One, go: "v1.EndpointConditions", go_element: "v1.EndpointConditions", go_flags: 5 },
+        Field { tag: 3, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 4, json: "targetRef", ty: Msg(232), shape: One, go: "v1.ObjectReference", go_element: "v1.ObjectReference", go_flags: 7 },
+        Field { tag: 5, json: "deprecatedTopology", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 7, json: "zone", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 8, json: "hints", ty: Msg(340), shape: One, go: "v1.EndpointHints", go_element: "v1.EndpointHints", go_flags: 7 },
     ], json: &[
         Slot { name: "addresses", message: 338, field: 0 },
         Slot { name: "conditions", message: 338, field: 1 },
@@ -3872,58 +3876,58 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "zone", message: 338, field: 6 },
         Slot { name: "hints", message: 338, field: 7 },
     ], by_name: &[0, 1, 4, 7, 2, 5, 3, 6] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointConditions", form: Object, go_name: "EndpointConditions", known: false, fields: &[
-        Field { tag: 1, json: "ready", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 2, json: "serving", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 3, json: "terminating", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointConditions", form: Object, go_name: "EndpointConditions", known: true, fields: &[
+        Field { tag: 1, json: "ready", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 2, json: "serving", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 3, json: "terminating", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "ready", message: 339, field: 0 },
         Slot { name: "serving", message: 339, field: 1 },
         Slot { name: "terminating", message: 339, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointHints", form: Object, go_name: "EndpointHints", known: false, fields: &[
-        Field { tag: 1, json: "forZones", ty: Msg(345), shape: Repeated, go: "[]v1.ForZone", go_element: "v1.ForZone", go_flags: 0 },
-        Field { tag: 2, json: "forNodes", ty: Msg(344), shape: Repeated, go: "[]v1.ForNode", go_element: "v1.ForNode", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointHints", form: Object, go_name: "EndpointHints", known: true, fields: &[
+        Field { tag: 1, json: "forZones", ty: Msg(345), shape: Repeated, go: "[]v1.ForZone", go_element: "v1.ForZone", go_flags: 5 },
+        Field { tag: 2, json: "forNodes", ty: Msg(344), shape: Repeated, go: "[]v1.ForNode", go_element: "v1.ForNode", go_flags: 5 },
     ], json: &[
         Slot { name: "forZones", message: 340, field: 0 },
         Slot { name: "forNodes", message: 340, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointPort", form: Object, go_name: "EndpointPort", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "appProtocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointPort", form: Object, go_name: "EndpointPort", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 7 },
+        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 4, json: "appProtocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 341, field: 0 },
         Slot { name: "protocol", message: 341, field: 1 },
         Slot { name: "port", message: 341, field: 2 },
         Slot { name: "appProtocol", message: 341, field: 3 },
     ], by_name: &[3, 0, 2, 1] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointSlice", form: Object, go_name: "EndpointSlice", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "endpoints", ty: Msg(338), shape: Repeated, go: "[]v1.Endpoint", go_element: "v1.Endpoint", go_flags: 0 },
-        Field { tag: 3, json: "ports", ty: Msg(341), shape: Repeated, go: "[]v1.EndpointPort", go_element: "v1.EndpointPort", go_flags: 0 },
-        Field { tag: 4, json: "addressType", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointSlice", form: Object, go_name: "EndpointSlice", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "endpoints", ty: Msg(338), shape: Repeated, go: "[]v1.Endpoint", go_element: "v1.Endpoint", go_flags: 1 },
+        Field { tag: 3, json: "ports", ty: Msg(341), shape: Repeated, go: "[]v1.EndpointPort", go_element: "v1.EndpointPort", go_flags: 1 },
+        Field { tag: 4, json: "addressType", ty: String, shape: One, go: "v1.AddressType", go_element: "v1.AddressType", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 342, field: 0 },
         Slot { name: "addressType", message: 342, field: 3 },
         Slot { name: "endpoints", message: 342, field: 1 },
         Slot { name: "ports", message: 342, field: 2 },
     ], by_name: &[1, 2, 0, 3] },
-    Message { name: "io.k8s.api.discovery.v1.EndpointSliceList", form: Object, go_name: "EndpointSliceList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(342), shape: Repeated, go: "[]v1.EndpointSlice", go_element: "v1.EndpointSlice", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.EndpointSliceList", form: Object, go_name: "EndpointSliceList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(342), shape: Repeated, go: "[]v1.EndpointSlice", go_element: "v1.EndpointSlice", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 343, field: 0 },
         Slot { name: "items", message: 343, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.discovery.v1.ForNode", form: Object, go_name: "ForNode", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.ForNode", form: Object, go_name: "ForNode", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 344, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.discovery.v1.ForZone", form: Object, go_name: "ForZone", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.discovery.v1.ForZone", form: Object, go_name: "ForZone", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 345, field: 0 },
     ], by_name: &[0] },
@@ -3974,33 +3978,33 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "count", message: 348, field: 0 },
         Slot { name: "lastObservedTime", message: 348, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration", form: Object, go_name: "ExemptPriorityLevelConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "nominalConcurrencyShares", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "lendablePercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration", form: Object, go_name: "ExemptPriorityLevelConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "nominalConcurrencyShares", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 2, json: "lendablePercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "nominalConcurrencyShares", message: 349, field: 0 },
         Slot { name: "lendablePercent", message: 349, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod", form: Object, go_name: "FlowDistinguisherMethod", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod", form: Object, go_name: "FlowDistinguisherMethod", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.FlowDistinguisherMethodType", go_element: "v1.FlowDistinguisherMethodType", go_flags: 1 },
     ], json: &[
         Slot { name: "type", message: 350, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchema", form: Object, go_name: "FlowSchema", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(354), shape: One, go: "v1.FlowSchemaSpec", go_element: "v1.FlowSchemaSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(355), shape: One, go: "v1.FlowSchemaStatus", go_element: "v1.FlowSchemaStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchema", form: Object, go_name: "FlowSchema", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(354), shape: One, go: "v1.FlowSchemaSpec", go_element: "v1.FlowSchemaSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(355), shape: One, go: "v1.FlowSchemaStatus", go_element: "v1.FlowSchemaStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 351, field: 0 },
         Slot { name: "spec", message: 351, field: 1 },
         Slot { name: "status", message: 351, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaCondition", form: Object, go_name: "FlowSchemaCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaCondition", form: Object, go_name: "FlowSchemaCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.FlowSchemaConditionType", go_element: "v1.FlowSchemaConditionType", go_flags: 5 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 5 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 352, field: 0 },
         Slot { name: "status", message: 352, field: 1 },
@@ -4008,83 +4012,83 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 352, field: 3 },
         Slot { name: "message", message: 352, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaList", form: Object, go_name: "FlowSchemaList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(351), shape: Repeated, go: "[]v1.FlowSchema", go_element: "v1.FlowSchema", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaList", form: Object, go_name: "FlowSchemaList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(351), shape: Repeated, go: "[]v1.FlowSchema", go_element: "v1.FlowSchema", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 353, field: 0 },
         Slot { name: "items", message: 353, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaSpec", form: Object, go_name: "FlowSchemaSpec", known: false, fields: &[
-        Field { tag: 1, json: "priorityLevelConfiguration", ty: Msg(364), shape: One, go: "v1.PriorityLevelConfigurationReference", go_element: "v1.PriorityLevelConfigurationReference", go_flags: 0 },
-        Field { tag: 2, json: "matchingPrecedence", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "distinguisherMethod", ty: Msg(350), shape: One, go: "v1.FlowDistinguisherMethod", go_element: "v1.FlowDistinguisherMethod", go_flags: 0 },
-        Field { tag: 4, json: "rules", ty: Msg(360), shape: Repeated, go: "[]v1.PolicyRulesWithSubjects", go_element: "v1.PolicyRulesWithSubjects", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaSpec", form: Object, go_name: "FlowSchemaSpec", known: true, fields: &[
+        Field { tag: 1, json: "priorityLevelConfiguration", ty: Msg(364), shape: One, go: "v1.PriorityLevelConfigurationReference", go_element: "v1.PriorityLevelConfigurationReference", go_flags: 1 },
+        Field { tag: 2, json: "matchingPrecedence", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "distinguisherMethod", ty: Msg(350), shape: One, go: "v1.FlowDistinguisherMethod", go_element: "v1.FlowDistinguisherMethod", go_flags: 7 },
+        Field { tag: 4, json: "rules", ty: Msg(360), shape: Repeated, go: "[]v1.PolicyRulesWithSubjects", go_element: "v1.PolicyRulesWithSubjects", go_flags: 5 },
     ], json: &[
         Slot { name: "priorityLevelConfiguration", message: 354, field: 0 },
         Slot { name: "matchingPrecedence", message: 354, field: 1 },
         Slot { name: "distinguisherMethod", message: 354, field: 2 },
         Slot { name: "rules", message: 354, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaStatus", form: Object, go_name: "FlowSchemaStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(352), shape: Repeated, go: "[]v1.FlowSchemaCondition", go_element: "v1.FlowSchemaCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.FlowSchemaStatus", form: Object, go_name: "FlowSchemaStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(352), shape: Repeated, go: "[]v1.FlowSchemaCondition", go_element: "v1.FlowSchemaCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 355, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.GroupSubject", form: Object, go_name: "GroupSubject", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.GroupSubject", form: Object, go_name: "GroupSubject", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 356, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.LimitResponse", form: Object, go_name: "LimitResponse", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "queuing", ty: Msg(367), shape: One, go: "v1.QueuingConfiguration", go_element: "v1.QueuingConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.LimitResponse", form: Object, go_name: "LimitResponse", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.LimitResponseType", go_element: "v1.LimitResponseType", go_flags: 1 },
+        Field { tag: 2, json: "queuing", ty: Msg(367), shape: One, go: "v1.QueuingConfiguration", go_element: "v1.QueuingConfiguration", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 357, field: 0 },
         Slot { name: "queuing", message: 357, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration", form: Object, go_name: "LimitedPriorityLevelConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "nominalConcurrencyShares", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "limitResponse", ty: Msg(357), shape: One, go: "v1.LimitResponse", go_element: "v1.LimitResponse", go_flags: 0 },
-        Field { tag: 3, json: "lendablePercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 4, json: "borrowingLimitPercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration", form: Object, go_name: "LimitedPriorityLevelConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "nominalConcurrencyShares", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 3 },
+        Field { tag: 2, json: "limitResponse", ty: Msg(357), shape: One, go: "v1.LimitResponse", go_element: "v1.LimitResponse", go_flags: 5 },
+        Field { tag: 3, json: "lendablePercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
+        Field { tag: 4, json: "borrowingLimitPercent", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "nominalConcurrencyShares", message: 358, field: 0 },
         Slot { name: "limitResponse", message: 358, field: 1 },
         Slot { name: "lendablePercent", message: 358, field: 2 },
         Slot { name: "borrowingLimitPercent", message: 358, field: 3 },
     ], by_name: &[3, 2, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule", form: Object, go_name: "NonResourcePolicyRule", known: false, fields: &[
-        Field { tag: 1, json: "verbs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "nonResourceURLs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule", form: Object, go_name: "NonResourcePolicyRule", known: true, fields: &[
+        Field { tag: 1, json: "verbs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 6, json: "nonResourceURLs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "verbs", message: 359, field: 0 },
         Slot { name: "nonResourceURLs", message: 359, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects", form: Object, go_name: "PolicyRulesWithSubjects", known: false, fields: &[
-        Field { tag: 1, json: "subjects", ty: Msg(370), shape: Repeated, go: "[]v1.Subject", go_element: "v1.Subject", go_flags: 0 },
-        Field { tag: 2, json: "resourceRules", ty: Msg(368), shape: Repeated, go: "[]v1.ResourcePolicyRule", go_element: "v1.ResourcePolicyRule", go_flags: 0 },
-        Field { tag: 3, json: "nonResourceRules", ty: Msg(359), shape: Repeated, go: "[]v1.NonResourcePolicyRule", go_element: "v1.NonResourcePolicyRule", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects", form: Object, go_name: "PolicyRulesWithSubjects", known: true, fields: &[
+        Field { tag: 1, json: "subjects", ty: Msg(370), shape: Repeated, go: "[]v1.Subject", go_element: "v1.Subject", go_flags: 1 },
+        Field { tag: 2, json: "resourceRules", ty: Msg(368), shape: Repeated, go: "[]v1.ResourcePolicyRule", go_element: "v1.ResourcePolicyRule", go_flags: 5 },
+        Field { tag: 3, json: "nonResourceRules", ty: Msg(359), shape: Repeated, go: "[]v1.NonResourcePolicyRule", go_element: "v1.NonResourcePolicyRule", go_flags: 5 },
     ], json: &[
         Slot { name: "subjects", message: 360, field: 0 },
         Slot { name: "resourceRules", message: 360, field: 1 },
         Slot { name: "nonResourceRules", message: 360, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration", form: Object, go_name: "PriorityLevelConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(365), shape: One, go: "v1.PriorityLevelConfigurationSpec", go_element: "v1.PriorityLevelConfigurationSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(366), shape: One, go: "v1.PriorityLevelConfigurationStatus", go_element: "v1.PriorityLevelConfigurationStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration", form: Object, go_name: "PriorityLevelConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(365), shape: One, go: "v1.PriorityLevelConfigurationSpec", go_element: "v1.PriorityLevelConfigurationSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(366), shape: One, go: "v1.PriorityLevelConfigurationStatus", go_element: "v1.PriorityLevelConfigurationStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 361, field: 0 },
         Slot { name: "spec", message: 361, field: 1 },
         Slot { name: "status", message: 361, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition", form: Object, go_name: "PriorityLevelConfigurationCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition", form: Object, go_name: "PriorityLevelConfigurationCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.PriorityLevelConfigurationConditionType", go_element: "v1.PriorityLevelConfigurationConditionType", go_flags: 5 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 5 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 362, field: 0 },
         Slot { name: "status", message: 362, field: 1 },
@@ -4092,36 +4096,36 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 362, field: 3 },
         Slot { name: "message", message: 362, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList", form: Object, go_name: "PriorityLevelConfigurationList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(361), shape: Repeated, go: "[]v1.PriorityLevelConfiguration", go_element: "v1.PriorityLevelConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList", form: Object, go_name: "PriorityLevelConfigurationList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(361), shape: Repeated, go: "[]v1.PriorityLevelConfiguration", go_element: "v1.PriorityLevelConfiguration", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 363, field: 0 },
         Slot { name: "items", message: 363, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference", form: Object, go_name: "PriorityLevelConfigurationReference", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference", form: Object, go_name: "PriorityLevelConfigurationReference", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 364, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec", form: Object, go_name: "PriorityLevelConfigurationSpec", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "limited", ty: Msg(358), shape: One, go: "v1.LimitedPriorityLevelConfiguration", go_element: "v1.LimitedPriorityLevelConfiguration", go_flags: 0 },
-        Field { tag: 3, json: "exempt", ty: Msg(349), shape: One, go: "v1.ExemptPriorityLevelConfiguration", go_element: "v1.ExemptPriorityLevelConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec", form: Object, go_name: "PriorityLevelConfigurationSpec", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.PriorityLevelEnablement", go_element: "v1.PriorityLevelEnablement", go_flags: 1 },
+        Field { tag: 2, json: "limited", ty: Msg(358), shape: One, go: "v1.LimitedPriorityLevelConfiguration", go_element: "v1.LimitedPriorityLevelConfiguration", go_flags: 7 },
+        Field { tag: 3, json: "exempt", ty: Msg(349), shape: One, go: "v1.ExemptPriorityLevelConfiguration", go_element: "v1.ExemptPriorityLevelConfiguration", go_flags: 7 },
     ], json: &[
         Slot { name: "type", message: 365, field: 0 },
         Slot { name: "limited", message: 365, field: 1 },
         Slot { name: "exempt", message: 365, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus", form: Object, go_name: "PriorityLevelConfigurationStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(362), shape: Repeated, go: "[]v1.PriorityLevelConfigurationCondition", go_element: "v1.PriorityLevelConfigurationCondition", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus", form: Object, go_name: "PriorityLevelConfigurationStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(362), shape: Repeated, go: "[]v1.PriorityLevelConfigurationCondition", go_element: "v1.PriorityLevelConfigurationCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 366, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.QueuingConfiguration", form: Object, go_name: "QueuingConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "queues", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "handSize", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 3, json: "queueLengthLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.QueuingConfiguration", form: Object, go_name: "QueuingConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "queues", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "handSize", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 3, json: "queueLengthLimit", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "queues", message: 367, field: 0 },
         Slot { name: "handSize", message: 367, field: 1 },
@@ -4140,105 +4144,105 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "clusterScope", message: 368, field: 3 },
         Slot { name: "namespaces", message: 368, field: 4 },
     ], by_name: &[1, 3, 4, 2, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.ServiceAccountSubject", form: Object, go_name: "ServiceAccountSubject", known: false, fields: &[
-        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.ServiceAccountSubject", form: Object, go_name: "ServiceAccountSubject", known: true, fields: &[
+        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "namespace", message: 369, field: 0 },
         Slot { name: "name", message: 369, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.flowcontrol.v1.Subject", form: Object, go_name: "Subject", known: false, fields: &[
-        Field { tag: 1, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "user", ty: Msg(371), shape: One, go: "v1.UserSubject", go_element: "v1.UserSubject", go_flags: 0 },
-        Field { tag: 3, json: "group", ty: Msg(356), shape: One, go: "v1.GroupSubject", go_element: "v1.GroupSubject", go_flags: 0 },
-        Field { tag: 4, json: "serviceAccount", ty: Msg(369), shape: One, go: "v1.ServiceAccountSubject", go_element: "v1.ServiceAccountSubject", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.Subject", form: Object, go_name: "Subject", known: true, fields: &[
+        Field { tag: 1, json: "kind", ty: String, shape: One, go: "v1.SubjectKind", go_element: "v1.SubjectKind", go_flags: 1 },
+        Field { tag: 2, json: "user", ty: Msg(371), shape: One, go: "v1.UserSubject", go_element: "v1.UserSubject", go_flags: 7 },
+        Field { tag: 3, json: "group", ty: Msg(356), shape: One, go: "v1.GroupSubject", go_element: "v1.GroupSubject", go_flags: 7 },
+        Field { tag: 4, json: "serviceAccount", ty: Msg(369), shape: One, go: "v1.ServiceAccountSubject", go_element: "v1.ServiceAccountSubject", go_flags: 7 },
     ], json: &[
         Slot { name: "kind", message: 370, field: 0 },
         Slot { name: "user", message: 370, field: 1 },
         Slot { name: "group", message: 370, field: 2 },
         Slot { name: "serviceAccount", message: 370, field: 3 },
     ], by_name: &[2, 0, 3, 1] },
-    Message { name: "io.k8s.api.flowcontrol.v1.UserSubject", form: Object, go_name: "UserSubject", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.flowcontrol.v1.UserSubject", form: Object, go_name: "UserSubject", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 371, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.HTTPIngressPath", form: Object, go_name: "HTTPIngressPath", known: false, fields: &[
-        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "backend", ty: Msg(379), shape: One, go: "v1.IngressBackend", go_element: "v1.IngressBackend", go_flags: 0 },
-        Field { tag: 3, json: "pathType", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.HTTPIngressPath", form: Object, go_name: "HTTPIngressPath", known: true, fields: &[
+        Field { tag: 1, json: "path", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "backend", ty: Msg(379), shape: One, go: "v1.IngressBackend", go_element: "v1.IngressBackend", go_flags: 1 },
+        Field { tag: 3, json: "pathType", ty: String, shape: One, go: "v1.PathType", go_element: "v1.PathType", go_flags: 3 },
     ], json: &[
         Slot { name: "path", message: 372, field: 0 },
         Slot { name: "pathType", message: 372, field: 2 },
         Slot { name: "backend", message: 372, field: 1 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.networking.v1.HTTPIngressRuleValue", form: Object, go_name: "HTTPIngressRuleValue", known: false, fields: &[
-        Field { tag: 1, json: "paths", ty: Msg(372), shape: Repeated, go: "[]v1.HTTPIngressPath", go_element: "v1.HTTPIngressPath", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.HTTPIngressRuleValue", form: Object, go_name: "HTTPIngressRuleValue", known: true, fields: &[
+        Field { tag: 1, json: "paths", ty: Msg(372), shape: Repeated, go: "[]v1.HTTPIngressPath", go_element: "v1.HTTPIngressPath", go_flags: 1 },
     ], json: &[
         Slot { name: "paths", message: 373, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IPAddress", form: Object, go_name: "IPAddress", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(376), shape: One, go: "v1.IPAddressSpec", go_element: "v1.IPAddressSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IPAddress", form: Object, go_name: "IPAddress", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(376), shape: One, go: "v1.IPAddressSpec", go_element: "v1.IPAddressSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 374, field: 0 },
         Slot { name: "spec", message: 374, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IPAddressList", form: Object, go_name: "IPAddressList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(374), shape: Repeated, go: "[]v1.IPAddress", go_element: "v1.IPAddress", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IPAddressList", form: Object, go_name: "IPAddressList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(374), shape: Repeated, go: "[]v1.IPAddress", go_element: "v1.IPAddress", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 375, field: 0 },
         Slot { name: "items", message: 375, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.IPAddressSpec", form: Object, go_name: "IPAddressSpec", known: false, fields: &[
-        Field { tag: 1, json: "parentRef", ty: Msg(401), shape: One, go: "v1.ParentReference", go_element: "v1.ParentReference", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IPAddressSpec", form: Object, go_name: "IPAddressSpec", known: true, fields: &[
+        Field { tag: 1, json: "parentRef", ty: Msg(401), shape: One, go: "v1.ParentReference", go_element: "v1.ParentReference", go_flags: 7 },
     ], json: &[
         Slot { name: "parentRef", message: 376, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IPBlock", form: Object, go_name: "IPBlock", known: false, fields: &[
-        Field { tag: 1, json: "cidr", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "except", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IPBlock", form: Object, go_name: "IPBlock", known: true, fields: &[
+        Field { tag: 1, json: "cidr", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "except", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "cidr", message: 377, field: 0 },
         Slot { name: "except", message: 377, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.Ingress", form: Object, go_name: "Ingress", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(391), shape: One, go: "v1.IngressSpec", go_element: "v1.IngressSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(392), shape: One, go: "v1.IngressStatus", go_element: "v1.IngressStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.Ingress", form: Object, go_name: "Ingress", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(391), shape: One, go: "v1.IngressSpec", go_element: "v1.IngressSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(392), shape: One, go: "v1.IngressStatus", go_element: "v1.IngressStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 378, field: 0 },
         Slot { name: "spec", message: 378, field: 1 },
         Slot { name: "status", message: 378, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.networking.v1.IngressBackend", form: Object, go_name: "IngressBackend", known: false, fields: &[
-        Field { tag: 3, json: "resource", ty: Msg(324), shape: One, go: "v1.TypedLocalObjectReference", go_element: "v1.TypedLocalObjectReference", go_flags: 0 },
-        Field { tag: 4, json: "service", ty: Msg(390), shape: One, go: "v1.IngressServiceBackend", go_element: "v1.IngressServiceBackend", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressBackend", form: Object, go_name: "IngressBackend", known: true, fields: &[
+        Field { tag: 3, json: "resource", ty: Msg(324), shape: One, go: "v1.TypedLocalObjectReference", go_element: "v1.TypedLocalObjectReference", go_flags: 7 },
+        Field { tag: 4, json: "service", ty: Msg(390), shape: One, go: "v1.IngressServiceBackend", go_element: "v1.IngressServiceBackend", go_flags: 7 },
     ], json: &[
         Slot { name: "service", message: 379, field: 1 },
         Slot { name: "resource", message: 379, field: 0 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.IngressClass", form: Object, go_name: "IngressClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(383), shape: One, go: "v1.IngressClassSpec", go_element: "v1.IngressClassSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressClass", form: Object, go_name: "IngressClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(383), shape: One, go: "v1.IngressClassSpec", go_element: "v1.IngressClassSpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 380, field: 0 },
         Slot { name: "spec", message: 380, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressClassList", form: Object, go_name: "IngressClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(380), shape: Repeated, go: "[]v1.IngressClass", go_element: "v1.IngressClass", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressClassList", form: Object, go_name: "IngressClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(380), shape: Repeated, go: "[]v1.IngressClass", go_element: "v1.IngressClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 381, field: 0 },
         Slot { name: "items", message: 381, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.IngressClassParametersReference", form: Object, go_name: "IngressClassParametersReference", known: false, fields: &[
-        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "scope", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressClassParametersReference", form: Object, go_name: "IngressClassParametersReference", known: true, fields: &[
+        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "kind", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "scope", ty: String, shape: One, go: "string", go_element: "string", go_flags: 3 },
+        Field { tag: 5, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "apiGroup", message: 382, field: 0 },
         Slot { name: "kind", message: 382, field: 1 },
@@ -4246,237 +4250,237 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "scope", message: 382, field: 3 },
         Slot { name: "namespace", message: 382, field: 4 },
     ], by_name: &[0, 1, 2, 4, 3] },
-    Message { name: "io.k8s.api.networking.v1.IngressClassSpec", form: Object, go_name: "IngressClassSpec", known: false, fields: &[
-        Field { tag: 1, json: "controller", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "parameters", ty: Msg(382), shape: One, go: "v1.IngressClassParametersReference", go_element: "v1.IngressClassParametersReference", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressClassSpec", form: Object, go_name: "IngressClassSpec", known: true, fields: &[
+        Field { tag: 1, json: "controller", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "parameters", ty: Msg(382), shape: One, go: "v1.IngressClassParametersReference", go_element: "v1.IngressClassParametersReference", go_flags: 7 },
     ], json: &[
         Slot { name: "controller", message: 383, field: 0 },
         Slot { name: "parameters", message: 383, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressList", form: Object, go_name: "IngressList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(378), shape: Repeated, go: "[]v1.Ingress", go_element: "v1.Ingress", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressList", form: Object, go_name: "IngressList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(378), shape: Repeated, go: "[]v1.Ingress", go_element: "v1.Ingress", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 384, field: 0 },
         Slot { name: "items", message: 384, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.IngressLoadBalancerIngress", form: Object, go_name: "IngressLoadBalancerIngress", known: false, fields: &[
-        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "ports", ty: Msg(387), shape: Repeated, go: "[]v1.IngressPortStatus", go_element: "v1.IngressPortStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressLoadBalancerIngress", form: Object, go_name: "IngressLoadBalancerIngress", known: true, fields: &[
+        Field { tag: 1, json: "ip", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "hostname", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "ports", ty: Msg(387), shape: Repeated, go: "[]v1.IngressPortStatus", go_element: "v1.IngressPortStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "ip", message: 385, field: 0 },
         Slot { name: "hostname", message: 385, field: 1 },
         Slot { name: "ports", message: 385, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.networking.v1.IngressLoadBalancerStatus", form: Object, go_name: "IngressLoadBalancerStatus", known: false, fields: &[
-        Field { tag: 1, json: "ingress", ty: Msg(385), shape: Repeated, go: "[]v1.IngressLoadBalancerIngress", go_element: "v1.IngressLoadBalancerIngress", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressLoadBalancerStatus", form: Object, go_name: "IngressLoadBalancerStatus", known: true, fields: &[
+        Field { tag: 1, json: "ingress", ty: Msg(385), shape: Repeated, go: "[]v1.IngressLoadBalancerIngress", go_element: "v1.IngressLoadBalancerIngress", go_flags: 5 },
     ], json: &[
         Slot { name: "ingress", message: 386, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IngressPortStatus", form: Object, go_name: "IngressPortStatus", known: false, fields: &[
-        Field { tag: 1, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressPortStatus", form: Object, go_name: "IngressPortStatus", known: true, fields: &[
+        Field { tag: 1, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 2, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 1 },
+        Field { tag: 3, json: "error", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "port", message: 387, field: 0 },
         Slot { name: "protocol", message: 387, field: 1 },
         Slot { name: "error", message: 387, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressRule", form: Object, go_name: "IngressRule", known: false, fields: &[
-        Field { tag: 1, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressRule", form: Object, go_name: "IngressRule", known: true, fields: &[
+        Field { tag: 1, json: "host", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
         Field { tag: 2, json: "ingressRuleValue", ty: Msg(389), shape: Inline, go: "v1.IngressRuleValue", go_element: "v1.IngressRuleValue", go_flags: 0 },
     ], json: &[
         Slot { name: "host", message: 388, field: 0 },
         Slot { name: "http", message: 389, field: 0 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressRuleValue", form: Object, go_name: "IngressRuleValue", known: false, fields: &[
-        Field { tag: 1, json: "http", ty: Msg(373), shape: One, go: "v1.HTTPIngressRuleValue", go_element: "v1.HTTPIngressRuleValue", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressRuleValue", form: Object, go_name: "IngressRuleValue", known: true, fields: &[
+        Field { tag: 1, json: "http", ty: Msg(373), shape: One, go: "v1.HTTPIngressRuleValue", go_element: "v1.HTTPIngressRuleValue", go_flags: 7 },
     ], json: &[
         Slot { name: "http", message: 389, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IngressServiceBackend", form: Object, go_name: "IngressServiceBackend", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "port", ty: Msg(402), shape: One, go: "v1.ServiceBackendPort", go_element: "v1.ServiceBackendPort", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressServiceBackend", form: Object, go_name: "IngressServiceBackend", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "port", ty: Msg(402), shape: One, go: "v1.ServiceBackendPort", go_element: "v1.ServiceBackendPort", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 390, field: 0 },
         Slot { name: "port", message: 390, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.IngressSpec", form: Object, go_name: "IngressSpec", known: false, fields: &[
-        Field { tag: 1, json: "defaultBackend", ty: Msg(379), shape: One, go: "v1.IngressBackend", go_element: "v1.IngressBackend", go_flags: 0 },
-        Field { tag: 2, json: "tls", ty: Msg(393), shape: Repeated, go: "[]v1.IngressTLS", go_element: "v1.IngressTLS", go_flags: 0 },
-        Field { tag: 3, json: "rules", ty: Msg(388), shape: Repeated, go: "[]v1.IngressRule", go_element: "v1.IngressRule", go_flags: 0 },
-        Field { tag: 4, json: "ingressClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressSpec", form: Object, go_name: "IngressSpec", known: true, fields: &[
+        Field { tag: 1, json: "defaultBackend", ty: Msg(379), shape: One, go: "v1.IngressBackend", go_element: "v1.IngressBackend", go_flags: 7 },
+        Field { tag: 2, json: "tls", ty: Msg(393), shape: Repeated, go: "[]v1.IngressTLS", go_element: "v1.IngressTLS", go_flags: 5 },
+        Field { tag: 3, json: "rules", ty: Msg(388), shape: Repeated, go: "[]v1.IngressRule", go_element: "v1.IngressRule", go_flags: 5 },
+        Field { tag: 4, json: "ingressClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "ingressClassName", message: 391, field: 3 },
         Slot { name: "defaultBackend", message: 391, field: 0 },
         Slot { name: "tls", message: 391, field: 1 },
         Slot { name: "rules", message: 391, field: 2 },
     ], by_name: &[1, 0, 3, 2] },
-    Message { name: "io.k8s.api.networking.v1.IngressStatus", form: Object, go_name: "IngressStatus", known: false, fields: &[
-        Field { tag: 1, json: "loadBalancer", ty: Msg(386), shape: One, go: "v1.IngressLoadBalancerStatus", go_element: "v1.IngressLoadBalancerStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressStatus", form: Object, go_name: "IngressStatus", known: true, fields: &[
+        Field { tag: 1, json: "loadBalancer", ty: Msg(386), shape: One, go: "v1.IngressLoadBalancerStatus", go_element: "v1.IngressLoadBalancerStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "loadBalancer", message: 392, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.IngressTLS", form: Object, go_name: "IngressTLS", known: false, fields: &[
-        Field { tag: 1, json: "hosts", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "secretName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.IngressTLS", form: Object, go_name: "IngressTLS", known: true, fields: &[
+        Field { tag: 1, json: "hosts", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "secretName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "hosts", message: 393, field: 0 },
         Slot { name: "secretName", message: 393, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicy", form: Object, go_name: "NetworkPolicy", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(400), shape: One, go: "v1.NetworkPolicySpec", go_element: "v1.NetworkPolicySpec", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicy", form: Object, go_name: "NetworkPolicy", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(400), shape: One, go: "v1.NetworkPolicySpec", go_element: "v1.NetworkPolicySpec", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 394, field: 0 },
         Slot { name: "spec", message: 394, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyEgressRule", form: Object, go_name: "NetworkPolicyEgressRule", known: false, fields: &[
-        Field { tag: 1, json: "ports", ty: Msg(399), shape: Repeated, go: "[]v1.NetworkPolicyPort", go_element: "v1.NetworkPolicyPort", go_flags: 0 },
-        Field { tag: 2, json: "to", ty: Msg(398), shape: Repeated, go: "[]v1.NetworkPolicyPeer", go_element: "v1.NetworkPolicyPeer", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyEgressRule", form: Object, go_name: "NetworkPolicyEgressRule", known: true, fields: &[
+        Field { tag: 1, json: "ports", ty: Msg(399), shape: Repeated, go: "[]v1.NetworkPolicyPort", go_element: "v1.NetworkPolicyPort", go_flags: 5 },
+        Field { tag: 2, json: "to", ty: Msg(398), shape: Repeated, go: "[]v1.NetworkPolicyPeer", go_element: "v1.NetworkPolicyPeer", go_flags: 5 },
     ], json: &[
         Slot { name: "ports", message: 395, field: 0 },
         Slot { name: "to", message: 395, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyIngressRule", form: Object, go_name: "NetworkPolicyIngressRule", known: false, fields: &[
-        Field { tag: 1, json: "ports", ty: Msg(399), shape: Repeated, go: "[]v1.NetworkPolicyPort", go_element: "v1.NetworkPolicyPort", go_flags: 0 },
-        Field { tag: 2, json: "from", ty: Msg(398), shape: Repeated, go: "[]v1.NetworkPolicyPeer", go_element: "v1.NetworkPolicyPeer", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyIngressRule", form: Object, go_name: "NetworkPolicyIngressRule", known: true, fields: &[
+        Field { tag: 1, json: "ports", ty: Msg(399), shape: Repeated, go: "[]v1.NetworkPolicyPort", go_element: "v1.NetworkPolicyPort", go_flags: 5 },
+        Field { tag: 2, json: "from", ty: Msg(398), shape: Repeated, go: "[]v1.NetworkPolicyPeer", go_element: "v1.NetworkPolicyPeer", go_flags: 5 },
     ], json: &[
         Slot { name: "ports", message: 396, field: 0 },
         Slot { name: "from", message: 396, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyList", form: Object, go_name: "NetworkPolicyList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(394), shape: Repeated, go: "[]v1.NetworkPolicy", go_element: "v1.NetworkPolicy", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyList", form: Object, go_name: "NetworkPolicyList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(394), shape: Repeated, go: "[]v1.NetworkPolicy", go_element: "v1.NetworkPolicy", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 397, field: 0 },
         Slot { name: "items", message: 397, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyPeer", form: Object, go_name: "NetworkPolicyPeer", known: false, fields: &[
-        Field { tag: 1, json: "podSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 2, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "ipBlock", ty: Msg(377), shape: One, go: "v1.IPBlock", go_element: "v1.IPBlock", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyPeer", form: Object, go_name: "NetworkPolicyPeer", known: true, fields: &[
+        Field { tag: 1, json: "podSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 2, json: "namespaceSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 3, json: "ipBlock", ty: Msg(377), shape: One, go: "v1.IPBlock", go_element: "v1.IPBlock", go_flags: 7 },
     ], json: &[
         Slot { name: "podSelector", message: 398, field: 0 },
         Slot { name: "namespaceSelector", message: 398, field: 1 },
         Slot { name: "ipBlock", message: 398, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicyPort", form: Object, go_name: "NetworkPolicyPort", known: false, fields: &[
-        Field { tag: 1, json: "protocol", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "port", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 3, json: "endPort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicyPort", form: Object, go_name: "NetworkPolicyPort", known: true, fields: &[
+        Field { tag: 1, json: "protocol", ty: String, shape: One, go: "v1.Protocol", go_element: "v1.Protocol", go_flags: 7 },
+        Field { tag: 2, json: "port", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
+        Field { tag: 3, json: "endPort", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "protocol", message: 399, field: 0 },
         Slot { name: "port", message: 399, field: 1 },
         Slot { name: "endPort", message: 399, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.networking.v1.NetworkPolicySpec", form: Object, go_name: "NetworkPolicySpec", known: false, fields: &[
-        Field { tag: 1, json: "podSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 2, json: "ingress", ty: Msg(396), shape: Repeated, go: "[]v1.NetworkPolicyIngressRule", go_element: "v1.NetworkPolicyIngressRule", go_flags: 0 },
-        Field { tag: 3, json: "egress", ty: Msg(395), shape: Repeated, go: "[]v1.NetworkPolicyEgressRule", go_element: "v1.NetworkPolicyEgressRule", go_flags: 0 },
-        Field { tag: 4, json: "policyTypes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.NetworkPolicySpec", form: Object, go_name: "NetworkPolicySpec", known: true, fields: &[
+        Field { tag: 1, json: "podSelector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 1 },
+        Field { tag: 2, json: "ingress", ty: Msg(396), shape: Repeated, go: "[]v1.NetworkPolicyIngressRule", go_element: "v1.NetworkPolicyIngressRule", go_flags: 5 },
+        Field { tag: 3, json: "egress", ty: Msg(395), shape: Repeated, go: "[]v1.NetworkPolicyEgressRule", go_element: "v1.NetworkPolicyEgressRule", go_flags: 5 },
+        Field { tag: 4, json: "policyTypes", ty: String, shape: Repeated, go: "[]v1.PolicyType", go_element: "v1.PolicyType", go_flags: 5 },
     ], json: &[
         Slot { name: "podSelector", message: 400, field: 0 },
         Slot { name: "ingress", message: 400, field: 1 },
         Slot { name: "egress", message: 400, field: 2 },
         Slot { name: "policyTypes", message: 400, field: 3 },
     ], by_name: &[2, 1, 0, 3] },
-    Message { name: "io.k8s.api.networking.v1.ParentReference", form: Object, go_name: "ParentReference", known: false, fields: &[
-        Field { tag: 1, json: "group", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ParentReference", form: Object, go_name: "ParentReference", known: true, fields: &[
+        Field { tag: 1, json: "group", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "group", message: 401, field: 0 },
         Slot { name: "resource", message: 401, field: 1 },
         Slot { name: "namespace", message: 401, field: 2 },
         Slot { name: "name", message: 401, field: 3 },
     ], by_name: &[0, 3, 2, 1] },
-    Message { name: "io.k8s.api.networking.v1.ServiceBackendPort", form: Object, go_name: "ServiceBackendPort", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "number", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceBackendPort", form: Object, go_name: "ServiceBackendPort", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "number", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 402, field: 0 },
         Slot { name: "number", message: 402, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.networking.v1.ServiceCIDR", form: Object, go_name: "ServiceCIDR", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(405), shape: One, go: "v1.ServiceCIDRSpec", go_element: "v1.ServiceCIDRSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(406), shape: One, go: "v1.ServiceCIDRStatus", go_element: "v1.ServiceCIDRStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceCIDR", form: Object, go_name: "ServiceCIDR", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(405), shape: One, go: "v1.ServiceCIDRSpec", go_element: "v1.ServiceCIDRSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(406), shape: One, go: "v1.ServiceCIDRStatus", go_element: "v1.ServiceCIDRStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 403, field: 0 },
         Slot { name: "spec", message: 403, field: 1 },
         Slot { name: "status", message: 403, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.networking.v1.ServiceCIDRList", form: Object, go_name: "ServiceCIDRList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(403), shape: Repeated, go: "[]v1.ServiceCIDR", go_element: "v1.ServiceCIDR", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceCIDRList", form: Object, go_name: "ServiceCIDRList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(403), shape: Repeated, go: "[]v1.ServiceCIDR", go_element: "v1.ServiceCIDR", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 404, field: 0 },
         Slot { name: "items", message: 404, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.networking.v1.ServiceCIDRSpec", form: Object, go_name: "ServiceCIDRSpec", known: false, fields: &[
-        Field { tag: 1, json: "cidrs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceCIDRSpec", form: Object, go_name: "ServiceCIDRSpec", known: true, fields: &[
+        Field { tag: 1, json: "cidrs", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "cidrs", message: 405, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.networking.v1.ServiceCIDRStatus", form: Object, go_name: "ServiceCIDRStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 0 },
+    Message { name: "io.k8s.api.networking.v1.ServiceCIDRStatus", form: Object, go_name: "ServiceCIDRStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 406, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.node.v1.Overhead", form: Object, go_name: "Overhead", known: false, fields: &[
-        Field { tag: 1, json: "podFixed", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.node.v1.Overhead", form: Object, go_name: "Overhead", known: true, fields: &[
+        Field { tag: 1, json: "podFixed", ty: Msg(517), shape: Map, go: "v1.ResourceList", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "podFixed", message: 407, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.node.v1.RuntimeClass", form: Object, go_name: "RuntimeClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "handler", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "overhead", ty: Msg(407), shape: One, go: "v1.Overhead", go_element: "v1.Overhead", go_flags: 0 },
-        Field { tag: 4, json: "scheduling", ty: Msg(410), shape: One, go: "v1.Scheduling", go_element: "v1.Scheduling", go_flags: 0 },
+    Message { name: "io.k8s.api.node.v1.RuntimeClass", form: Object, go_name: "RuntimeClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "handler", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "overhead", ty: Msg(407), shape: One, go: "v1.Overhead", go_element: "v1.Overhead", go_flags: 7 },
+        Field { tag: 4, json: "scheduling", ty: Msg(410), shape: One, go: "v1.Scheduling", go_element: "v1.Scheduling", go_flags: 7 },
     ], json: &[
         Slot { name: "metadata", message: 408, field: 0 },
         Slot { name: "handler", message: 408, field: 1 },
         Slot { name: "overhead", message: 408, field: 2 },
         Slot { name: "scheduling", message: 408, field: 3 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.node.v1.RuntimeClassList", form: Object, go_name: "RuntimeClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(408), shape: Repeated, go: "[]v1.RuntimeClass", go_element: "v1.RuntimeClass", go_flags: 0 },
+    Message { name: "io.k8s.api.node.v1.RuntimeClassList", form: Object, go_name: "RuntimeClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(408), shape: Repeated, go: "[]v1.RuntimeClass", go_element: "v1.RuntimeClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 409, field: 0 },
         Slot { name: "items", message: 409, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.node.v1.Scheduling", form: Object, go_name: "Scheduling", known: false, fields: &[
-        Field { tag: 1, json: "nodeSelector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "tolerations", ty: Msg(320), shape: Repeated, go: "[]v1.Toleration", go_element: "v1.Toleration", go_flags: 0 },
+    Message { name: "io.k8s.api.node.v1.Scheduling", form: Object, go_name: "Scheduling", known: true, fields: &[
+        Field { tag: 1, json: "nodeSelector", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "tolerations", ty: Msg(320), shape: Repeated, go: "[]v1.Toleration", go_element: "v1.Toleration", go_flags: 5 },
     ], json: &[
         Slot { name: "nodeSelector", message: 410, field: 0 },
         Slot { name: "tolerations", message: 410, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudget", form: Object, go_name: "PodDisruptionBudget", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(413), shape: One, go: "v1.PodDisruptionBudgetSpec", go_element: "v1.PodDisruptionBudgetSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(414), shape: One, go: "v1.PodDisruptionBudgetStatus", go_element: "v1.PodDisruptionBudgetStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudget", form: Object, go_name: "PodDisruptionBudget", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(413), shape: One, go: "v1.PodDisruptionBudgetSpec", go_element: "v1.PodDisruptionBudgetSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(414), shape: One, go: "v1.PodDisruptionBudgetStatus", go_element: "v1.PodDisruptionBudgetStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 411, field: 0 },
         Slot { name: "spec", message: 411, field: 1 },
         Slot { name: "status", message: 411, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetList", form: Object, go_name: "PodDisruptionBudgetList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(411), shape: Repeated, go: "[]v1.PodDisruptionBudget", go_element: "v1.PodDisruptionBudget", go_flags: 0 },
+    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetList", form: Object, go_name: "PodDisruptionBudgetList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(411), shape: Repeated, go: "[]v1.PodDisruptionBudget", go_element: "v1.PodDisruptionBudget", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 412, field: 0 },
         Slot { name: "items", message: 412, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetSpec", form: Object, go_name: "PodDisruptionBudgetSpec", known: false, fields: &[
-        Field { tag: 1, json: "minAvailable", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 2, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "maxUnavailable", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 0 },
-        Field { tag: 4, json: "unhealthyPodEvictionPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.policy.v1.PodDisruptionBudgetSpec", form: Object, go_name: "PodDisruptionBudgetSpec", known: true, fields: &[
+        Field { tag: 1, json: "minAvailable", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
+        Field { tag: 2, json: "selector", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 3, json: "maxUnavailable", ty: Msg(538), shape: One, go: "intstr.IntOrString", go_element: "intstr.IntOrString", go_flags: 7 },
+        Field { tag: 4, json: "unhealthyPodEvictionPolicy", ty: String, shape: One, go: "v1.UnhealthyPodEvictionPolicyType", go_element: "v1.UnhealthyPodEvictionPolicyType", go_flags: 7 },
     ], json: &[
         Slot { name: "minAvailable", message: 413, field: 0 },
         Slot { name: "selector", message: 413, field: 1 },
@@ -4600,14 +4604,14 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "name", message: 426, field: 2 },
         Slot { name: "namespace", message: 426, field: 3 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.resource.v1.AllocatedDeviceStatus", form: Object, go_name: "AllocatedDeviceStatus", known: false, fields: &[
-        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "pool", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "device", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 0 },
-        Field { tag: 5, json: "data", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 0 },
-        Field { tag: 6, json: "networkData", ty: Msg(456), shape: One, go: "v1.NetworkDeviceData", go_element: "v1.NetworkDeviceData", go_flags: 0 },
-        Field { tag: 7, json: "shareID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.AllocatedDeviceStatus", form: Object, go_name: "AllocatedDeviceStatus", known: true, fields: &[
+        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "pool", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "device", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "conditions", ty: Msg(520), shape: Repeated, go: "[]v1.Condition", go_element: "v1.Condition", go_flags: 1 },
+        Field { tag: 5, json: "data", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 7 },
+        Field { tag: 6, json: "networkData", ty: Msg(456), shape: One, go: "v1.NetworkDeviceData", go_element: "v1.NetworkDeviceData", go_flags: 7 },
+        Field { tag: 7, json: "shareID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "driver", message: 427, field: 0 },
         Slot { name: "pool", message: 427, field: 1 },
@@ -4617,68 +4621,68 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "data", message: 427, field: 4 },
         Slot { name: "networkData", message: 427, field: 5 },
     ], by_name: &[4, 5, 2, 0, 6, 1, 3] },
-    Message { name: "io.k8s.api.resource.v1.AllocationResult", form: Object, go_name: "AllocationResult", known: false, fields: &[
-        Field { tag: 1, json: "devices", ty: Msg(437), shape: One, go: "v1.DeviceAllocationResult", go_element: "v1.DeviceAllocationResult", go_flags: 0 },
-        Field { tag: 3, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 0 },
-        Field { tag: 5, json: "allocationTimestamp", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.AllocationResult", form: Object, go_name: "AllocationResult", known: true, fields: &[
+        Field { tag: 1, json: "devices", ty: Msg(437), shape: One, go: "v1.DeviceAllocationResult", go_element: "v1.DeviceAllocationResult", go_flags: 5 },
+        Field { tag: 3, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 7 },
+        Field { tag: 5, json: "allocationTimestamp", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
     ], json: &[
         Slot { name: "devices", message: 428, field: 0 },
         Slot { name: "nodeSelector", message: 428, field: 1 },
         Slot { name: "allocationTimestamp", message: 428, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.resource.v1.CELDeviceSelector", form: Object, go_name: "CELDeviceSelector", known: false, fields: &[
-        Field { tag: 1, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CELDeviceSelector", form: Object, go_name: "CELDeviceSelector", known: true, fields: &[
+        Field { tag: 1, json: "expression", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "expression", message: 429, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.CapacityRequestPolicy", form: Object, go_name: "CapacityRequestPolicy", known: false, fields: &[
-        Field { tag: 1, json: "default", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "validValues", ty: Msg(517), shape: Repeated, go: "[]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 4, json: "validRange", ty: Msg(431), shape: One, go: "v1.CapacityRequestPolicyRange", go_element: "v1.CapacityRequestPolicyRange", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CapacityRequestPolicy", form: Object, go_name: "CapacityRequestPolicy", known: true, fields: &[
+        Field { tag: 1, json: "default", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 3 },
+        Field { tag: 3, json: "validValues", ty: Msg(517), shape: Repeated, go: "[]resource.Quantity", go_element: "resource.Quantity", go_flags: 5 },
+        Field { tag: 4, json: "validRange", ty: Msg(431), shape: One, go: "v1.CapacityRequestPolicyRange", go_element: "v1.CapacityRequestPolicyRange", go_flags: 7 },
     ], json: &[
         Slot { name: "default", message: 430, field: 0 },
         Slot { name: "validValues", message: 430, field: 1 },
         Slot { name: "validRange", message: 430, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.resource.v1.CapacityRequestPolicyRange", form: Object, go_name: "CapacityRequestPolicyRange", known: false, fields: &[
-        Field { tag: 1, json: "min", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "max", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 3, json: "step", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CapacityRequestPolicyRange", form: Object, go_name: "CapacityRequestPolicyRange", known: true, fields: &[
+        Field { tag: 1, json: "min", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 2, json: "max", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 3, json: "step", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
     ], json: &[
         Slot { name: "min", message: 431, field: 0 },
         Slot { name: "max", message: 431, field: 1 },
         Slot { name: "step", message: 431, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.resource.v1.CapacityRequirements", form: Object, go_name: "CapacityRequirements", known: false, fields: &[
-        Field { tag: 1, json: "requests", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CapacityRequirements", form: Object, go_name: "CapacityRequirements", known: true, fields: &[
+        Field { tag: 1, json: "requests", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "requests", message: 432, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.Counter", form: Object, go_name: "Counter", known: false, fields: &[
-        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.Counter", form: Object, go_name: "Counter", known: true, fields: &[
+        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 1 },
     ], json: &[
         Slot { name: "value", message: 433, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.CounterSet", form: Object, go_name: "CounterSet", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "counters", ty: Msg(433), shape: Map, go: "map[string]v1.Counter", go_element: "v1.Counter", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.CounterSet", form: Object, go_name: "CounterSet", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "counters", ty: Msg(433), shape: Map, go: "map[string]v1.Counter", go_element: "v1.Counter", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 434, field: 0 },
         Slot { name: "counters", message: 434, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.Device", form: Object, go_name: "Device", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "attributes", ty: Msg(438), shape: Map, go: "map[string]v1.DeviceAttribute", go_element: "v1.DeviceAttribute", go_flags: 0 },
-        Field { tag: 3, json: "capacity", ty: Msg(439), shape: Map, go: "map[string]v1.DeviceCapacity", go_element: "v1.DeviceCapacity", go_flags: 0 },
-        Field { tag: 4, json: "consumesCounters", ty: Msg(448), shape: Repeated, go: "[]v1.DeviceCounterConsumption", go_element: "v1.DeviceCounterConsumption", go_flags: 0 },
-        Field { tag: 5, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 0 },
-        Field { tag: 7, json: "allNodes", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 8, json: "taints", ty: Msg(453), shape: Repeated, go: "[]v1.DeviceTaint", go_element: "v1.DeviceTaint", go_flags: 0 },
-        Field { tag: 9, json: "bindsToNode", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 10, json: "bindingConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 11, json: "bindingFailureConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 12, json: "allowMultipleAllocations", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.Device", form: Object, go_name: "Device", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "attributes", ty: Msg(438), shape: Map, go: "map[string]v1.DeviceAttribute", go_element: "v1.DeviceAttribute", go_flags: 5 },
+        Field { tag: 3, json: "capacity", ty: Msg(439), shape: Map, go: "map[string]v1.DeviceCapacity", go_element: "v1.DeviceCapacity", go_flags: 5 },
+        Field { tag: 4, json: "consumesCounters", ty: Msg(448), shape: Repeated, go: "[]v1.DeviceCounterConsumption", go_element: "v1.DeviceCounterConsumption", go_flags: 5 },
+        Field { tag: 5, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 6, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 7 },
+        Field { tag: 7, json: "allNodes", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 8, json: "taints", ty: Msg(453), shape: Repeated, go: "[]v1.DeviceTaint", go_element: "v1.DeviceTaint", go_flags: 5 },
+        Field { tag: 9, json: "bindsToNode", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 10, json: "bindingConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 11, json: "bindingFailureConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 12, json: "allowMultipleAllocations", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 435, field: 0 },
         Slot { name: "attributes", message: 435, field: 1 },
@@ -4693,125 +4697,125 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "bindingFailureConditions", message: 435, field: 10 },
         Slot { name: "allowMultipleAllocations", message: 435, field: 11 },
     ], by_name: &[6, 11, 1, 9, 10, 8, 2, 3, 0, 4, 5, 7] },
-    Message { name: "io.k8s.api.resource.v1.DeviceAllocationConfiguration", form: Object, go_name: "DeviceAllocationConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "source", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceAllocationConfiguration", form: Object, go_name: "DeviceAllocationConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "source", ty: String, shape: One, go: "v1.AllocationConfigSource", go_element: "v1.AllocationConfigSource", go_flags: 1 },
+        Field { tag: 2, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
         Field { tag: 3, json: "deviceConfiguration", ty: Msg(446), shape: Inline, go: "v1.DeviceConfiguration", go_element: "v1.DeviceConfiguration", go_flags: 0 },
     ], json: &[
         Slot { name: "source", message: 436, field: 0 },
         Slot { name: "requests", message: 436, field: 1 },
         Slot { name: "opaque", message: 446, field: 0 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceAllocationResult", form: Object, go_name: "DeviceAllocationResult", known: false, fields: &[
-        Field { tag: 1, json: "results", ty: Msg(450), shape: Repeated, go: "[]v1.DeviceRequestAllocationResult", go_element: "v1.DeviceRequestAllocationResult", go_flags: 0 },
-        Field { tag: 2, json: "config", ty: Msg(436), shape: Repeated, go: "[]v1.DeviceAllocationConfiguration", go_element: "v1.DeviceAllocationConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceAllocationResult", form: Object, go_name: "DeviceAllocationResult", known: true, fields: &[
+        Field { tag: 1, json: "results", ty: Msg(450), shape: Repeated, go: "[]v1.DeviceRequestAllocationResult", go_element: "v1.DeviceRequestAllocationResult", go_flags: 5 },
+        Field { tag: 2, json: "config", ty: Msg(436), shape: Repeated, go: "[]v1.DeviceAllocationConfiguration", go_element: "v1.DeviceAllocationConfiguration", go_flags: 5 },
     ], json: &[
         Slot { name: "results", message: 437, field: 0 },
         Slot { name: "config", message: 437, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceAttribute", form: Object, go_name: "DeviceAttribute", known: false, fields: &[
-        Field { tag: 2, json: "int", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 3, json: "bool", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 4, json: "string", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "version", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceAttribute", form: Object, go_name: "DeviceAttribute", known: true, fields: &[
+        Field { tag: 2, json: "int", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 3, json: "bool", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 4, json: "string", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 5, json: "version", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "int", message: 438, field: 0 },
         Slot { name: "bool", message: 438, field: 1 },
         Slot { name: "string", message: 438, field: 2 },
         Slot { name: "version", message: 438, field: 3 },
     ], by_name: &[1, 0, 2, 3] },
-    Message { name: "io.k8s.api.resource.v1.DeviceCapacity", form: Object, go_name: "DeviceCapacity", known: false, fields: &[
-        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 2, json: "requestPolicy", ty: Msg(430), shape: One, go: "v1.CapacityRequestPolicy", go_element: "v1.CapacityRequestPolicy", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceCapacity", form: Object, go_name: "DeviceCapacity", known: true, fields: &[
+        Field { tag: 1, json: "value", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 1 },
+        Field { tag: 2, json: "requestPolicy", ty: Msg(430), shape: One, go: "v1.CapacityRequestPolicy", go_element: "v1.CapacityRequestPolicy", go_flags: 7 },
     ], json: &[
         Slot { name: "value", message: 439, field: 0 },
         Slot { name: "requestPolicy", message: 439, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClaim", form: Object, go_name: "DeviceClaim", known: false, fields: &[
-        Field { tag: 1, json: "requests", ty: Msg(449), shape: Repeated, go: "[]v1.DeviceRequest", go_element: "v1.DeviceRequest", go_flags: 0 },
-        Field { tag: 2, json: "constraints", ty: Msg(447), shape: Repeated, go: "[]v1.DeviceConstraint", go_element: "v1.DeviceConstraint", go_flags: 0 },
-        Field { tag: 3, json: "config", ty: Msg(441), shape: Repeated, go: "[]v1.DeviceClaimConfiguration", go_element: "v1.DeviceClaimConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClaim", form: Object, go_name: "DeviceClaim", known: true, fields: &[
+        Field { tag: 1, json: "requests", ty: Msg(449), shape: Repeated, go: "[]v1.DeviceRequest", go_element: "v1.DeviceRequest", go_flags: 1 },
+        Field { tag: 2, json: "constraints", ty: Msg(447), shape: Repeated, go: "[]v1.DeviceConstraint", go_element: "v1.DeviceConstraint", go_flags: 5 },
+        Field { tag: 3, json: "config", ty: Msg(441), shape: Repeated, go: "[]v1.DeviceClaimConfiguration", go_element: "v1.DeviceClaimConfiguration", go_flags: 5 },
     ], json: &[
         Slot { name: "requests", message: 440, field: 0 },
         Slot { name: "constraints", message: 440, field: 1 },
         Slot { name: "config", message: 440, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClaimConfiguration", form: Object, go_name: "DeviceClaimConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClaimConfiguration", form: Object, go_name: "DeviceClaimConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
         Field { tag: 2, json: "deviceConfiguration", ty: Msg(446), shape: Inline, go: "v1.DeviceConfiguration", go_element: "v1.DeviceConfiguration", go_flags: 0 },
     ], json: &[
         Slot { name: "requests", message: 441, field: 0 },
         Slot { name: "opaque", message: 446, field: 0 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClass", form: Object, go_name: "DeviceClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(445), shape: One, go: "v1.DeviceClassSpec", go_element: "v1.DeviceClassSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClass", form: Object, go_name: "DeviceClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(445), shape: One, go: "v1.DeviceClassSpec", go_element: "v1.DeviceClassSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 442, field: 0 },
         Slot { name: "spec", message: 442, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClassConfiguration", form: Object, go_name: "DeviceClassConfiguration", known: false, fields: &[
+    Message { name: "io.k8s.api.resource.v1.DeviceClassConfiguration", form: Object, go_name: "DeviceClassConfiguration", known: true, fields: &[
         Field { tag: 1, json: "deviceConfiguration", ty: Msg(446), shape: Inline, go: "v1.DeviceConfiguration", go_element: "v1.DeviceConfiguration", go_flags: 0 },
     ], json: &[
         Slot { name: "opaque", message: 446, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClassList", form: Object, go_name: "DeviceClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(442), shape: Repeated, go: "[]v1.DeviceClass", go_element: "v1.DeviceClass", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClassList", form: Object, go_name: "DeviceClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(442), shape: Repeated, go: "[]v1.DeviceClass", go_element: "v1.DeviceClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 444, field: 0 },
         Slot { name: "items", message: 444, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceClassSpec", form: Object, go_name: "DeviceClassSpec", known: false, fields: &[
-        Field { tag: 1, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 0 },
-        Field { tag: 2, json: "config", ty: Msg(443), shape: Repeated, go: "[]v1.DeviceClassConfiguration", go_element: "v1.DeviceClassConfiguration", go_flags: 0 },
-        Field { tag: 4, json: "extendedResourceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceClassSpec", form: Object, go_name: "DeviceClassSpec", known: true, fields: &[
+        Field { tag: 1, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 5 },
+        Field { tag: 2, json: "config", ty: Msg(443), shape: Repeated, go: "[]v1.DeviceClassConfiguration", go_element: "v1.DeviceClassConfiguration", go_flags: 5 },
+        Field { tag: 4, json: "extendedResourceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
     ], json: &[
         Slot { name: "selectors", message: 445, field: 0 },
         Slot { name: "config", message: 445, field: 1 },
         Slot { name: "extendedResourceName", message: 445, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceConfiguration", form: Object, go_name: "DeviceConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "opaque", ty: Msg(457), shape: One, go: "v1.OpaqueDeviceConfiguration", go_element: "v1.OpaqueDeviceConfiguration", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceConfiguration", form: Object, go_name: "DeviceConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "opaque", ty: Msg(457), shape: One, go: "v1.OpaqueDeviceConfiguration", go_element: "v1.OpaqueDeviceConfiguration", go_flags: 7 },
     ], json: &[
         Slot { name: "opaque", message: 446, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceConstraint", form: Object, go_name: "DeviceConstraint", known: false, fields: &[
-        Field { tag: 1, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "matchAttribute", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "distinctAttribute", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceConstraint", form: Object, go_name: "DeviceConstraint", known: true, fields: &[
+        Field { tag: 1, json: "requests", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "matchAttribute", ty: String, shape: One, go: "v1.FullyQualifiedName", go_element: "v1.FullyQualifiedName", go_flags: 7 },
+        Field { tag: 3, json: "distinctAttribute", ty: String, shape: One, go: "v1.FullyQualifiedName", go_element: "v1.FullyQualifiedName", go_flags: 7 },
     ], json: &[
         Slot { name: "requests", message: 447, field: 0 },
         Slot { name: "matchAttribute", message: 447, field: 1 },
         Slot { name: "distinctAttribute", message: 447, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceCounterConsumption", form: Object, go_name: "DeviceCounterConsumption", known: false, fields: &[
-        Field { tag: 1, json: "counterSet", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "counters", ty: Msg(433), shape: Map, go: "map[string]v1.Counter", go_element: "v1.Counter", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceCounterConsumption", form: Object, go_name: "DeviceCounterConsumption", known: true, fields: &[
+        Field { tag: 1, json: "counterSet", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "counters", ty: Msg(433), shape: Map, go: "map[string]v1.Counter", go_element: "v1.Counter", go_flags: 5 },
     ], json: &[
         Slot { name: "counterSet", message: 448, field: 0 },
         Slot { name: "counters", message: 448, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.DeviceRequest", form: Object, go_name: "DeviceRequest", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "exactly", ty: Msg(455), shape: One, go: "v1.ExactDeviceRequest", go_element: "v1.ExactDeviceRequest", go_flags: 0 },
-        Field { tag: 3, json: "firstAvailable", ty: Msg(452), shape: Repeated, go: "[]v1.DeviceSubRequest", go_element: "v1.DeviceSubRequest", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceRequest", form: Object, go_name: "DeviceRequest", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "exactly", ty: Msg(455), shape: One, go: "v1.ExactDeviceRequest", go_element: "v1.ExactDeviceRequest", go_flags: 7 },
+        Field { tag: 3, json: "firstAvailable", ty: Msg(452), shape: Repeated, go: "[]v1.DeviceSubRequest", go_element: "v1.DeviceSubRequest", go_flags: 5 },
     ], json: &[
         Slot { name: "name", message: 449, field: 0 },
         Slot { name: "exactly", message: 449, field: 1 },
         Slot { name: "firstAvailable", message: 449, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceRequestAllocationResult", form: Object, go_name: "DeviceRequestAllocationResult", known: false, fields: &[
-        Field { tag: 1, json: "request", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "pool", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "device", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "adminAccess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 0 },
-        Field { tag: 7, json: "bindingConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "bindingFailureConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 9, json: "shareID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 10, json: "consumedCapacity", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceRequestAllocationResult", form: Object, go_name: "DeviceRequestAllocationResult", known: true, fields: &[
+        Field { tag: 1, json: "request", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "pool", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "device", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 5, json: "adminAccess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 5 },
+        Field { tag: 7, json: "bindingConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 8, json: "bindingFailureConditions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 9, json: "shareID", ty: String, shape: One, go: "types.UID", go_element: "types.UID", go_flags: 7 },
+        Field { tag: 10, json: "consumedCapacity", ty: Msg(517), shape: Map, go: "map[string]resource.Quantity", go_element: "resource.Quantity", go_flags: 5 },
     ], json: &[
         Slot { name: "request", message: 450, field: 0 },
         Slot { name: "driver", message: 450, field: 1 },
@@ -4824,19 +4828,19 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "shareID", message: 450, field: 8 },
         Slot { name: "consumedCapacity", message: 450, field: 9 },
     ], by_name: &[4, 6, 7, 9, 3, 1, 2, 0, 8, 5] },
-    Message { name: "io.k8s.api.resource.v1.DeviceSelector", form: Object, go_name: "DeviceSelector", known: false, fields: &[
-        Field { tag: 1, json: "cel", ty: Msg(429), shape: One, go: "v1.CELDeviceSelector", go_element: "v1.CELDeviceSelector", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceSelector", form: Object, go_name: "DeviceSelector", known: true, fields: &[
+        Field { tag: 1, json: "cel", ty: Msg(429), shape: One, go: "v1.CELDeviceSelector", go_element: "v1.CELDeviceSelector", go_flags: 7 },
     ], json: &[
         Slot { name: "cel", message: 451, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.DeviceSubRequest", form: Object, go_name: "DeviceSubRequest", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "deviceClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 0 },
-        Field { tag: 4, json: "allocationMode", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "count", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 0 },
-        Field { tag: 7, json: "capacity", ty: Msg(432), shape: One, go: "v1.CapacityRequirements", go_element: "v1.CapacityRequirements", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceSubRequest", form: Object, go_name: "DeviceSubRequest", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "deviceClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 5 },
+        Field { tag: 4, json: "allocationMode", ty: String, shape: One, go: "v1.DeviceAllocationMode", go_element: "v1.DeviceAllocationMode", go_flags: 5 },
+        Field { tag: 5, json: "count", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 5 },
+        Field { tag: 7, json: "capacity", ty: Msg(432), shape: One, go: "v1.CapacityRequirements", go_element: "v1.CapacityRequirements", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 452, field: 0 },
         Slot { name: "deviceClassName", message: 452, field: 1 },
@@ -4846,23 +4850,23 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "tolerations", message: 452, field: 5 },
         Slot { name: "capacity", message: 452, field: 6 },
     ], by_name: &[3, 6, 4, 1, 0, 2, 5] },
-    Message { name: "io.k8s.api.resource.v1.DeviceTaint", form: Object, go_name: "DeviceTaint", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "effect", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "timeAdded", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceTaint", form: Object, go_name: "DeviceTaint", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "effect", ty: String, shape: One, go: "v1.DeviceTaintEffect", go_element: "v1.DeviceTaintEffect", go_flags: 1 },
+        Field { tag: 4, json: "timeAdded", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 7 },
     ], json: &[
         Slot { name: "key", message: 453, field: 0 },
         Slot { name: "value", message: 453, field: 1 },
         Slot { name: "effect", message: 453, field: 2 },
         Slot { name: "timeAdded", message: 453, field: 3 },
     ], by_name: &[2, 0, 3, 1] },
-    Message { name: "io.k8s.api.resource.v1.DeviceToleration", form: Object, go_name: "DeviceToleration", known: false, fields: &[
-        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "operator", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "effect", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "tolerationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.DeviceToleration", form: Object, go_name: "DeviceToleration", known: true, fields: &[
+        Field { tag: 1, json: "key", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "operator", ty: String, shape: One, go: "v1.DeviceTolerationOperator", go_element: "v1.DeviceTolerationOperator", go_flags: 5 },
+        Field { tag: 3, json: "value", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "effect", ty: String, shape: One, go: "v1.DeviceTaintEffect", go_element: "v1.DeviceTaintEffect", go_flags: 5 },
+        Field { tag: 5, json: "tolerationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
     ], json: &[
         Slot { name: "key", message: 454, field: 0 },
         Slot { name: "operator", message: 454, field: 1 },
@@ -4870,14 +4874,14 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "effect", message: 454, field: 3 },
         Slot { name: "tolerationSeconds", message: 454, field: 4 },
     ], by_name: &[3, 0, 1, 4, 2] },
-    Message { name: "io.k8s.api.resource.v1.ExactDeviceRequest", form: Object, go_name: "ExactDeviceRequest", known: false, fields: &[
-        Field { tag: 1, json: "deviceClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 0 },
-        Field { tag: 3, json: "allocationMode", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "count", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 5, json: "adminAccess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 0 },
-        Field { tag: 7, json: "capacity", ty: Msg(432), shape: One, go: "v1.CapacityRequirements", go_element: "v1.CapacityRequirements", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ExactDeviceRequest", form: Object, go_name: "ExactDeviceRequest", known: true, fields: &[
+        Field { tag: 1, json: "deviceClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "selectors", ty: Msg(451), shape: Repeated, go: "[]v1.DeviceSelector", go_element: "v1.DeviceSelector", go_flags: 5 },
+        Field { tag: 3, json: "allocationMode", ty: String, shape: One, go: "v1.DeviceAllocationMode", go_element: "v1.DeviceAllocationMode", go_flags: 5 },
+        Field { tag: 4, json: "count", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 5 },
+        Field { tag: 5, json: "adminAccess", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 6, json: "tolerations", ty: Msg(454), shape: Repeated, go: "[]v1.DeviceToleration", go_element: "v1.DeviceToleration", go_flags: 5 },
+        Field { tag: 7, json: "capacity", ty: Msg(432), shape: One, go: "v1.CapacityRequirements", go_element: "v1.CapacityRequirements", go_flags: 7 },
     ], json: &[
         Slot { name: "deviceClassName", message: 455, field: 0 },
         Slot { name: "selectors", message: 455, field: 1 },
@@ -4887,116 +4891,116 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "tolerations", message: 455, field: 5 },
         Slot { name: "capacity", message: 455, field: 6 },
     ], by_name: &[4, 2, 6, 3, 0, 1, 5] },
-    Message { name: "io.k8s.api.resource.v1.NetworkDeviceData", form: Object, go_name: "NetworkDeviceData", known: false, fields: &[
-        Field { tag: 1, json: "interfaceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "ips", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "hardwareAddress", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.NetworkDeviceData", form: Object, go_name: "NetworkDeviceData", known: true, fields: &[
+        Field { tag: 1, json: "interfaceName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "ips", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "hardwareAddress", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "interfaceName", message: 456, field: 0 },
         Slot { name: "ips", message: 456, field: 1 },
         Slot { name: "hardwareAddress", message: 456, field: 2 },
     ], by_name: &[2, 0, 1] },
-    Message { name: "io.k8s.api.resource.v1.OpaqueDeviceConfiguration", form: Object, go_name: "OpaqueDeviceConfiguration", known: false, fields: &[
-        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "parameters", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.OpaqueDeviceConfiguration", form: Object, go_name: "OpaqueDeviceConfiguration", known: true, fields: &[
+        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "parameters", ty: Msg(537), shape: One, go: "runtime.RawExtension", go_element: "runtime.RawExtension", go_flags: 1 },
     ], json: &[
         Slot { name: "driver", message: 457, field: 0 },
         Slot { name: "parameters", message: 457, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaim", form: Object, go_name: "ResourceClaim", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(461), shape: One, go: "v1.ResourceClaimSpec", go_element: "v1.ResourceClaimSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(462), shape: One, go: "v1.ResourceClaimStatus", go_element: "v1.ResourceClaimStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaim", form: Object, go_name: "ResourceClaim", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(461), shape: One, go: "v1.ResourceClaimSpec", go_element: "v1.ResourceClaimSpec", go_flags: 1 },
+        Field { tag: 3, json: "status", ty: Msg(462), shape: One, go: "v1.ResourceClaimStatus", go_element: "v1.ResourceClaimStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 458, field: 0 },
         Slot { name: "spec", message: 458, field: 1 },
         Slot { name: "status", message: 458, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimConsumerReference", form: Object, go_name: "ResourceClaimConsumerReference", known: false, fields: &[
-        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "uid", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimConsumerReference", form: Object, go_name: "ResourceClaimConsumerReference", known: true, fields: &[
+        Field { tag: 1, json: "apiGroup", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "resource", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 5, json: "uid", ty: String, shape: One, go: "types.UID", go_element: "types.UID", go_flags: 1 },
     ], json: &[
         Slot { name: "apiGroup", message: 459, field: 0 },
         Slot { name: "resource", message: 459, field: 1 },
         Slot { name: "name", message: 459, field: 2 },
         Slot { name: "uid", message: 459, field: 3 },
     ], by_name: &[0, 2, 1, 3] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimList", form: Object, go_name: "ResourceClaimList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(458), shape: Repeated, go: "[]v1.ResourceClaim", go_element: "v1.ResourceClaim", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimList", form: Object, go_name: "ResourceClaimList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(458), shape: Repeated, go: "[]v1.ResourceClaim", go_element: "v1.ResourceClaim", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 460, field: 0 },
         Slot { name: "items", message: 460, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimSpec", form: Object, go_name: "ResourceClaimSpec", known: false, fields: &[
-        Field { tag: 1, json: "devices", ty: Msg(440), shape: One, go: "v1.DeviceClaim", go_element: "v1.DeviceClaim", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimSpec", form: Object, go_name: "ResourceClaimSpec", known: true, fields: &[
+        Field { tag: 1, json: "devices", ty: Msg(440), shape: One, go: "v1.DeviceClaim", go_element: "v1.DeviceClaim", go_flags: 1 },
     ], json: &[
         Slot { name: "devices", message: 461, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimStatus", form: Object, go_name: "ResourceClaimStatus", known: false, fields: &[
-        Field { tag: 1, json: "allocation", ty: Msg(428), shape: One, go: "v1.AllocationResult", go_element: "v1.AllocationResult", go_flags: 0 },
-        Field { tag: 2, json: "reservedFor", ty: Msg(459), shape: Repeated, go: "[]v1.ResourceClaimConsumerReference", go_element: "v1.ResourceClaimConsumerReference", go_flags: 0 },
-        Field { tag: 4, json: "devices", ty: Msg(427), shape: Repeated, go: "[]v1.AllocatedDeviceStatus", go_element: "v1.AllocatedDeviceStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimStatus", form: Object, go_name: "ResourceClaimStatus", known: true, fields: &[
+        Field { tag: 1, json: "allocation", ty: Msg(428), shape: One, go: "v1.AllocationResult", go_element: "v1.AllocationResult", go_flags: 7 },
+        Field { tag: 2, json: "reservedFor", ty: Msg(459), shape: Repeated, go: "[]v1.ResourceClaimConsumerReference", go_element: "v1.ResourceClaimConsumerReference", go_flags: 5 },
+        Field { tag: 4, json: "devices", ty: Msg(427), shape: Repeated, go: "[]v1.AllocatedDeviceStatus", go_element: "v1.AllocatedDeviceStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "allocation", message: 462, field: 0 },
         Slot { name: "reservedFor", message: 462, field: 1 },
         Slot { name: "devices", message: 462, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplate", form: Object, go_name: "ResourceClaimTemplate", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(465), shape: One, go: "v1.ResourceClaimTemplateSpec", go_element: "v1.ResourceClaimTemplateSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplate", form: Object, go_name: "ResourceClaimTemplate", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(465), shape: One, go: "v1.ResourceClaimTemplateSpec", go_element: "v1.ResourceClaimTemplateSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 463, field: 0 },
         Slot { name: "spec", message: 463, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplateList", form: Object, go_name: "ResourceClaimTemplateList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(463), shape: Repeated, go: "[]v1.ResourceClaimTemplate", go_element: "v1.ResourceClaimTemplate", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplateList", form: Object, go_name: "ResourceClaimTemplateList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(463), shape: Repeated, go: "[]v1.ResourceClaimTemplate", go_element: "v1.ResourceClaimTemplate", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 464, field: 0 },
         Slot { name: "items", message: 464, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplateSpec", form: Object, go_name: "ResourceClaimTemplateSpec", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(461), shape: One, go: "v1.ResourceClaimSpec", go_element: "v1.ResourceClaimSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceClaimTemplateSpec", form: Object, go_name: "ResourceClaimTemplateSpec", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(461), shape: One, go: "v1.ResourceClaimSpec", go_element: "v1.ResourceClaimSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 465, field: 0 },
         Slot { name: "spec", message: 465, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourcePool", form: Object, go_name: "ResourcePool", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "generation", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 3, json: "resourceSliceCount", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourcePool", form: Object, go_name: "ResourcePool", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "generation", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 1 },
+        Field { tag: 3, json: "resourceSliceCount", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 1 },
     ], json: &[
         Slot { name: "name", message: 466, field: 0 },
         Slot { name: "generation", message: 466, field: 1 },
         Slot { name: "resourceSliceCount", message: 466, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.resource.v1.ResourceSlice", form: Object, go_name: "ResourceSlice", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(469), shape: One, go: "v1.ResourceSliceSpec", go_element: "v1.ResourceSliceSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceSlice", form: Object, go_name: "ResourceSlice", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(469), shape: One, go: "v1.ResourceSliceSpec", go_element: "v1.ResourceSliceSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 467, field: 0 },
         Slot { name: "spec", message: 467, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.resource.v1.ResourceSliceList", form: Object, go_name: "ResourceSliceList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(467), shape: Repeated, go: "[]v1.ResourceSlice", go_element: "v1.ResourceSlice", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceSliceList", form: Object, go_name: "ResourceSliceList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(467), shape: Repeated, go: "[]v1.ResourceSlice", go_element: "v1.ResourceSlice", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 468, field: 0 },
         Slot { name: "items", message: 468, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.resource.v1.ResourceSliceSpec", form: Object, go_name: "ResourceSliceSpec", known: false, fields: &[
-        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "pool", ty: Msg(466), shape: One, go: "v1.ResourcePool", go_element: "v1.ResourcePool", go_flags: 0 },
-        Field { tag: 3, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 0 },
-        Field { tag: 5, json: "allNodes", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 6, json: "devices", ty: Msg(435), shape: Repeated, go: "[]v1.Device", go_element: "v1.Device", go_flags: 0 },
-        Field { tag: 7, json: "perDeviceNodeSelection", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 8, json: "sharedCounters", ty: Msg(434), shape: Repeated, go: "[]v1.CounterSet", go_element: "v1.CounterSet", go_flags: 0 },
+    Message { name: "io.k8s.api.resource.v1.ResourceSliceSpec", form: Object, go_name: "ResourceSliceSpec", known: true, fields: &[
+        Field { tag: 1, json: "driver", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "pool", ty: Msg(466), shape: One, go: "v1.ResourcePool", go_element: "v1.ResourcePool", go_flags: 1 },
+        Field { tag: 3, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 4, json: "nodeSelector", ty: Msg(224), shape: One, go: "v1.NodeSelector", go_element: "v1.NodeSelector", go_flags: 7 },
+        Field { tag: 5, json: "allNodes", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 6, json: "devices", ty: Msg(435), shape: Repeated, go: "[]v1.Device", go_element: "v1.Device", go_flags: 5 },
+        Field { tag: 7, json: "perDeviceNodeSelection", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 8, json: "sharedCounters", ty: Msg(434), shape: Repeated, go: "[]v1.CounterSet", go_element: "v1.CounterSet", go_flags: 5 },
     ], json: &[
         Slot { name: "driver", message: 469, field: 0 },
         Slot { name: "pool", message: 469, field: 1 },
@@ -5027,31 +5031,31 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "metadata", message: 471, field: 0 },
         Slot { name: "items", message: 471, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.CSIDriver", form: Object, go_name: "CSIDriver", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(474), shape: One, go: "v1.CSIDriverSpec", go_element: "v1.CSIDriverSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIDriver", form: Object, go_name: "CSIDriver", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(474), shape: One, go: "v1.CSIDriverSpec", go_element: "v1.CSIDriverSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 472, field: 0 },
         Slot { name: "spec", message: 472, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.storage.v1.CSIDriverList", form: Object, go_name: "CSIDriverList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(472), shape: Repeated, go: "[]v1.CSIDriver", go_element: "v1.CSIDriver", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIDriverList", form: Object, go_name: "CSIDriverList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(472), shape: Repeated, go: "[]v1.CSIDriver", go_element: "v1.CSIDriver", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 473, field: 0 },
         Slot { name: "items", message: 473, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.CSIDriverSpec", form: Object, go_name: "CSIDriverSpec", known: false, fields: &[
-        Field { tag: 1, json: "attachRequired", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 2, json: "podInfoOnMount", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 3, json: "volumeLifecycleModes", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "storageCapacity", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 5, json: "fsGroupPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "tokenRequests", ty: Msg(483), shape: Repeated, go: "[]v1.TokenRequest", go_element: "v1.TokenRequest", go_flags: 0 },
-        Field { tag: 7, json: "requiresRepublish", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 8, json: "seLinuxMount", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 9, json: "nodeAllocatableUpdatePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
-        Field { tag: 10, json: "serviceAccountTokenInSecrets", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIDriverSpec", form: Object, go_name: "CSIDriverSpec", known: true, fields: &[
+        Field { tag: 1, json: "attachRequired", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 2, json: "podInfoOnMount", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 3, json: "volumeLifecycleModes", ty: String, shape: Repeated, go: "[]v1.VolumeLifecycleMode", go_element: "v1.VolumeLifecycleMode", go_flags: 5 },
+        Field { tag: 4, json: "storageCapacity", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 5, json: "fsGroupPolicy", ty: String, shape: One, go: "v1.FSGroupPolicy", go_element: "v1.FSGroupPolicy", go_flags: 7 },
+        Field { tag: 6, json: "tokenRequests", ty: Msg(483), shape: Repeated, go: "[]v1.TokenRequest", go_element: "v1.TokenRequest", go_flags: 5 },
+        Field { tag: 7, json: "requiresRepublish", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 8, json: "seLinuxMount", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 9, json: "nodeAllocatableUpdatePeriodSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
+        Field { tag: 10, json: "serviceAccountTokenInSecrets", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
     ], json: &[
         Slot { name: "attachRequired", message: 474, field: 0 },
         Slot { name: "podInfoOnMount", message: 474, field: 1 },
@@ -5064,42 +5068,42 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "nodeAllocatableUpdatePeriodSeconds", message: 474, field: 8 },
         Slot { name: "serviceAccountTokenInSecrets", message: 474, field: 9 },
     ], by_name: &[0, 4, 8, 1, 6, 7, 9, 3, 5, 2] },
-    Message { name: "io.k8s.api.storage.v1.CSINode", form: Object, go_name: "CSINode", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(478), shape: One, go: "v1.CSINodeSpec", go_element: "v1.CSINodeSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSINode", form: Object, go_name: "CSINode", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(478), shape: One, go: "v1.CSINodeSpec", go_element: "v1.CSINodeSpec", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 475, field: 0 },
         Slot { name: "spec", message: 475, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.storage.v1.CSINodeDriver", form: Object, go_name: "CSINodeDriver", known: false, fields: &[
-        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "nodeID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "topologyKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "allocatable", ty: Msg(492), shape: One, go: "v1.VolumeNodeResources", go_element: "v1.VolumeNodeResources", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSINodeDriver", form: Object, go_name: "CSINodeDriver", known: true, fields: &[
+        Field { tag: 1, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "nodeID", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "topologyKeys", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "allocatable", ty: Msg(492), shape: One, go: "v1.VolumeNodeResources", go_element: "v1.VolumeNodeResources", go_flags: 7 },
     ], json: &[
         Slot { name: "name", message: 476, field: 0 },
         Slot { name: "nodeID", message: 476, field: 1 },
         Slot { name: "topologyKeys", message: 476, field: 2 },
         Slot { name: "allocatable", message: 476, field: 3 },
     ], by_name: &[3, 0, 1, 2] },
-    Message { name: "io.k8s.api.storage.v1.CSINodeList", form: Object, go_name: "CSINodeList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(475), shape: Repeated, go: "[]v1.CSINode", go_element: "v1.CSINode", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSINodeList", form: Object, go_name: "CSINodeList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(475), shape: Repeated, go: "[]v1.CSINode", go_element: "v1.CSINode", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 477, field: 0 },
         Slot { name: "items", message: 477, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.CSINodeSpec", form: Object, go_name: "CSINodeSpec", known: false, fields: &[
-        Field { tag: 1, json: "drivers", ty: Msg(476), shape: Repeated, go: "[]v1.CSINodeDriver", go_element: "v1.CSINodeDriver", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSINodeSpec", form: Object, go_name: "CSINodeSpec", known: true, fields: &[
+        Field { tag: 1, json: "drivers", ty: Msg(476), shape: Repeated, go: "[]v1.CSINodeDriver", go_element: "v1.CSINodeDriver", go_flags: 1 },
     ], json: &[
         Slot { name: "drivers", message: 478, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.api.storage.v1.CSIStorageCapacity", form: Object, go_name: "CSIStorageCapacity", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "nodeTopology", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 0 },
-        Field { tag: 3, json: "storageClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "capacity", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
-        Field { tag: 5, json: "maximumVolumeSize", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIStorageCapacity", form: Object, go_name: "CSIStorageCapacity", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "nodeTopology", ty: Msg(523), shape: One, go: "v1.LabelSelector", go_element: "v1.LabelSelector", go_flags: 7 },
+        Field { tag: 3, json: "storageClassName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 4, json: "capacity", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
+        Field { tag: 5, json: "maximumVolumeSize", ty: Msg(517), shape: One, go: "resource.Quantity", go_element: "resource.Quantity", go_flags: 7 },
     ], json: &[
         Slot { name: "metadata", message: 479, field: 0 },
         Slot { name: "nodeTopology", message: 479, field: 1 },
@@ -5107,22 +5111,22 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "capacity", message: 479, field: 3 },
         Slot { name: "maximumVolumeSize", message: 479, field: 4 },
     ], by_name: &[3, 4, 0, 1, 2] },
-    Message { name: "io.k8s.api.storage.v1.CSIStorageCapacityList", form: Object, go_name: "CSIStorageCapacityList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(479), shape: Repeated, go: "[]v1.CSIStorageCapacity", go_element: "v1.CSIStorageCapacity", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.CSIStorageCapacityList", form: Object, go_name: "CSIStorageCapacityList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(479), shape: Repeated, go: "[]v1.CSIStorageCapacity", go_element: "v1.CSIStorageCapacity", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 480, field: 0 },
         Slot { name: "items", message: 480, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.StorageClass", form: Object, go_name: "StorageClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "provisioner", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "parameters", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "reclaimPolicy", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "mountOptions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 0 },
-        Field { tag: 6, json: "allowVolumeExpansion", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 7, json: "volumeBindingMode", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 8, json: "allowedTopologies", ty: Msg(322), shape: Repeated, go: "[]v1.TopologySelectorTerm", go_element: "v1.TopologySelectorTerm", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.StorageClass", form: Object, go_name: "StorageClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "provisioner", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "parameters", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "reclaimPolicy", ty: String, shape: One, go: "v1.PersistentVolumeReclaimPolicy", go_element: "v1.PersistentVolumeReclaimPolicy", go_flags: 7 },
+        Field { tag: 5, json: "mountOptions", ty: String, shape: Repeated, go: "[]string", go_element: "string", go_flags: 5 },
+        Field { tag: 6, json: "allowVolumeExpansion", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 7 },
+        Field { tag: 7, json: "volumeBindingMode", ty: String, shape: One, go: "v1.VolumeBindingMode", go_element: "v1.VolumeBindingMode", go_flags: 7 },
+        Field { tag: 8, json: "allowedTopologies", ty: Msg(322), shape: Repeated, go: "[]v1.TopologySelectorTerm", go_element: "v1.TopologySelectorTerm", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 481, field: 0 },
         Slot { name: "provisioner", message: 481, field: 1 },
@@ -5133,90 +5137,90 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "volumeBindingMode", message: 481, field: 6 },
         Slot { name: "allowedTopologies", message: 481, field: 7 },
     ], by_name: &[5, 7, 0, 4, 2, 1, 3, 6] },
-    Message { name: "io.k8s.api.storage.v1.StorageClassList", form: Object, go_name: "StorageClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(481), shape: Repeated, go: "[]v1.StorageClass", go_element: "v1.StorageClass", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.StorageClassList", form: Object, go_name: "StorageClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(481), shape: Repeated, go: "[]v1.StorageClass", go_element: "v1.StorageClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 482, field: 0 },
         Slot { name: "items", message: 482, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.TokenRequest", form: Object, go_name: "TokenRequest", known: false, fields: &[
-        Field { tag: 1, json: "audience", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "expirationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.TokenRequest", form: Object, go_name: "TokenRequest", known: true, fields: &[
+        Field { tag: 1, json: "audience", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "expirationSeconds", ty: Int64, shape: One, go: "int64", go_element: "int64", go_flags: 7 },
     ], json: &[
         Slot { name: "audience", message: 483, field: 0 },
         Slot { name: "expirationSeconds", message: 483, field: 1 },
     ], by_name: &[0, 1] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachment", form: Object, go_name: "VolumeAttachment", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(487), shape: One, go: "v1.VolumeAttachmentSpec", go_element: "v1.VolumeAttachmentSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(488), shape: One, go: "v1.VolumeAttachmentStatus", go_element: "v1.VolumeAttachmentStatus", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachment", form: Object, go_name: "VolumeAttachment", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(487), shape: One, go: "v1.VolumeAttachmentSpec", go_element: "v1.VolumeAttachmentSpec", go_flags: 1 },
+        Field { tag: 3, json: "status", ty: Msg(488), shape: One, go: "v1.VolumeAttachmentStatus", go_element: "v1.VolumeAttachmentStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 484, field: 0 },
         Slot { name: "spec", message: 484, field: 1 },
         Slot { name: "status", message: 484, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentList", form: Object, go_name: "VolumeAttachmentList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(484), shape: Repeated, go: "[]v1.VolumeAttachment", go_element: "v1.VolumeAttachment", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentList", form: Object, go_name: "VolumeAttachmentList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(484), shape: Repeated, go: "[]v1.VolumeAttachment", go_element: "v1.VolumeAttachment", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 485, field: 0 },
         Slot { name: "items", message: 485, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentSource", form: Object, go_name: "VolumeAttachmentSource", known: false, fields: &[
-        Field { tag: 1, json: "persistentVolumeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "inlineVolumeSpec", ty: Msg(243), shape: One, go: "v1.PersistentVolumeSpec", go_element: "v1.PersistentVolumeSpec", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentSource", form: Object, go_name: "VolumeAttachmentSource", known: true, fields: &[
+        Field { tag: 1, json: "persistentVolumeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 7 },
+        Field { tag: 2, json: "inlineVolumeSpec", ty: Msg(243), shape: One, go: "v1.PersistentVolumeSpec", go_element: "v1.PersistentVolumeSpec", go_flags: 7 },
     ], json: &[
         Slot { name: "persistentVolumeName", message: 486, field: 0 },
         Slot { name: "inlineVolumeSpec", message: 486, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentSpec", form: Object, go_name: "VolumeAttachmentSpec", known: false, fields: &[
-        Field { tag: 1, json: "attacher", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "source", ty: Msg(486), shape: One, go: "v1.VolumeAttachmentSource", go_element: "v1.VolumeAttachmentSource", go_flags: 0 },
-        Field { tag: 3, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentSpec", form: Object, go_name: "VolumeAttachmentSpec", known: true, fields: &[
+        Field { tag: 1, json: "attacher", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 2, json: "source", ty: Msg(486), shape: One, go: "v1.VolumeAttachmentSource", go_element: "v1.VolumeAttachmentSource", go_flags: 1 },
+        Field { tag: 3, json: "nodeName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
     ], json: &[
         Slot { name: "attacher", message: 487, field: 0 },
         Slot { name: "source", message: 487, field: 1 },
         Slot { name: "nodeName", message: 487, field: 2 },
     ], by_name: &[0, 2, 1] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentStatus", form: Object, go_name: "VolumeAttachmentStatus", known: false, fields: &[
-        Field { tag: 1, json: "attached", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 2, json: "attachmentMetadata", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "attachError", ty: Msg(491), shape: One, go: "v1.VolumeError", go_element: "v1.VolumeError", go_flags: 0 },
-        Field { tag: 4, json: "detachError", ty: Msg(491), shape: One, go: "v1.VolumeError", go_element: "v1.VolumeError", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttachmentStatus", form: Object, go_name: "VolumeAttachmentStatus", known: true, fields: &[
+        Field { tag: 1, json: "attached", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 1 },
+        Field { tag: 2, json: "attachmentMetadata", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "attachError", ty: Msg(491), shape: One, go: "v1.VolumeError", go_element: "v1.VolumeError", go_flags: 7 },
+        Field { tag: 4, json: "detachError", ty: Msg(491), shape: One, go: "v1.VolumeError", go_element: "v1.VolumeError", go_flags: 7 },
     ], json: &[
         Slot { name: "attached", message: 488, field: 0 },
         Slot { name: "attachmentMetadata", message: 488, field: 1 },
         Slot { name: "attachError", message: 488, field: 2 },
         Slot { name: "detachError", message: 488, field: 3 },
     ], by_name: &[2, 0, 1, 3] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttributesClass", form: Object, go_name: "VolumeAttributesClass", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "driverName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "parameters", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttributesClass", form: Object, go_name: "VolumeAttributesClass", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "driverName", ty: String, shape: One, go: "string", go_element: "string", go_flags: 1 },
+        Field { tag: 3, json: "parameters", ty: String, shape: Map, go: "map[string]string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 489, field: 0 },
         Slot { name: "driverName", message: 489, field: 1 },
         Slot { name: "parameters", message: 489, field: 2 },
     ], by_name: &[1, 0, 2] },
-    Message { name: "io.k8s.api.storage.v1.VolumeAttributesClassList", form: Object, go_name: "VolumeAttributesClassList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(489), shape: Repeated, go: "[]v1.VolumeAttributesClass", go_element: "v1.VolumeAttributesClass", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeAttributesClassList", form: Object, go_name: "VolumeAttributesClassList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(489), shape: Repeated, go: "[]v1.VolumeAttributesClass", go_element: "v1.VolumeAttributesClass", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 490, field: 0 },
         Slot { name: "items", message: 490, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.api.storage.v1.VolumeError", form: Object, go_name: "VolumeError", known: false, fields: &[
-        Field { tag: 1, json: "time", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "errorCode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeError", form: Object, go_name: "VolumeError", known: true, fields: &[
+        Field { tag: 1, json: "time", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 2, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "errorCode", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "time", message: 491, field: 0 },
         Slot { name: "message", message: 491, field: 1 },
         Slot { name: "errorCode", message: 491, field: 2 },
     ], by_name: &[2, 1, 0] },
-    Message { name: "io.k8s.api.storage.v1.VolumeNodeResources", form: Object, go_name: "VolumeNodeResources", known: false, fields: &[
-        Field { tag: 1, json: "count", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.api.storage.v1.VolumeNodeResources", form: Object, go_name: "VolumeNodeResources", known: true, fields: &[
+        Field { tag: 1, json: "count", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "count", message: 492, field: 0 },
     ], by_name: &[0] },
@@ -5777,21 +5781,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "intVal", message: 538, field: 1 },
         Slot { name: "strVal", message: 538, field: 2 },
     ], by_name: &[1, 2, 0] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", form: Object, go_name: "APIService", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 0 },
-        Field { tag: 2, json: "spec", ty: Msg(542), shape: One, go: "v1.APIServiceSpec", go_element: "v1.APIServiceSpec", go_flags: 0 },
-        Field { tag: 3, json: "status", ty: Msg(543), shape: One, go: "v1.APIServiceStatus", go_element: "v1.APIServiceStatus", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", form: Object, go_name: "APIService", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(528), shape: One, go: "v1.ObjectMeta", go_element: "v1.ObjectMeta", go_flags: 5 },
+        Field { tag: 2, json: "spec", ty: Msg(542), shape: One, go: "v1.APIServiceSpec", go_element: "v1.APIServiceSpec", go_flags: 5 },
+        Field { tag: 3, json: "status", ty: Msg(543), shape: One, go: "v1.APIServiceStatus", go_element: "v1.APIServiceStatus", go_flags: 5 },
     ], json: &[
         Slot { name: "metadata", message: 539, field: 0 },
         Slot { name: "spec", message: 539, field: 1 },
         Slot { name: "status", message: 539, field: 2 },
     ], by_name: &[0, 1, 2] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", form: Object, go_name: "APIServiceCondition", known: false, fields: &[
-        Field { tag: 1, json: "type", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "status", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 0 },
-        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", form: Object, go_name: "APIServiceCondition", known: true, fields: &[
+        Field { tag: 1, json: "type", ty: String, shape: One, go: "v1.APIServiceConditionType", go_element: "v1.APIServiceConditionType", go_flags: 1 },
+        Field { tag: 2, json: "status", ty: String, shape: One, go: "v1.ConditionStatus", go_element: "v1.ConditionStatus", go_flags: 1 },
+        Field { tag: 3, json: "lastTransitionTime", ty: Msg(534), shape: One, go: "v1.Time", go_element: "v1.Time", go_flags: 5 },
+        Field { tag: 4, json: "reason", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 5, json: "message", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
     ], json: &[
         Slot { name: "type", message: 540, field: 0 },
         Slot { name: "status", message: 540, field: 1 },
@@ -5799,21 +5803,21 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "reason", message: 540, field: 3 },
         Slot { name: "message", message: 540, field: 4 },
     ], by_name: &[2, 4, 3, 1, 0] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList", form: Object, go_name: "APIServiceList", known: false, fields: &[
-        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 0 },
-        Field { tag: 2, json: "items", ty: Msg(539), shape: Repeated, go: "[]v1.APIService", go_element: "v1.APIService", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList", form: Object, go_name: "APIServiceList", known: true, fields: &[
+        Field { tag: 1, json: "metadata", ty: Msg(525), shape: One, go: "v1.ListMeta", go_element: "v1.ListMeta", go_flags: 5 },
+        Field { tag: 2, json: "items", ty: Msg(539), shape: Repeated, go: "[]v1.APIService", go_element: "v1.APIService", go_flags: 1 },
     ], json: &[
         Slot { name: "metadata", message: 541, field: 0 },
         Slot { name: "items", message: 541, field: 1 },
     ], by_name: &[1, 0] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", form: Object, go_name: "APIServiceSpec", known: false, fields: &[
-        Field { tag: 1, json: "service", ty: Msg(544), shape: One, go: "v1.ServiceReference", go_element: "v1.ServiceReference", go_flags: 0 },
-        Field { tag: 2, json: "group", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "version", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 4, json: "insecureSkipTLSVerify", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 0 },
-        Field { tag: 5, json: "caBundle", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 0 },
-        Field { tag: 7, json: "groupPriorityMinimum", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
-        Field { tag: 8, json: "versionPriority", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", form: Object, go_name: "APIServiceSpec", known: true, fields: &[
+        Field { tag: 1, json: "service", ty: Msg(544), shape: One, go: "v1.ServiceReference", go_element: "v1.ServiceReference", go_flags: 7 },
+        Field { tag: 2, json: "group", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "version", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 4, json: "insecureSkipTLSVerify", ty: Bool, shape: One, go: "bool", go_element: "bool", go_flags: 5 },
+        Field { tag: 5, json: "caBundle", ty: Bytes, shape: One, go: "[]uint8", go_element: "[]uint8", go_flags: 5 },
+        Field { tag: 7, json: "groupPriorityMinimum", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
+        Field { tag: 8, json: "versionPriority", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 1 },
     ], json: &[
         Slot { name: "service", message: 542, field: 0 },
         Slot { name: "group", message: 542, field: 1 },
@@ -5823,15 +5827,15 @@ pub static MESSAGES: &[Message] = &[
         Slot { name: "groupPriorityMinimum", message: 542, field: 5 },
         Slot { name: "versionPriority", message: 542, field: 6 },
     ], by_name: &[4, 1, 5, 3, 0, 2, 6] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", form: Object, go_name: "APIServiceStatus", known: false, fields: &[
-        Field { tag: 1, json: "conditions", ty: Msg(540), shape: Repeated, go: "[]v1.APIServiceCondition", go_element: "v1.APIServiceCondition", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", form: Object, go_name: "APIServiceStatus", known: true, fields: &[
+        Field { tag: 1, json: "conditions", ty: Msg(540), shape: Repeated, go: "[]v1.APIServiceCondition", go_element: "v1.APIServiceCondition", go_flags: 5 },
     ], json: &[
         Slot { name: "conditions", message: 543, field: 0 },
     ], by_name: &[0] },
-    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference", form: Object, go_name: "ServiceReference", known: false, fields: &[
-        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 0 },
-        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 0 },
+    Message { name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference", form: Object, go_name: "ServiceReference", known: true, fields: &[
+        Field { tag: 1, json: "namespace", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 2, json: "name", ty: String, shape: One, go: "string", go_element: "string", go_flags: 5 },
+        Field { tag: 3, json: "port", ty: Int32, shape: One, go: "int32", go_element: "int32", go_flags: 7 },
     ], json: &[
         Slot { name: "namespace", message: 544, field: 0 },
         Slot { name: "name", message: 544, field: 1 },

@@ -114,8 +114,9 @@ fn main() {
     // Go structs embedded `json:",inline"` are a field of their own in protobuf
     // (`Volume.volumeSource`) but flattened in JSON: a singular message field
     // with no OpenAPI property of its own, whose message's fields are all
-    // properties of the parent. An embedded message without a schema of its own
-    // takes its JSON names from the parent's properties.
+    // properties of the parent (or embedded inline themselves). An embedded
+    // message without a schema of its own takes its JSON names from the
+    // parent's properties.
     let squash = |s: &str| s.chars().filter(|c| !matches!(c, '_' | '-' | '$')).collect::<String>().to_ascii_lowercase();
     let mut naming: BTreeMap<String, Vec<String>> =
         reachable.keys().filter_map(|n| schemas.get(n).map(|p| (n.clone(), p.clone()))).collect();
@@ -132,8 +133,12 @@ fn main() {
                 }
                 let child_name = openapi_name(child);
                 let child_message = reachable[&child_name];
+                // A child field that is itself embedded inline (`NamedRuleWithOperations`
+                // embeds `RuleWithOperations`, which embeds `Rule`) counts as present.
                 if !child_message.fields.is_empty()
-                    && child_message.fields.iter().all(|f| squashed.contains(&squash(&f.rust_name)))
+                    && child_message.fields.iter().all(|f| {
+                        squashed.contains(&squash(&f.rust_name)) || inline.contains(&(child_name.clone(), f.tag))
+                    })
                 {
                     inline.insert((name.clone(), field.tag));
                     naming.entry(child_name).or_insert_with(|| properties.clone());
