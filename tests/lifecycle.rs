@@ -364,15 +364,19 @@ fn every_object_and_revision_comes_back_after_several_snapshots() {
     let mut watch =
         common::watch::Watch::open(&s, &format!("{CM}?watch=true&resourceVersion={revision}&labelSelector=!gone"));
     let path = format!("{CM}/cm-0-02");
-    let mut object = s.get_ok(&path);
+    let stored = s.get_ok(&path);
+    let mut object = stored.clone();
     object["metadata"]["labels"] = serde_json::json!({"gone": "yes"});
     let r = s.put_json(&path, &object);
     assert_eq!(r.status, 200, "{}", r.text());
     let updated = r.json();
-    // Leaving the selector is a DELETED event with the new state.
+    // Leaving the selector is a DELETED event with the previous state at
+    // the update's resourceVersion (kube's cache watcher).
     let event = watch.next();
     assert_eq!(event["type"], "DELETED", "{event}");
-    assert_eq!(event["object"], updated);
+    let mut expected = stored.clone();
+    expected["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"].clone();
+    assert_eq!(event["object"], expected);
     let path = format!("{CM}/cm-0-03");
     let last = s.get_ok(&path);
     let r = s.delete(&path);

@@ -39,10 +39,8 @@ fn fixture(name: &str) -> Value {
 /// when it is an Update (the create); `None` when several managers did.
 fn creator_entry(object: &Object) -> Option<Object> {
     let entries = object.get("metadata")?.get("managedFields")?.as_array()?;
-    let main: Vec<&Value> = entries
-        .iter()
-        .filter(|e| e.get("subresource").and_then(Value::as_str).unwrap_or("").is_empty())
-        .collect();
+    let main: Vec<&Value> =
+        entries.iter().filter(|e| e.get("subresource").and_then(Value::as_str).unwrap_or("").is_empty()).collect();
     match main.as_slice() {
         [only] if only.get("operation").and_then(Value::as_str) == Some("Update") => only.as_object().cloned(),
         _ => None,
