@@ -39,11 +39,6 @@ fn without_times(value: &Value) -> Value {
     }
 }
 
-/// The managedFields entry of an object's status writer.
-fn status_manager(object: &Value) -> Option<Value> {
-    object["metadata"]["managedFields"].as_array()?.iter().find(|m| m["subresource"] == "status").map(without_times)
-}
-
 #[test]
 fn a_fresh_server_holds_kube_apiservers_own_objects_and_keeps_changes_to_them() {
     let mut server = Server::start_with(Launch {
@@ -99,15 +94,24 @@ fn a_fresh_server_holds_kube_apiservers_own_objects_and_keeps_changes_to_them() 
             .find(|i| i["metadata"]["name"] == kube["metadata"]["name"])
             .unwrap();
         assert_eq!(without_times(&ours["status"]), without_times(&kube["status"]), "{ours}");
-        let status_manager = |o: &Value| {
-            o["metadata"]["managedFields"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["subresource"] == "status")
-                .map(without_times)
-        };
-        assert_eq!(status_manager(ours), status_manager(kube), "{}", ours["metadata"]["name"]);
+        assert_eq!(
+            without_times(&ours["metadata"]["managedFields"]),
+            without_times(&kube["metadata"]["managedFields"]),
+            "{}",
+            ours["metadata"]["name"]
+        );
+    }
+    // The levels too: written by the config producer, as kube records it.
+    let levels = server.get_ok("/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations");
+    let kube_levels = fixture_list("flowcontrol.apiserver.k8s.io_v1_prioritylevelconfigurations");
+    for kube in kube_levels["items"].as_array().unwrap() {
+        let name = &kube["metadata"]["name"];
+        let ours = levels["items"].as_array().unwrap().iter().find(|i| i["metadata"]["name"] == *name).unwrap();
+        assert_eq!(
+            without_times(&ours["metadata"]["managedFields"]),
+            without_times(&kube["metadata"]["managedFields"]),
+            "{name}"
+        );
     }
     let cidr_version = cidr["metadata"]["resourceVersion"].clone();
 

@@ -192,10 +192,15 @@ pub struct Ensured {
 /// serve is skipped.
 pub async fn ensure(backend: &impl Backend, facts: &Facts) -> Result<Ensured, ApiError> {
     let head = system_head();
+    // Priority and Fairness' bootstrap objects are its config producer's
+    // (the field manager kube records for them).
+    let mut producer = system_head();
+    producer.user_agent = Some(FLOW_CONTROL_PRODUCER.into());
     let registry = backend.registry();
     // All at once: the log commits them in a few batches, not one each.
     let creates = objects(facts).into_iter().map(|(key, object)| {
-        let (head, registry) = (&head, &registry);
+        let head = if key.group == "flowcontrol.apiserver.k8s.io" { &producer } else { &head };
+        let registry = &registry;
         async move {
             let Some(resolved) = handlers::garbage::resolved_for_key(registry, &key.encode()) else { return Ok(None) };
             let Value::Object(object) = object else { return Ok(None) };
@@ -225,6 +230,9 @@ pub async fn ensure(backend: &impl Backend, facts: &Facts) -> Result<Ensured, Ap
 
 /// The field manager of the default ServiceCIDR controller.
 pub const SERVICE_CIDR_MANAGER: &str = "kubernetes-service-cidr-controller";
+/// The field manager of Priority and Fairness' config producer (the
+/// bootstrap configuration's writer).
+pub const FLOW_CONTROL_PRODUCER: &str = "api-priority-and-fairness-config-producer-v1";
 /// The field manager of Priority and Fairness' config consumer.
 pub const FLOW_SCHEMA_MANAGER: &str = "api-priority-and-fairness-config-consumer-v1";
 
