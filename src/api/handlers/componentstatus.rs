@@ -12,10 +12,9 @@
 //! componentstatuses`). The list has no resourceVersion, as kube's.
 
 use super::list::Selectors;
-use super::table;
 use super::Resolved;
 use crate::api::backend::ComponentStatus;
-use crate::api::negotiate::{self, Representation};
+use crate::api::negotiate::Representation;
 use crate::api::status::ApiError;
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
 use bytes::Bytes;
@@ -63,12 +62,7 @@ pub async fn serve(
     head: &RequestHead,
     resolved: &Resolved,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let builtin = crate::api::protobuf_encode::has_schema(&resolved.info.api_version(), &resolved.info.kind);
-    let representation = negotiate::choose(head.accept.as_deref(), negotiate::Offer::objects(builtin))?;
-    let table = match &representation {
-        Representation::Table { version } => Some(table::TableRequest::new(version, &head.params, &resolved.info)?),
-        _ => None,
-    };
+    let (representation, table) = super::get::object_representation(head, resolved)?;
     // Metadata-only: a component's PartialObjectMetadata (get); a list's as kube refuses a mismatch.
     match (&representation, &resolved.name) {
         (Representation::Metadata(m), Some(_)) if m.list => {

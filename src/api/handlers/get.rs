@@ -11,17 +11,27 @@ use crate::api::status::ApiError;
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
 use http::{Response, StatusCode};
 
-pub async fn serve(
-    backend: &impl Backend,
+/// The representation a read of one object is answered in (kube's Accept
+/// negotiation for the resource), and the Table request when it is a Table.
+pub fn object_representation(
     head: &RequestHead,
     resolved: &Resolved,
-) -> Result<Response<ResponseBody>, ApiError> {
+) -> Result<(Representation, Option<table::TableRequest>), ApiError> {
     let builtin = crate::api::protobuf_encode::has_schema(&resolved.info.api_version(), &resolved.info.kind);
     let representation = negotiate::choose(head.accept.as_deref(), negotiate::Offer::objects(builtin))?;
     let table = match &representation {
         Representation::Table { version } => Some(table::TableRequest::new(version, &head.params, &resolved.info)?),
         _ => None,
     };
+    Ok((representation, table))
+}
+
+pub async fn serve(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (representation, table) = object_representation(head, resolved)?;
     let name = resolved.name.as_deref().unwrap_or("");
     let key = resolved.key(name);
     // The get table: unset = most recent (a consistent read: the log's
