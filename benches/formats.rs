@@ -54,7 +54,7 @@ fn list_page(c: &mut Criterion) {
     let representations = [Representation::Protobuf, Representation::Cbor, Representation::Yaml];
     // Fill the caches first: a page request finds every item encoded.
     for representation in &representations {
-        encode::list_frames(representation, "PodList", "v1", 9, None, None, &objects).unwrap();
+        encode::list_frames(representation, true, "PodList", "v1", 9, None, None, &objects).unwrap();
     }
     let mut group = c.benchmark_group("list_page_500_pods");
     group.throughput(Throughput::Elements(objects.len() as u64));
@@ -62,7 +62,7 @@ fn list_page(c: &mut Criterion) {
     for representation in representations {
         let name = format!("{representation:?}").to_lowercase();
         group.bench_function(name, |b| {
-            b.iter(|| encode::list_frames(&representation, "PodList", "v1", 9, Some("token"), Some(10), &objects))
+            b.iter(|| encode::list_frames(&representation, true, "PodList", "v1", 9, Some("token"), Some(10), &objects))
         });
     }
     group.finish();

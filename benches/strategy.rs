@@ -44,7 +44,7 @@ fn bench_layer(c: &mut Criterion) {
                     o
                 },
                 |mut o| {
-                    let context = Context { now: "2026-01-01T00:00:00Z", subresource: None };
+                    let context = Context { now: "2026-01-01T00:00:00Z", subresource: None, user: None };
                     strategy::decode_and_default(&info, &mut o).expect("decodes");
                     strategy::create(&info, &mut o, &context).expect("valid");
                     strategy::finish(&info, &mut o);

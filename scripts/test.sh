@@ -91,6 +91,10 @@ log "etcd: $ETCD ($("$ETCD" --version 2>/dev/null | head -n1))"
 log "cargo: $(cargo --version)"
 
 # --- Tests --------------------------------------------------------------------
+# The benchmarks and fuzz helpers are not built by `cargo test`: check that
+# every target still compiles, so a change of an API they use is caught here.
+log "cargo check --workspace --features etcd --all-targets"
+cargo check --workspace --features etcd --all-targets --quiet
 # --no-fail-fast: run every test binary and report all failures, not just the first.
 log "cargo test --workspace --features etcd --no-fail-fast $*"
 results="$(mktemp)"
