@@ -361,6 +361,129 @@ pub fn encode_stored_slow(
     encode_slow(key, value, mod_revision, create_revision, selectable_fields, paths)
 }
 
+/// The first byte of a snapshot hint: its layout, changed with it.
+const HINT_VERSION: u8 = 1;
+/// Bytes of a hint before its spans: version, fields hash, splice start
+/// and end, splice form, span count.
+const HINT_HEADER_BYTES: usize = 1 + 8 + 4 + 4 + 1 + 4;
+
+/// FNV-1a of the selectable fields' paths: a hint is used only with the
+/// paths it was made for (a custom resource's may change between a snapshot
+/// and a restart).
+fn fields_hash(selectable_fields: &[String]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for path in selectable_fields {
+        for byte in path.bytes().chain(std::iter::once(0xff)) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// What a snapshot keeps beside a stored value so that a restart builds its
+/// [`CachedObject`] without parsing it ([`encode_stored_hinted`]): where the
+/// resourceVersion goes and the metadata's spans, in the value's own
+/// coordinates (they do not depend on the revision). `None` when the value
+/// takes the reference path (it is then parsed at load, as before).
+///
+/// Layout (little endian): version `u8` ([`HINT_VERSION`]), the fields'
+/// hash `u64`, splice start `u32`, splice end `u32`, splice form `u8` (0
+/// replace, 1 first member with a comma, 2 first member alone, 3 after a
+/// member), span count `u32`, the spans (`u32` start, `u32` len each), then
+/// the side buffer's text.
+pub fn snapshot_hint(value: &[u8], selectable_fields: &[String]) -> Option<Vec<u8>> {
+    if value.len() >= JSON_BYTES_MAX {
+        return None;
+    }
+    let analysis = fast::analyze(value, selectable_fields)?;
+    let mut out = Vec::with_capacity(HINT_HEADER_BYTES + analysis.spans.len() * 8 + analysis.side.len());
+    out.push(HINT_VERSION);
+    out.extend_from_slice(&fields_hash(selectable_fields).to_le_bytes());
+    out.extend_from_slice(&analysis.splice_start.to_le_bytes());
+    out.extend_from_slice(&analysis.splice_end.to_le_bytes());
+    out.push(match analysis.splice {
+        fast::Splice::Replace => 0,
+        fast::Splice::First { comma: true } => 1,
+        fast::Splice::First { comma: false } => 2,
+        fast::Splice::After => 3,
+    });
+    out.extend_from_slice(&u32::try_from(analysis.spans.len()).ok()?.to_le_bytes());
+    for span in &analysis.spans {
+        out.extend_from_slice(&span.start.to_le_bytes());
+        out.extend_from_slice(&span.len.to_le_bytes());
+    }
+    out.extend_from_slice(analysis.side.as_bytes());
+    Some(out)
+}
+
+/// Whether `hint` is one [`encode_stored_hinted`] would use with these
+/// selectable fields (its layout and the fields it was made for; not that it
+/// fits its value, which only the value's own analysis makes it do).
+pub fn hint_is_current(hint: &[u8], selectable_fields: &[String]) -> bool {
+    hint.len() >= HINT_HEADER_BYTES
+        && hint[0] == HINT_VERSION
+        && hint[1..9] == fields_hash(selectable_fields).to_le_bytes()
+}
+
+/// A hint's analysis, if its layout checks out for these fields.
+fn read_hint(hint: &[u8], selectable_fields: &[String]) -> Option<fast::Analysis> {
+    if !hint_is_current(hint, selectable_fields) {
+        return None;
+    }
+    let word = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(hint.get(at..at + 4)?.try_into().ok()?)) };
+    let splice = match hint[17] {
+        0 => fast::Splice::Replace,
+        1 => fast::Splice::First { comma: true },
+        2 => fast::Splice::First { comma: false },
+        3 => fast::Splice::After,
+        _ => return None,
+    };
+    let count = word(18)? as usize;
+    let spans_end = count.checked_mul(8)?.checked_add(HINT_HEADER_BYTES)?;
+    // Name, namespace, uid, creationTimestamp, the fields, label pairs.
+    let fixed = FIXED_SPANS + selectable_fields.len();
+    if spans_end > hint.len() || count < fixed || (count - fixed) % 2 != 0 {
+        return None;
+    }
+    let spans = (0..count)
+        .map(|i| Some(Span { start: word(HINT_HEADER_BYTES + 8 * i)?, len: word(HINT_HEADER_BYTES + 8 * i + 4)? }))
+        .collect::<Option<Vec<Span>>>()?;
+    let side = std::str::from_utf8(&hint[spans_end..]).ok()?.to_string();
+    Some(fast::Analysis { splice_start: word(9)?, splice_end: word(13)?, splice, spans, side })
+}
+
+/// [`encode_stored`], from the value's [`snapshot_hint`] when `hint` is one
+/// made for these selectable fields: the served bytes are the value with
+/// the resourceVersion spliced in, the metadata the hint's spans; nothing is
+/// parsed. Any other hint (empty, another layout, other fields, one that
+/// does not fit the value) is ignored and the value encoded as usual.
+pub fn encode_stored_hinted(
+    key: Bytes,
+    value: &[u8],
+    mod_revision: Revision,
+    create_revision: Revision,
+    selectable_fields: &[String],
+    hint: &[u8],
+) -> Result<Arc<CachedObject>, CacheError> {
+    if value.len() < JSON_BYTES_MAX {
+        if let Some(analysis) = read_hint(hint, selectable_fields) {
+            let paths = intern_paths(selectable_fields);
+            if let Some((json, meta)) = fast::build(value, mod_revision, &analysis, paths) {
+                return Ok(Arc::new(CachedObject {
+                    key,
+                    json: Bytes::from(json),
+                    mod_revision,
+                    create_revision,
+                    meta,
+                    encodings: Encodings::default(),
+                }));
+            }
+        }
+    }
+    encode_stored(key, value, mod_revision, create_revision, selectable_fields)
+}
+
 fn encode_slow(
     key: Bytes,
     value: &[u8],
@@ -470,7 +593,7 @@ fn field_value(object: &Value, path: &str) -> Option<String> {
 
 mod fast {
     //! The splice encoder: borrowed raw members, no document built.
-    use super::{FieldPaths, MetaBuilder, ObjectMeta, Revision, Text, FIXED_SPANS};
+    use super::{FieldPaths, MetaBuilder, ObjectMeta, Revision, Span, Text, FIXED_SPANS};
     use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
     use serde_json::value::RawValue;
     use std::fmt;
@@ -613,12 +736,50 @@ mod fast {
         (start + inner.len() <= outer.len()).then_some(start)
     }
 
-    pub(super) fn encode(
-        value: &[u8],
-        revision: Revision,
-        selectable_fields: &[String],
-        paths: Option<FieldPaths>,
-    ) -> Option<(Vec<u8>, ObjectMeta)> {
+    /// Where the resourceVersion goes in a stored value.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Splice {
+        /// `value[start..end]` is the old resourceVersion's value: replaced.
+        Replace,
+        /// Inserted as the first member of metadata, followed by a comma
+        /// unless metadata is empty.
+        First { comma: bool },
+        /// Inserted after the member ending at `start`.
+        After,
+    }
+
+    /// What the splice encoder learns from a stored value, whatever the
+    /// revision: where the resourceVersion goes, and the metadata's spans in
+    /// the value's own coordinates (`Span::SIDE`: in `side`). Built by
+    /// [`analyze`]; [`build`] turns it and a revision into the served bytes
+    /// and their [`ObjectMeta`], with no scan of the value. A snapshot keeps
+    /// it beside the value (`super::snapshot_hint`), so a restart builds
+    /// objects without parsing them.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub(super) struct Analysis {
+        pub splice_start: u32,
+        pub splice_end: u32,
+        pub splice: Splice,
+        pub spans: Vec<Span>,
+        pub side: String,
+    }
+
+    impl Splice {
+        fn insert(self, revision: Revision) -> String {
+            match self {
+                Splice::Replace => format!("\"{}\"", revision.0),
+                Splice::First { comma } => {
+                    format!("\"resourceVersion\":\"{}\"{}", revision.0, if comma { "," } else { "" })
+                }
+                Splice::After => format!(",\"resourceVersion\":\"{}\"", revision.0),
+            }
+        }
+    }
+
+    /// Reads a stored value once: the splice and the metadata spans. `None`
+    /// when the value is not what the API layer writes (the reference path
+    /// then decodes it).
+    pub(super) fn analyze(value: &[u8], selectable_fields: &[String]) -> Option<Analysis> {
         let text = std::str::from_utf8(value).ok()?;
         let top = Members::parse(text)?;
         let metadata_raw = top.get("metadata")?;
@@ -627,38 +788,25 @@ mod fast {
             return None;
         }
         let metadata = Members::parse(metadata_text)?;
-        let rv = format!("\"{}\"", revision.0);
         // Where the resourceVersion goes (and what it replaces, if present).
-        let (splice_start, splice_end, insert) = match metadata.get("resourceVersion") {
+        let (splice_start, splice_end, splice) = match metadata.get("resourceVersion") {
             Some(existing) => {
                 let start = offset_in(text, existing.get())?;
-                (start, start + existing.get().len(), rv)
+                (start, start + existing.get().len(), Splice::Replace)
             }
             None => {
                 let position = super::resource_version_position(metadata.0.iter().map(|(k, _)| *k));
                 if position == 0 {
                     let start = offset_in(text, metadata_text)? + 1;
-                    let comma = if metadata.0.is_empty() { "" } else { "," };
-                    (start, start, format!("\"resourceVersion\":{rv}{comma}"))
+                    (start, start, Splice::First { comma: !metadata.0.is_empty() })
                 } else {
                     let (_, before) = metadata.0.get(position - 1)?;
                     let end = offset_in(text, before.get())? + before.get().len();
-                    (end, end, format!(",\"resourceVersion\":{rv}"))
+                    (end, end, Splice::After)
                 }
             }
         };
-        // Where a slice of the input is in the output: values never straddle
-        // the splice (it is a whole member or the old resourceVersion).
-        let offset = |slice: &str| -> Option<usize> {
-            let start = offset_in(text, slice)?;
-            if start + slice.len() <= splice_start {
-                Some(start)
-            } else if start >= splice_end {
-                Some(start - splice_end + splice_start + insert.len())
-            } else {
-                None
-            }
-        };
+        let offset = |slice: &str| offset_in(text, slice);
         let labels = match metadata.get("labels") {
             // The reference reads labels only from an object.
             Some(raw) if raw.get().starts_with('{') => Some(Members::parse(raw.get())?),
@@ -677,11 +825,71 @@ mod fast {
             builder.push(Text::Slice(k), &offset);
             builder.push(string(Some(*v))?, &offset);
         }
-        let mut out = Vec::with_capacity(value.len() + insert.len());
+        Some(Analysis {
+            splice_start: u32::try_from(splice_start).ok()?,
+            splice_end: u32::try_from(splice_end).ok()?,
+            splice,
+            spans: builder.spans,
+            side: builder.side,
+        })
+    }
+
+    /// The served bytes of `value` at `revision` and their metadata, from its
+    /// analysis. `None` when the analysis does not fit the value (a span or
+    /// the splice out of bounds): never from an analysis of the same value.
+    pub(super) fn build(
+        value: &[u8],
+        revision: Revision,
+        analysis: &Analysis,
+        paths: Option<FieldPaths>,
+    ) -> Option<(Vec<u8>, ObjectMeta)> {
+        let (splice_start, splice_end) = (analysis.splice_start as usize, analysis.splice_end as usize);
+        if splice_start > splice_end || splice_end > value.len() {
+            return None;
+        }
+        let insert = analysis.splice.insert(revision);
+        let mut side = analysis.side.clone();
+        let mut spans = Vec::with_capacity(analysis.spans.len());
+        for span in &analysis.spans {
+            let (start, len) = (span.start as usize, span.len as usize);
+            let mapped = if *span == Span::ABSENT || span.len == 0 {
+                *span
+            } else if span.start & Span::SIDE != 0 {
+                if ((span.start & !Span::SIDE) as usize).checked_add(len)? > analysis.side.len() {
+                    return None;
+                }
+                *span
+            } else if start.checked_add(len)? > value.len() {
+                return None;
+            } else if start + len <= splice_start {
+                *span
+            } else if start >= splice_end {
+                Span { start: u32::try_from(start - splice_end + splice_start + insert.len()).ok()?, len: span.len }
+            } else {
+                // Inside what the splice replaces: not in the output; keep
+                // its text in the side buffer.
+                let text = std::str::from_utf8(&value[start..start + len]).ok()?;
+                let at = side.len() as u32 | Span::SIDE;
+                side.push_str(text);
+                Span { start: at, len: span.len }
+            };
+            spans.push(mapped);
+        }
+        let mut out = Vec::with_capacity(value.len() - (splice_end - splice_start) + insert.len());
         out.extend_from_slice(&value[..splice_start]);
         out.extend_from_slice(insert.as_bytes());
         out.extend_from_slice(&value[splice_end..]);
-        Some((out, builder.finish(paths)))
+        let side = (!side.is_empty()).then(|| side.into_boxed_str());
+        Some((out, ObjectMeta { spans: spans.into_boxed_slice(), paths, side }))
+    }
+
+    pub(super) fn encode(
+        value: &[u8],
+        revision: Revision,
+        selectable_fields: &[String],
+        paths: Option<FieldPaths>,
+    ) -> Option<(Vec<u8>, ObjectMeta)> {
+        build(value, revision, &analyze(value, selectable_fields)?, paths)
     }
 }
 
@@ -789,6 +997,59 @@ mod tests {
             assert!(fast::encode(case.as_bytes(), Revision(1), &fields, None).is_none(), "{case}");
             assert!(encode_stored(Bytes::new(), case.as_bytes(), Revision(1), Revision(1), &fields).is_ok());
         }
+    }
+
+    /// A snapshot hint builds the same object as a scan of the value, at any
+    /// revision (the resourceVersion's length moves the later spans), and is
+    /// ignored, never misused, when made for other fields or damaged.
+    #[test]
+    fn hinted_encoding_matches_the_scan() {
+        let fields: Vec<String> =
+            ["spec.nodeName", "status.phase", "spec.hostNetwork", "spec.replicas", "metadata.resourceVersion"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let cases = [
+            r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","uid":"u","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"app":"web","t":"x"}},"spec":{"nodeName":"n1","hostNetwork":true},"status":{"phase":"Running"}}"#,
+            r#"{"kind":"Pod","metadata":{}}"#,
+            r#"{"metadata":{"labels":{"a":"b"}}}"#,
+            r#"{"metadata":{"creationTimestamp":"t","labels":{"a":"b"},"name":"w","namespace":"n","uid":"u"},"spec":{}}"#,
+            r#"{"metadata":{"name":"a","namespace":"n","resourceVersion":"123456","uid":"u\"x","creationTimestamp":"t","labels":{"k":"v\"q","l":"w"}},"spec":{"nodeName":"n1","hostNetwork":false,"replicas":100.5}}"#,
+            r#"{"metadata":{"name":"\u0061b","uid":"u\u00e9","labels":{"k":"\u0076"}},"spec":{"replicas":1.0e2,"nodeName":"\/n"}}"#,
+        ];
+        for case in cases {
+            let value = case.as_bytes();
+            let hint = snapshot_hint(value, &fields).expect(case);
+            assert!(hint_is_current(&hint, &fields));
+            assert!(!hint_is_current(&hint, &fields[..2]));
+            for revision in [Revision(7), Revision(1_234_567_890_123)] {
+                let scanned = encode_stored(Bytes::from_static(b"/k"), value, revision, Revision(1), &fields).unwrap();
+                for (used, fields) in [(&hint[..], &fields[..]), (&[][..], &fields[..]), (&hint[..], &fields[..2])] {
+                    let hinted =
+                        encode_stored_hinted(Bytes::from_static(b"/k"), value, revision, Revision(1), fields, used)
+                            .unwrap();
+                    let expected =
+                        encode_stored(Bytes::from_static(b"/k"), value, revision, Revision(1), fields).unwrap();
+                    assert_eq!(hinted.json, expected.json, "{case}");
+                    assert_eq!(hinted.meta().summary(), expected.meta().summary(), "{case}");
+                }
+                let hinted =
+                    encode_stored_hinted(Bytes::from_static(b"/k"), value, revision, Revision(1), &fields, &hint)
+                        .unwrap();
+                assert_eq!(hinted.metadata_bytes(), scanned.metadata_bytes(), "{case}");
+            }
+            // A damaged hint, or another value's, never panics.
+            for cut in 0..hint.len() {
+                let _ = encode_stored_hinted(Bytes::new(), value, Revision(3), Revision(1), &fields, &hint[..cut]);
+                let mut bad = hint.clone();
+                bad[cut] ^= 0x81;
+                let _ = encode_stored_hinted(Bytes::new(), value, Revision(3), Revision(1), &fields, &bad);
+                let _ =
+                    encode_stored_hinted(Bytes::new(), br#"{"metadata":{}}"#, Revision(3), Revision(1), &fields, &hint);
+            }
+        }
+        // Values the scan declines have no hint: they are decoded at load.
+        assert!(snapshot_hint(br#"{"metadata":{"name":"a"},"metadata":{"name":"b"}}"#, &fields).is_none());
     }
 
     #[test]

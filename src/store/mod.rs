@@ -21,7 +21,7 @@
 //! revision older than `compacted` is refused, never answered from a partial
 //! history; `superseded_json_bytes <= history_bytes_max` after every apply.
 
-use crate::cache::{encode_stored, CachedObject};
+use crate::cache::{encode_stored_hinted, CachedObject};
 use crate::log::{Entry, KeyValue, Operation, Revision};
 use crate::types::key::{group_resource, shard_for_key, ShardId};
 use crate::types::registry::ResourceInfo;
@@ -207,7 +207,8 @@ impl ShardStore {
     }
 
     /// Loads a consistent state (recovery, or a range read at `revision`).
-    /// Keys this shard does not own are skipped.
+    /// Keys this shard does not own are skipped. A value whose snapshot kept
+    /// the cache's hint (`KeyValue::cached`) is built from it, unparsed.
     pub fn load(&mut self, revision: Revision, live: &[KeyValue], fields: &dyn FieldIndex) {
         assert!(self.objects.is_empty(), "load into a non-empty store");
         for kv in live {
@@ -215,7 +216,8 @@ impl ShardStore {
                 continue;
             }
             let key = self.stored_key(&kv.key);
-            if let Some(object) = self.encode(&key, &kv.value, kv.mod_revision, kv.create_revision, fields) {
+            if let Some(object) = self.encode(&key, &kv.value, kv.mod_revision, kv.create_revision, fields, &kv.cached)
+            {
                 self.push_version(key, Version { revision: kv.mod_revision, object: Some(object) }, 0);
             }
         }
@@ -246,7 +248,7 @@ impl ShardStore {
             let key = self.stored_key(&entry.key);
             let object = match &entry.operation {
                 Operation::Put(value) => {
-                    let object = self.encode(&key, value, entry.revision, entry.create_revision, fields);
+                    let object = self.encode(&key, value, entry.revision, entry.create_revision, fields, &[]);
                     if object.is_none() {
                         // Undecodable values are counted and served as absent;
                         // the entry still advances the revision.
@@ -278,12 +280,13 @@ impl ShardStore {
         mod_revision: Revision,
         create_revision: Revision,
         fields: &dyn FieldIndex,
+        hint: &[u8],
     ) -> Option<Arc<CachedObject>> {
         let selectable = match group_resource(key) {
             Some((group, resource)) => fields.selectable_fields(group, resource),
             None => &[],
         };
-        match encode_stored(key.clone(), value, mod_revision, create_revision, selectable) {
+        match encode_stored_hinted(key.clone(), value, mod_revision, create_revision, selectable, hint) {
             Ok(object) => Some(object),
             Err(_) => {
                 self.decode_failures += 1;

@@ -594,6 +594,7 @@ mod tests {
             value: value.into(),
             create_revision: crate::log::Revision(1),
             mod_revision: crate::log::Revision(1),
+            cached: Bytes::new(),
         };
         let live = vec![
             kv(key("apps", "replicasets", "ns", "r"), br#"{"metadata":{"namespace":"ns","uid":"r1"}}"#.to_vec()),

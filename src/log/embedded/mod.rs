@@ -53,7 +53,7 @@ use self::stream::{FrameStream, StreamItem, READ_CHUNK_BYTES};
 use crate::config::Config;
 use crate::log::{
     AppendError, Entry, KeyValue, KnownValue, LogDirectory, LogError, LogFile, Operation, Precondition, PreviousValue,
-    Proposal, Revision,
+    Proposal, Revision, SnapshotAnnotator,
 };
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
@@ -232,6 +232,8 @@ pub struct EmbeddedLog<D: LogDirectory> {
     capacity_changed: Notify,
     idle_changed: Notify,
     builder: RefCell<FlatBufferBuilder<'static>>,
+    /// What snapshot records carry for the cache (`set_annotator`), if set.
+    annotator: RefCell<Option<Rc<dyn SnapshotAnnotator>>>,
 }
 
 impl<D: LogDirectory> std::fmt::Debug for EmbeddedLog<D> {
@@ -350,6 +352,7 @@ async fn read_whole_snapshot<D: LogDirectory>(dir: &D, name: &str) -> Result<(Re
             value,
             create_revision: record.create_revision,
             mod_revision: record.revision,
+            cached: record.cached,
         });
     }
     Ok((reader.revision(), live))
@@ -475,6 +478,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                             value,
                             create_revision: record.create_revision,
                             mod_revision: record.revision,
+                            cached: Bytes::new(),
                         };
                         changed.insert(key, Some(kv));
                     }
@@ -572,6 +576,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             capacity_changed: Notify::default(),
             idle_changed: Notify::default(),
             builder: RefCell::new(FlatBufferBuilder::new()),
+            annotator: RefCell::new(None),
         };
         Ok((log, Recovered { revision, live }))
     }
@@ -638,6 +643,12 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 SlotEvent::Lead => self.lead(|| matches!(slot.borrow().phase, Phase::Done(_))).await,
             }
         }
+    }
+
+    /// Every later snapshot offers its records to `annotator` and keeps the
+    /// bytes it gives (`KeyValue::cached` after a restart).
+    pub fn set_annotator(&self, annotator: Rc<dyn SnapshotAnnotator>) {
+        *self.annotator.borrow_mut() = Some(annotator);
     }
 
     /// The last durable revision.
@@ -728,7 +739,8 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         };
         let _guard = SnapshotGuard { log: self };
         let revision = plan.revision;
-        let name = write_merged_snapshot(&self.dir, &plan).await?;
+        let annotator = self.annotator.borrow().clone();
+        let name = write_merged_snapshot(&self.dir, &plan, annotator.as_deref()).await?;
         drop(plan);
         let doomed: Vec<String> = {
             let mut state = self.state.borrow_mut();

@@ -342,6 +342,7 @@ pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue
             value,
             create_revision: record.create_revision,
             mod_revision: record.revision,
+            cached: record.cached,
         });
     }
     if records.block_pos < records.block.len() || read_frame(data, offset) != FrameRead::End {
@@ -448,6 +449,7 @@ mod tests {
             value: Bytes::copy_from_slice(value.as_bytes()),
             create_revision: Revision(create),
             mod_revision: Revision(modified),
+            cached: Bytes::new(),
         }
     }
 
