@@ -42,17 +42,20 @@ def status(pid, field):
 PADDING = "bench.shardline.dev/padding"
 
 def pod(ns, name, padding=None):
-    """The pod template: 24 variables (about 4.7 KB stored); with `padding`
-    (the --pod-bytes template), 2 variables and an annotation of that many
-    bytes."""
-    env = [{"name": f"VARIABLE_{i:02}", "value": f"value-{i:02}-{name}"} for i in range(24 if padding is None else 2)]
+    """The pod template: 24 variables and resource limits (about 4.7 KB
+    stored); with `padding` (the --pod-bytes template), one plain container
+    (about 1.6 KB with defaults and managedFields) and an annotation of that
+    many bytes."""
     metadata = {"name": name, "labels": {"app": "web", "tier": "front", "pod-template-hash": "7d4b9c"}}
-    if padding is not None: metadata["annotations"] = {PADDING: "x" * padding}
+    container = {"name": "app", "image": "registry.example/app:1.0"}
+    if padding is None:
+        container["env"] = [{"name": f"VARIABLE_{i:02}", "value": f"value-{i:02}-{name}"} for i in range(24)]
+        container["resources"] = {"limits": {"cpu": "500m", "memory": "256Mi"}}
+    else:
+        metadata["annotations"] = {PADDING: "x" * padding}
     return {"metadata": metadata,
             "spec": {"nodeName": "node-17", "restartPolicy": "Always", "schedulerName": "default-scheduler",
-                     "serviceAccountName": "default",
-                     "containers": [{"name": "app", "image": "registry.example/app:1.0", "env": env,
-                                     "resources": {"limits": {"cpu": "500m", "memory": "256Mi"}}}]}}
+                     "serviceAccountName": "default", "containers": [container]}}
 
 def dir_bytes(path):
     total = 0
