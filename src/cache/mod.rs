@@ -363,6 +363,10 @@ pub fn encode_stored_slow(
 
 /// The first byte of a snapshot hint: its layout, changed with it.
 const HINT_VERSION: u8 = 1;
+/// The first byte of a hint that says the value takes the reference path
+/// (followed by the fields' hash only): it is parsed at load, and the
+/// snapshot need not be rewritten to find that out again.
+const HINT_NONE: u8 = 0;
 /// Bytes of a hint before its spans: version, fields hash, splice start
 /// and end, splice form, span count.
 const HINT_HEADER_BYTES: usize = 1 + 8 + 4 + 4 + 1 + 4;
@@ -384,22 +388,25 @@ fn fields_hash(selectable_fields: &[String]) -> u64 {
 /// What a snapshot keeps beside a stored value so that a restart builds its
 /// [`CachedObject`] without parsing it ([`encode_stored_hinted`]): where the
 /// resourceVersion goes and the metadata's spans, in the value's own
-/// coordinates (they do not depend on the revision). `None` when the value
-/// takes the reference path (it is then parsed at load, as before).
+/// coordinates (they do not depend on the revision). A value that takes the
+/// reference path gets a short hint saying so (it is parsed at load, as
+/// before).
 ///
 /// Layout (little endian): version `u8` ([`HINT_VERSION`]), the fields'
 /// hash `u64`, splice start `u32`, splice end `u32`, splice form `u8` (0
 /// replace, 1 first member with a comma, 2 first member alone, 3 after a
 /// member), span count `u32`, the spans (`u32` start, `u32` len each), then
-/// the side buffer's text.
-pub fn snapshot_hint(value: &[u8], selectable_fields: &[String]) -> Option<Vec<u8>> {
-    if value.len() >= JSON_BYTES_MAX {
-        return None;
-    }
-    let analysis = fast::analyze(value, selectable_fields)?;
+/// the side buffer's text; or [`HINT_NONE`] and the fields' hash.
+pub fn snapshot_hint(value: &[u8], selectable_fields: &[String]) -> Vec<u8> {
+    let hash = fields_hash(selectable_fields).to_le_bytes();
+    let none = || [&[HINT_NONE][..], &hash].concat();
+    let analysis = match fast::analyze(value, selectable_fields) {
+        Some(analysis) if value.len() < JSON_BYTES_MAX && analysis.spans.len() <= u32::MAX as usize => analysis,
+        _ => return none(),
+    };
     let mut out = Vec::with_capacity(HINT_HEADER_BYTES + analysis.spans.len() * 8 + analysis.side.len());
     out.push(HINT_VERSION);
-    out.extend_from_slice(&fields_hash(selectable_fields).to_le_bytes());
+    out.extend_from_slice(&hash);
     out.extend_from_slice(&analysis.splice_start.to_le_bytes());
     out.extend_from_slice(&analysis.splice_end.to_le_bytes());
     out.push(match analysis.splice {
@@ -408,27 +415,27 @@ pub fn snapshot_hint(value: &[u8], selectable_fields: &[String]) -> Option<Vec<u
         fast::Splice::First { comma: false } => 2,
         fast::Splice::After => 3,
     });
-    out.extend_from_slice(&u32::try_from(analysis.spans.len()).ok()?.to_le_bytes());
+    out.extend_from_slice(&(analysis.spans.len() as u32).to_le_bytes());
     for span in &analysis.spans {
         out.extend_from_slice(&span.start.to_le_bytes());
         out.extend_from_slice(&span.len.to_le_bytes());
     }
     out.extend_from_slice(analysis.side.as_bytes());
-    Some(out)
+    out
 }
 
 /// Whether `hint` is one [`encode_stored_hinted`] would use with these
 /// selectable fields (its layout and the fields it was made for; not that it
 /// fits its value, which only the value's own analysis makes it do).
 pub fn hint_is_current(hint: &[u8], selectable_fields: &[String]) -> bool {
-    hint.len() >= HINT_HEADER_BYTES
-        && hint[0] == HINT_VERSION
+    hint.len() >= 9
+        && matches!(hint[0], HINT_VERSION | HINT_NONE)
         && hint[1..9] == fields_hash(selectable_fields).to_le_bytes()
 }
 
 /// A hint's analysis, if its layout checks out for these fields.
 fn read_hint(hint: &[u8], selectable_fields: &[String]) -> Option<fast::Analysis> {
-    if !hint_is_current(hint, selectable_fields) {
+    if hint.len() < HINT_HEADER_BYTES || hint[0] != HINT_VERSION || !hint_is_current(hint, selectable_fields) {
         return None;
     }
     let word = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(hint.get(at..at + 4)?.try_into().ok()?)) };
@@ -1019,7 +1026,8 @@ mod tests {
         ];
         for case in cases {
             let value = case.as_bytes();
-            let hint = snapshot_hint(value, &fields).expect(case);
+            let hint = snapshot_hint(value, &fields);
+            assert_eq!(hint[0], HINT_VERSION, "{case}");
             assert!(hint_is_current(&hint, &fields));
             assert!(!hint_is_current(&hint, &fields[..2]));
             for revision in [Revision(7), Revision(1_234_567_890_123)] {
@@ -1048,8 +1056,13 @@ mod tests {
                     encode_stored_hinted(Bytes::new(), br#"{"metadata":{}}"#, Revision(3), Revision(1), &fields, &hint);
             }
         }
-        // Values the scan declines have no hint: they are decoded at load.
-        assert!(snapshot_hint(br#"{"metadata":{"name":"a"},"metadata":{"name":"b"}}"#, &fields).is_none());
+        // Values the scan declines get a hint saying so: decoded at load.
+        let declined = br#"{"metadata":{"name":"a"},"metadata":{"name":"b"}}"#;
+        let hint = snapshot_hint(declined, &fields);
+        assert_eq!((hint[0], hint.len(), hint_is_current(&hint, &fields)), (HINT_NONE, 9, true));
+        let hinted = encode_stored_hinted(Bytes::new(), declined, Revision(5), Revision(1), &fields, &hint).unwrap();
+        let expected = encode_stored(Bytes::new(), declined, Revision(5), Revision(1), &fields).unwrap();
+        assert_eq!((hinted.json.clone(), hinted.meta().summary()), (expected.json.clone(), expected.meta().summary()));
     }
 
     #[test]

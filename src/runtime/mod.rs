@@ -1163,7 +1163,7 @@ impl crate::log::SnapshotAnnotator for CacheHints {
         if crate::cache::hint_is_current(cached, fields) {
             return None;
         }
-        crate::cache::snapshot_hint(value, fields)
+        Some(crate::cache::snapshot_hint(value, fields))
     }
 }
 

@@ -910,8 +910,9 @@ impl SnapshotAnnotator for LengthNotes {
 
 /// Snapshots keep what the annotator gives for every record (segment records
 /// and base records alike), recovery hands it back beside the value, and a
-/// record whose bytes are current is copied as it is; without an annotator the
-/// bytes a snapshot has survive later merges.
+/// record whose bytes are current is copied as it is; a snapshot without
+/// them is rewritten at close even with nothing new; without an annotator
+/// the bytes a snapshot has survive later merges.
 #[test]
 fn snapshots_keep_the_annotators_bytes() {
     let dir = MemoryDirectory::new();
@@ -925,7 +926,26 @@ fn snapshots_keep_the_annotators_bytes() {
     });
     let (log, recovered) = open(&dir);
     assert!(recovered.live.iter().all(|kv| kv.cached.is_empty()));
+    let snapshot = snapshot::snapshot_name(Revision(3));
+    let written = block_on(dir.read_all(&snapshot)).unwrap();
+    // Closed without an annotator and nothing new: the snapshot stays.
+    block_on(log.close()).unwrap();
+    assert_eq!(block_on(dir.read_all(&snapshot)).unwrap(), written);
+    // With one, it is rewritten at the same revision, once.
+    let (log, _) = open(&dir);
     let notes = Rc::new(LengthNotes { asked: Cell::new(0) });
+    log.set_annotator(notes.clone());
+    block_on(log.close()).unwrap();
+    assert_eq!(notes.asked.get(), 3);
+    assert_eq!(block_on(dir.list()).unwrap(), vec![snapshot.clone()]);
+    let (log, recovered) = open(&dir);
+    let cached: Vec<&[u8]> = recovered.live.iter().map(|kv| &kv.cached[..]).collect();
+    assert_eq!(cached, vec![&b"len=1"[..], b"len=2", b"len=3"]);
+    let notes = Rc::new(LengthNotes { asked: Cell::new(0) });
+    log.set_annotator(notes.clone());
+    block_on(log.close()).unwrap();
+    assert_eq!(notes.asked.get(), 0, "annotated: not rewritten");
+    let (log, _) = open(&dir);
     log.set_annotator(notes.clone());
     block_on(async {
         log.append(put("b", "4444", Precondition::None)).await.unwrap();
