@@ -433,12 +433,36 @@ pub fn hint_is_current(hint: &[u8], selectable_fields: &[String]) -> bool {
         && hint[1..9] == fields_hash(selectable_fields).to_le_bytes()
 }
 
-/// A hint's analysis, if its layout checks out for these fields.
-fn read_hint(hint: &[u8], selectable_fields: &[String]) -> Option<fast::Analysis> {
-    if hint.len() < HINT_HEADER_BYTES || hint[0] != HINT_VERSION || !hint_is_current(hint, selectable_fields) {
+/// The selectable fields of one resource, prepared once for the many objects
+/// a restart loads: their interned paths and the hash hints are checked with.
+pub struct PreparedFields<'a> {
+    fields: &'a [String],
+    paths: Option<FieldPaths>,
+    hash: [u8; 8],
+}
+
+impl<'a> PreparedFields<'a> {
+    pub fn new(fields: &'a [String]) -> PreparedFields<'a> {
+        PreparedFields { fields, paths: intern_paths(fields), hash: fields_hash(fields).to_le_bytes() }
+    }
+
+    pub fn fields(&self) -> &'a [String] {
+        self.fields
+    }
+}
+
+/// The object a hint describes, if its layout checks out for these fields
+/// and it fits the value; read in place.
+fn build_hinted(
+    value: &[u8],
+    revision: Revision,
+    fields: &PreparedFields<'_>,
+    hint: &[u8],
+) -> Option<(Vec<u8>, ObjectMeta)> {
+    if hint.len() < HINT_HEADER_BYTES || hint[0] != HINT_VERSION || hint[1..9] != fields.hash {
         return None;
     }
-    let word = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(hint.get(at..at + 4)?.try_into().ok()?)) };
+    let word = |at: usize| -> u32 { u32::from_le_bytes([hint[at], hint[at + 1], hint[at + 2], hint[at + 3]]) };
     let splice = match hint[17] {
         0 => fast::Splice::Replace,
         1 => fast::Splice::First { comma: true },
@@ -446,18 +470,19 @@ fn read_hint(hint: &[u8], selectable_fields: &[String]) -> Option<fast::Analysis
         3 => fast::Splice::After,
         _ => return None,
     };
-    let count = word(18)? as usize;
+    let count = word(18) as usize;
     let spans_end = count.checked_mul(8)?.checked_add(HINT_HEADER_BYTES)?;
     // Name, namespace, uid, creationTimestamp, the fields, label pairs.
-    let fixed = FIXED_SPANS + selectable_fields.len();
+    let fixed = FIXED_SPANS + fields.fields.len();
     if spans_end > hint.len() || count < fixed || (count - fixed) % 2 != 0 {
         return None;
     }
-    let spans = (0..count)
-        .map(|i| Some(Span { start: word(HINT_HEADER_BYTES + 8 * i)?, len: word(HINT_HEADER_BYTES + 8 * i + 4)? }))
-        .collect::<Option<Vec<Span>>>()?;
-    let side = std::str::from_utf8(&hint[spans_end..]).ok()?.to_string();
-    Some(fast::Analysis { splice_start: word(9)?, splice_end: word(13)?, splice, spans, side })
+    let side = std::str::from_utf8(&hint[spans_end..]).ok()?;
+    let spans = hint[HINT_HEADER_BYTES..spans_end].chunks_exact(8).map(|pair| Span {
+        start: u32::from_le_bytes([pair[0], pair[1], pair[2], pair[3]]),
+        len: u32::from_le_bytes([pair[4], pair[5], pair[6], pair[7]]),
+    });
+    fast::build_from(value, revision, (word(9), word(13), splice), spans, side, fields.paths.clone())
 }
 
 /// [`encode_stored`], from the value's [`snapshot_hint`] when `hint` is one
@@ -470,25 +495,22 @@ pub fn encode_stored_hinted(
     value: &[u8],
     mod_revision: Revision,
     create_revision: Revision,
-    selectable_fields: &[String],
+    fields: &PreparedFields<'_>,
     hint: &[u8],
 ) -> Result<Arc<CachedObject>, CacheError> {
     if value.len() < JSON_BYTES_MAX {
-        if let Some(analysis) = read_hint(hint, selectable_fields) {
-            let paths = intern_paths(selectable_fields);
-            if let Some((json, meta)) = fast::build(value, mod_revision, &analysis, paths) {
-                return Ok(Arc::new(CachedObject {
-                    key,
-                    json: Bytes::from(json),
-                    mod_revision,
-                    create_revision,
-                    meta,
-                    encodings: Encodings::default(),
-                }));
-            }
+        if let Some((json, meta)) = build_hinted(value, mod_revision, fields, hint) {
+            return Ok(Arc::new(CachedObject {
+                key,
+                json: Bytes::from(json),
+                mod_revision,
+                create_revision,
+                meta,
+                encodings: Encodings::default(),
+            }));
         }
     }
-    encode_stored(key, value, mod_revision, create_revision, selectable_fields)
+    encode_stored(key, value, mod_revision, create_revision, fields.fields)
 }
 
 fn encode_slow(
@@ -850,19 +872,33 @@ mod fast {
         analysis: &Analysis,
         paths: Option<FieldPaths>,
     ) -> Option<(Vec<u8>, ObjectMeta)> {
-        let (splice_start, splice_end) = (analysis.splice_start as usize, analysis.splice_end as usize);
+        let splice = (analysis.splice_start, analysis.splice_end, analysis.splice);
+        build_from(value, revision, splice, analysis.spans.iter().copied(), &analysis.side, paths)
+    }
+
+    /// [`build`] from an analysis' parts (a snapshot hint's, read in place).
+    pub(super) fn build_from(
+        value: &[u8],
+        revision: Revision,
+        (splice_start, splice_end, splice): (u32, u32, Splice),
+        input_spans: impl ExactSizeIterator<Item = Span>,
+        input_side: &str,
+        paths: Option<FieldPaths>,
+    ) -> Option<(Vec<u8>, ObjectMeta)> {
+        let (splice_start, splice_end) = (splice_start as usize, splice_end as usize);
         if splice_start > splice_end || splice_end > value.len() {
             return None;
         }
-        let insert = analysis.splice.insert(revision);
-        let mut side = analysis.side.clone();
-        let mut spans = Vec::with_capacity(analysis.spans.len());
-        for span in &analysis.spans {
+        let insert = splice.insert(revision);
+        let mut side = String::from(input_side);
+        let mut spans = Vec::with_capacity(input_spans.len());
+        for span in input_spans {
+            let span = &span;
             let (start, len) = (span.start as usize, span.len as usize);
             let mapped = if *span == Span::ABSENT || span.len == 0 {
                 *span
             } else if span.start & Span::SIDE != 0 {
-                if ((span.start & !Span::SIDE) as usize).checked_add(len)? > analysis.side.len() {
+                if ((span.start & !Span::SIDE) as usize).checked_add(len)? > input_side.len() {
                     return None;
                 }
                 *span
@@ -1024,6 +1060,7 @@ mod tests {
             r#"{"metadata":{"name":"a","namespace":"n","resourceVersion":"123456","uid":"u\"x","creationTimestamp":"t","labels":{"k":"v\"q","l":"w"}},"spec":{"nodeName":"n1","hostNetwork":false,"replicas":100.5}}"#,
             r#"{"metadata":{"name":"\u0061b","uid":"u\u00e9","labels":{"k":"\u0076"}},"spec":{"replicas":1.0e2,"nodeName":"\/n"}}"#,
         ];
+        let prepared = PreparedFields::new(&fields);
         for case in cases {
             let value = case.as_bytes();
             let hint = snapshot_hint(value, &fields);
@@ -1033,34 +1070,46 @@ mod tests {
             for revision in [Revision(7), Revision(1_234_567_890_123)] {
                 let scanned = encode_stored(Bytes::from_static(b"/k"), value, revision, Revision(1), &fields).unwrap();
                 for (used, fields) in [(&hint[..], &fields[..]), (&[][..], &fields[..]), (&hint[..], &fields[..2])] {
-                    let hinted =
-                        encode_stored_hinted(Bytes::from_static(b"/k"), value, revision, Revision(1), fields, used)
-                            .unwrap();
+                    let hinted = encode_stored_hinted(
+                        Bytes::from_static(b"/k"),
+                        value,
+                        revision,
+                        Revision(1),
+                        &PreparedFields::new(fields),
+                        used,
+                    )
+                    .unwrap();
                     let expected =
                         encode_stored(Bytes::from_static(b"/k"), value, revision, Revision(1), fields).unwrap();
                     assert_eq!(hinted.json, expected.json, "{case}");
                     assert_eq!(hinted.meta().summary(), expected.meta().summary(), "{case}");
                 }
                 let hinted =
-                    encode_stored_hinted(Bytes::from_static(b"/k"), value, revision, Revision(1), &fields, &hint)
+                    encode_stored_hinted(Bytes::from_static(b"/k"), value, revision, Revision(1), &prepared, &hint)
                         .unwrap();
                 assert_eq!(hinted.metadata_bytes(), scanned.metadata_bytes(), "{case}");
             }
             // A damaged hint, or another value's, never panics.
             for cut in 0..hint.len() {
-                let _ = encode_stored_hinted(Bytes::new(), value, Revision(3), Revision(1), &fields, &hint[..cut]);
+                let _ = encode_stored_hinted(Bytes::new(), value, Revision(3), Revision(1), &prepared, &hint[..cut]);
                 let mut bad = hint.clone();
                 bad[cut] ^= 0x81;
-                let _ = encode_stored_hinted(Bytes::new(), value, Revision(3), Revision(1), &fields, &bad);
-                let _ =
-                    encode_stored_hinted(Bytes::new(), br#"{"metadata":{}}"#, Revision(3), Revision(1), &fields, &hint);
+                let _ = encode_stored_hinted(Bytes::new(), value, Revision(3), Revision(1), &prepared, &bad);
+                let _ = encode_stored_hinted(
+                    Bytes::new(),
+                    br#"{"metadata":{}}"#,
+                    Revision(3),
+                    Revision(1),
+                    &prepared,
+                    &hint,
+                );
             }
         }
         // Values the scan declines get a hint saying so: decoded at load.
         let declined = br#"{"metadata":{"name":"a"},"metadata":{"name":"b"}}"#;
         let hint = snapshot_hint(declined, &fields);
         assert_eq!((hint[0], hint.len(), hint_is_current(&hint, &fields)), (HINT_NONE, 9, true));
-        let hinted = encode_stored_hinted(Bytes::new(), declined, Revision(5), Revision(1), &fields, &hint).unwrap();
+        let hinted = encode_stored_hinted(Bytes::new(), declined, Revision(5), Revision(1), &prepared, &hint).unwrap();
         let expected = encode_stored(Bytes::new(), declined, Revision(5), Revision(1), &fields).unwrap();
         assert_eq!((hinted.json.clone(), hinted.meta().summary()), (expected.json.clone(), expected.meta().summary()));
     }
