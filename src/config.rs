@@ -81,14 +81,6 @@ pub struct Config {
     /// segments since it, from disk). Past it the merge reads the segments
     /// again per key range: more sequential reads, never more memory.
     pub log_snapshot_merge_bytes_max: usize,
-    /// How much the allocator grows its heap by at a time while the shards
-    /// load the recovered state (glibc's `M_TOP_PAD`; its default, 128 KiB,
-    /// comes back once they have loaded). A restart allocates every object
-    /// at once: with the default, each shard's heap grew by one `mprotect`
-    /// per few objects, a fifth of the load's time at 150,000 objects. Costs
-    /// address space, not memory: untouched pages are not resident, and the
-    /// free top is returned after the load (`malloc_trim`).
-    pub startup_heap_growth_bytes: usize,
 
     /// Concurrent connections accepted per shard; more wait in the kernel backlog.
     pub connections_per_shard_max: usize,
@@ -407,7 +399,6 @@ impl Config {
             log_record_bytes_max: 4 * 1024 * 1024,
             log_tail_entries_max: 16_384,
             log_snapshot_merge_bytes_max: 64 * 1024 * 1024,
-            startup_heap_growth_bytes: 32 * 1024 * 1024,
             connections_per_shard_max: 10_000,
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),

@@ -59,26 +59,6 @@ impl fmt::Display for ProcessLimits {
     }
 }
 
-/// glibc's default `M_TOP_PAD` (what `set_heap_growth(None)` restores).
-const DEFAULT_TOP_PAD_BYTES: usize = 128 * 1024;
-
-/// Sets how much the allocator's heaps grow by at a time (glibc's
-/// `M_TOP_PAD`, process-wide): `Some(bytes)` while start-up allocates every
-/// object (`Config::startup_heap_growth_bytes`), `None` for the default.
-pub fn set_heap_growth(bytes: Option<usize>) {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let bytes = bytes.unwrap_or(DEFAULT_TOP_PAD_BYTES).min(i32::MAX as usize) as i32;
-        // SAFETY: mallopt only sets one of the allocator's parameters (under
-        // its own lock); it takes no pointers.
-        unsafe {
-            libc::mallopt(libc::M_TOP_PAD, bytes);
-        }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let _ = (bytes, DEFAULT_TOP_PAD_BYTES);
-}
-
 /// Returns the allocator's free pages to the kernel (glibc's `malloc_trim`,
 /// which also releases free memory between live allocations, in every arena).
 /// Called once per shard after start-up, when the log's read buffers are gone.

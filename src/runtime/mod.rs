@@ -165,8 +165,6 @@ struct Shared {
     log_healthy: AtomicBool,
     shutting_down: AtomicBool,
     drained_shards: AtomicUsize,
-    /// Shards that have loaded the recovered state (start-up).
-    loaded_shards: AtomicUsize,
     log_closed: AtomicBool,
     /// Each shard's watch counters, published after every change to its hub
     /// so any shard can serve /metrics.
@@ -819,9 +817,6 @@ pub fn default_shard_count() -> u16 {
 /// Runs the server until SIGTERM/SIGINT; returns after a clean shutdown.
 pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
     let limits = limits::read_and_raise();
-    // Start-up allocates every object at once; grow the heaps in large steps
-    // until the shards have loaded (each restores the default after).
-    limits::set_heap_growth(Some(config.startup_heap_growth_bytes));
     eprintln!("shardline: process limits: {limits}");
     let tls = tls::server_config_with_client_ca(&config.tls, config.authentication.client_ca_file.as_deref())?;
     std::fs::create_dir_all(&config.data_dir)
@@ -904,7 +899,6 @@ pub fn serve(config: Config, registry: Registry) -> Result<(), RuntimeError> {
         log_healthy: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),
         drained_shards: AtomicUsize::new(0),
-        loaded_shards: AtomicUsize::new(0),
         log_closed: AtomicBool::new(false),
         watch_stats: (0..shard_count).map(|_| WatchCounters::default()).collect(),
         in_flight: Arc::default(),
@@ -1080,10 +1074,6 @@ async fn shard_main(
     // The recovered state's read buffers are freed once every shard has
     // loaded; give their pages back (glibc keeps freed memory between live
     // allocations resident otherwise: hundreds of MiB after a large restart).
-    // The last shard to load restores the allocator's default growth.
-    if shared.loaded_shards.fetch_add(1, Ordering::AcqRel) + 1 == usize::from(config.shards) {
-        limits::set_heap_growth(None);
-    }
     limits::release_free_memory();
     eprintln!(
         "shardline: shard {shard} loaded {} objects in {} ms",
