@@ -224,7 +224,9 @@ def main():
                 said = f.read().rsplit("--- restart ---", 1)[-1].splitlines()
             for line in said:
                 if "recovered" in line or "loaded" in line or "load phases" in line: print(f"  server: {line.strip()}")
+            t_stop = time.monotonic()
             stop(server); server = None
+            print(f"  stopped (SIGTERM to exit, the log's closing snapshot included) in {time.monotonic() - t_stop:.3f} s", flush=True)
         with open(log_path) as f:
             recovered = [l.strip() for l in f if "recovered" in l]
         if recovered: print(f"server says: {recovered[-1]}")
