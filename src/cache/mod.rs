@@ -474,7 +474,7 @@ fn build_hinted(
     let spans_end = count.checked_mul(8)?.checked_add(HINT_HEADER_BYTES)?;
     // Name, namespace, uid, creationTimestamp, the fields, label pairs.
     let fixed = FIXED_SPANS + fields.fields.len();
-    if spans_end > hint.len() || count < fixed || (count - fixed) % 2 != 0 {
+    if spans_end > hint.len() || count < fixed || !(count - fixed).is_multiple_of(2) {
         return None;
     }
     let side = std::str::from_utf8(&hint[spans_end..]).ok()?;
