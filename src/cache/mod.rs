@@ -794,14 +794,51 @@ mod fast {
     }
 
     impl Splice {
-        fn insert(self, revision: Revision) -> String {
-            match self {
-                Splice::Replace => format!("\"{}\"", revision.0),
-                Splice::First { comma } => {
-                    format!("\"resourceVersion\":\"{}\"{}", revision.0, if comma { "," } else { "" })
+        /// The text spliced in (written without `format!`: a restart makes
+        /// one per object).
+        fn insert(self, revision: Revision) -> Insert {
+            let mut insert = Insert { bytes: [0; Insert::BYTES_MAX], len: 0 };
+            let (before, after): (&[u8], &[u8]) = match self {
+                Splice::Replace => (b"\"", b"\""),
+                Splice::First { comma: true } => (b"\"resourceVersion\":\"", b"\","),
+                Splice::First { comma: false } => (b"\"resourceVersion\":\"", b"\""),
+                Splice::After => (b",\"resourceVersion\":\"", b"\""),
+            };
+            let mut digits = [0u8; 20];
+            let mut at = digits.len();
+            let mut n = revision.0;
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
                 }
-                Splice::After => format!(",\"resourceVersion\":\"{}\"", revision.0),
             }
+            for part in [before, &digits[at..], after] {
+                insert.bytes[insert.len..insert.len + part.len()].copy_from_slice(part);
+                insert.len += part.len();
+            }
+            insert
+        }
+    }
+
+    /// The resourceVersion text of one splice: a prefix and a suffix of 21
+    /// bytes together at most, and up to 20 digits.
+    pub(super) struct Insert {
+        bytes: [u8; Insert::BYTES_MAX],
+        len: usize,
+    }
+
+    impl Insert {
+        const BYTES_MAX: usize = 19 + 20 + 2;
+
+        fn len(&self) -> usize {
+            self.len
+        }
+
+        fn as_bytes(&self) -> &[u8] {
+            &self.bytes[..self.len]
         }
     }
 
