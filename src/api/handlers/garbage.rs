@@ -202,22 +202,14 @@ impl Graph {
     }
 
     fn put(&mut self, key: &[u8], value: &[u8], registry: &Registry, attempt_new: bool) {
-        // Both words in one pass, built once: a restart asks this of every
-        // object, and most have neither.
-        static WORDS: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
-        let words = WORDS.get_or_init(|| {
-            regex::bytes::Regex::new(r#""(ownerReferences|deletionTimestamp)""#).expect("a literal alternation")
+        // Built once: a restart asks this of every object. (One regex for
+        // both words took about 19 times their instructions, callgrind.)
+        static FINDERS: std::sync::OnceLock<[memchr::memmem::Finder<'static>; 2]> = std::sync::OnceLock::new();
+        let [references, deletion] = FINDERS.get_or_init(|| {
+            [memchr::memmem::Finder::new(b"\"ownerReferences\""), memchr::memmem::Finder::new(b"\"deletionTimestamp\"")]
         });
-        let (mut has_references, mut deleting) = (false, false);
-        for found in words.find_iter(value) {
-            match found.as_bytes() {
-                b"\"ownerReferences\"" => has_references = true,
-                _ => deleting = true,
-            }
-            if has_references && deleting {
-                break;
-            }
-        }
+        let has_references = references.find(value).is_some();
+        let deleting = deletion.find(value).is_some();
         if !has_references && !deleting && !self.references.contains_key(key) && !self.collecting.contains(key) {
             return;
         }
