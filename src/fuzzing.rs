@@ -776,7 +776,8 @@ pub fn validation(data: &[u8]) {
 pub const SELECTABLE_FIELDS: &[&str] = &["spec.nodeName", "status.phase", "metadata.name", "spec", "", "a..b"];
 
 /// Stored values: byte 0 gives the revisions, the rest is the value. Never
-/// panics; on success the served JSON is an object whose
+/// panics; on success the object built from the value's snapshot hint is the
+/// one the scan built, the served JSON is an object whose
 /// `metadata.resourceVersion` is the revision, the parsed metadata agrees
 /// with the JSON, and encoding the served bytes again gives the same bytes
 /// and metadata.
@@ -789,6 +790,14 @@ pub fn encode_stored(data: &[u8]) {
     let key = Bytes::from_static(b"/registry/core/pods/ns/x");
     let Ok(first) = cache::encode_stored(key.clone(), value, Revision(revision), Revision(1), &fields) else { return };
     assert_eq!(first.mod_revision, Revision(revision));
+    // A restart builds the object from its value's snapshot hint: the same
+    // object as the scan.
+    let hint = cache::snapshot_hint(value, &fields);
+    let prepared = cache::PreparedFields::new(&fields);
+    let hinted = cache::encode_stored_hinted(key.clone(), value, Revision(revision), Revision(1), &prepared, &hint)
+        .expect("what encodes, encodes from its hint");
+    assert_eq!(hinted.json, first.json, "hinted and scanned encodings differ");
+    assert_eq!(hinted.meta().summary(), first.meta().summary(), "hinted and scanned metadata differ");
     // Stored values come from the API layer's own encoder, so the reference
     // (a full decode) accepts them all. For anything else the fast path may
     // serve a value the reference refuses (a number beyond f64, say): it must

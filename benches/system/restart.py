@@ -2,21 +2,26 @@
 """Restart to serving with 150,000 pods of ~1.8 KB, and the memory after it.
 
 Starts the release binary on a free loopback port with a temporary data dir,
-creates N pods (default 150,000; the same pods as list_rss.py) over keep-alive
-connections, waits for the log to write a snapshot (optional), stops the
+creates N pods (default 150,000) over keep-alive connections: by default the
+same pods as list_rss.py (about 4.7 KB of JSON each once defaults and
+managedFields are in); with --pod-bytes B, pods of about B bytes of JSON as
+served (a smaller template, padded by one annotation whose length a probe pod,
+created and deleted first, measures), waits for the log to write a snapshot (optional), stops the
 server with SIGTERM (by PID) and waits for it to exit, then starts it again on
 the same data dir and times, from the exec to:
   - the first successful GET /readyz (200);
   - the first successful list of pods (limit=1, 200 with one item);
 after the first restart it lists every pod in pages and checks there are N.
 It prints both times, the server's own "log recovered" line, VmRSS and VmHWM
-after the restart, and the data dir's size. Repeats the restart --restarts
+after the restart, the data dir's size, and memory per object: the objects'
+JSON per pod (the server's `shardline_memory_bytes{kind="live_json"}`) and
+resident bytes per pod ((VmRSS - --baseline-rss-mib) / N) as a multiple of it. Repeats the restart --restarts
 times (default 3) and prints each. Stops the server by PID. A measurement,
 not a test: run it by hand, record results in docs/benchmarks.md.
 
-Usage: python3 benches/system/restart.py [--pods N] [--shards S]
+Usage: python3 benches/system/restart.py [--pods N] [--shards S] [--pod-bytes B]
            [--binary target/release/shardline] [--restarts 3] [--keep]
-           [--data-dir DIR [--resume]]
+           [--data-dir DIR [--resume]] [--baseline-rss-mib M]
 With --data-dir it restarts on a data dir kept by an earlier run (--keep)
 instead of loading a new one (--resume: first create the pods it lacks, after
 an interrupted load). Copy the dir first when comparing binaries: a newer
@@ -34,13 +39,23 @@ def status(pid, field):
                 return int(line.split()[1]) * 1024
     return 0
 
-def pod(ns, name):
-    env = [{"name": f"VARIABLE_{i:02}", "value": f"value-{i:02}-{name}"} for i in range(24)]
-    return {"metadata": {"name": name, "labels": {"app": "web", "tier": "front", "pod-template-hash": "7d4b9c"}},
+PADDING = "bench.shardline.dev/padding"
+
+def pod(ns, name, padding=None):
+    """The pod template: 24 variables and resource limits (about 4.7 KB
+    stored); with `padding` (the --pod-bytes template), one plain container
+    (about 1.6 KB with defaults and managedFields) and an annotation of that
+    many bytes."""
+    metadata = {"name": name, "labels": {"app": "web", "tier": "front", "pod-template-hash": "7d4b9c"}}
+    container = {"name": "app", "image": "registry.example/app:1.0"}
+    if padding is None:
+        container["env"] = [{"name": f"VARIABLE_{i:02}", "value": f"value-{i:02}-{name}"} for i in range(24)]
+        container["resources"] = {"limits": {"cpu": "500m", "memory": "256Mi"}}
+    else:
+        metadata["annotations"] = {PADDING: "x" * padding}
+    return {"metadata": metadata,
             "spec": {"nodeName": "node-17", "restartPolicy": "Always", "schedulerName": "default-scheduler",
-                     "serviceAccountName": "default",
-                     "containers": [{"name": "app", "image": "registry.example/app:1.0", "env": env,
-                                     "resources": {"limits": {"cpu": "500m", "memory": "256Mi"}}}]}}
+                     "serviceAccountName": "default", "containers": [container]}}
 
 def dir_bytes(path):
     total = 0
@@ -76,12 +91,28 @@ def stop(server):
     try: server.wait(timeout=600)  # a clean stop writes a snapshot first
     except subprocess.TimeoutExpired: server.kill(); server.wait()
 
-def load(port, pods, threads, first=0):
+def padding_for(conn, pod_bytes):
+    """The annotation length that makes a pod about `pod_bytes` of JSON as
+    served: a probe pod with an empty one is created, read and deleted."""
+    path = "/api/v1/namespaces/ns-10/pods"
+    conn.request("POST", path, json.dumps(pod("ns-10", "probe-000000", padding=0)), {"Content-Type": "application/json"})
+    r = conn.getresponse(); r.read()
+    if r.status != 201: raise RuntimeError(f"probe pod: {r.status}")
+    conn.request("GET", f"{path}/probe-000000", headers={"Accept": "application/json"})
+    r = conn.getresponse(); size = len(r.read())
+    conn.request("DELETE", f"{path}/probe-000000?gracePeriodSeconds=0")
+    r = conn.getresponse(); r.read()
+    if r.status not in (200, 202): raise RuntimeError(f"deleting the probe pod: {r.status}")
+    if size > pod_bytes: print(f"pods without padding are {size} bytes, more than --pod-bytes {pod_bytes}")
+    return max(0, pod_bytes - size)
+
+def load(port, pods, threads, first=0, pod_bytes=0):
     namespaces = [f"ns-{i}" for i in range(50)]
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     for ns in namespaces:
         c.request("POST", "/api/v1/namespaces", json.dumps({"metadata": {"name": ns}}), {"Content-Type": "application/json"})
         c.getresponse().read()
+    padding = padding_for(c, pod_bytes) if pod_bytes else None
     counter = iter(range(first, pods)); lock = threading.Lock(); errors = []
     def loader():
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -90,7 +121,7 @@ def load(port, pods, threads, first=0):
                 i = next(counter, None)
             if i is None: return
             ns = namespaces[i % 50]; name = f"pod-{i:06}"
-            conn.request("POST", f"/api/v1/namespaces/{ns}/pods", json.dumps(pod(ns, name)), {"Content-Type": "application/json"})
+            conn.request("POST", f"/api/v1/namespaces/{ns}/pods", json.dumps(pod(ns, name, padding)), {"Content-Type": "application/json"})
             r = conn.getresponse(); r.read()
             if r.status != 201 and not (first and r.status == 409): errors.append(r.status)
     ts = [threading.Thread(target=loader) for _ in range(threads)]
@@ -130,6 +161,16 @@ def count_pods(port):
         token = page["metadata"].get("continue", "")
         if not token: return n
 
+def live_json_bytes(port):
+    """The objects' JSON the shards hold (/metrics, summed over shards)."""
+    st, body = get(port, "/metrics", timeout=30)
+    if st != 200: raise RuntimeError(f"/metrics answered {st}")
+    total = 0
+    for line in body.decode().splitlines():
+        if line.startswith('shardline_memory_bytes{kind="live_json"'):
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pods", type=int, default=150_000)
@@ -140,6 +181,10 @@ def main():
     ap.add_argument("--data-dir", default="", help="reuse a loaded data dir (skips loading; --pods must match)")
     ap.add_argument("--resume", action="store_true", help="with --data-dir: create the pods it lacks first")
     ap.add_argument("--keep", action="store_true", help="keep the data dir (printed)")
+    ap.add_argument("--pod-bytes", type=int, default=0,
+                    help="pods of about this many bytes of JSON as served (0: the 4.7 KB template)")
+    ap.add_argument("--baseline-rss-mib", type=float, default=0.0,
+                    help="VmRSS of the server with (almost) nothing loaded, subtracted for memory per object")
     args = ap.parse_args()
     port = free_port()
     data = args.data_dir or tempfile.mkdtemp(prefix="shardline-restart-")
@@ -153,7 +198,7 @@ def main():
             # order of their numbers, so start a little before the count.
             first = max(0, count_pods(port) - 1000) if args.resume else 0
             t0 = time.time()
-            errors = load(port, args.pods, args.threads, first)
+            errors = load(port, args.pods, args.threads, first, args.pod_bytes)
             if errors: print(f"load errors: {len(errors)} (first {errors[0]})"); return 1
             dt = time.time() - t0
             print(f"loaded pods {first}..{args.pods} in {dt:.1f} s ({(args.pods-first)/dt:.0f}/s); "
@@ -168,9 +213,20 @@ def main():
             if n == 0:
                 count = count_pods(port)
                 if count != args.pods: raise RuntimeError(f"after restart {count} pods listed, expected {args.pods}")
+            json_bytes = live_json_bytes(port)
+            per_pod = (rss - args.baseline_rss_mib * 2**20) / args.pods
+            json_per_pod = json_bytes / args.pods
             print(f"restart {n+1}: ready {ready_s:.3f} s, first list {list_s:.3f} s; "
-                  f"VmRSS {rss/2**20:.1f} MiB, VmHWM {hwm/2**20:.1f} MiB", flush=True)
+                  f"VmRSS {rss/2**20:.1f} MiB, VmHWM {hwm/2**20:.1f} MiB; JSON {json_per_pod:.0f} B/pod, "
+                  f"resident {per_pod:.0f} B/pod (baseline {args.baseline_rss_mib} MiB) = "
+                  f"{per_pod/json_per_pod if json_per_pod else 0:.2f}x its JSON", flush=True)
+            with open(log_path) as f:
+                said = f.read().rsplit("--- restart ---", 1)[-1].splitlines()
+            for line in said:
+                if "recovered" in line or "loaded" in line or "load phases" in line: print(f"  server: {line.strip()}")
+            t_stop = time.monotonic()
             stop(server); server = None
+            print(f"  stopped (SIGTERM to exit, the log's closing snapshot included) in {time.monotonic() - t_stop:.3f} s", flush=True)
         with open(log_path) as f:
             recovered = [l.strip() for l in f if "recovered" in l]
         if recovered: print(f"server says: {recovered[-1]}")

@@ -361,6 +361,158 @@ pub fn encode_stored_slow(
     encode_slow(key, value, mod_revision, create_revision, selectable_fields, paths)
 }
 
+/// The first byte of a snapshot hint: its layout, changed with it.
+const HINT_VERSION: u8 = 1;
+/// The first byte of a hint that says the value takes the reference path
+/// (followed by the fields' hash only): it is parsed at load, and the
+/// snapshot need not be rewritten to find that out again.
+const HINT_NONE: u8 = 0;
+/// Bytes of a hint before its spans: version, fields hash, splice start
+/// and end, splice form, span count.
+const HINT_HEADER_BYTES: usize = 1 + 8 + 4 + 4 + 1 + 4;
+
+/// FNV-1a of the selectable fields' paths: a hint is used only with the
+/// paths it was made for (a custom resource's may change between a snapshot
+/// and a restart).
+fn fields_hash(selectable_fields: &[String]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for path in selectable_fields {
+        for byte in path.bytes().chain(std::iter::once(0xff)) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// What a snapshot keeps beside a stored value so that a restart builds its
+/// [`CachedObject`] without parsing it ([`encode_stored_hinted`]): where the
+/// resourceVersion goes and the metadata's spans, in the value's own
+/// coordinates (they do not depend on the revision). A value that takes the
+/// reference path gets a short hint saying so (it is parsed at load, as
+/// before).
+///
+/// Layout (little endian): version `u8` ([`HINT_VERSION`]), the fields'
+/// hash `u64`, splice start `u32`, splice end `u32`, splice form `u8` (0
+/// replace, 1 first member with a comma, 2 first member alone, 3 after a
+/// member), span count `u32`, the spans (`u32` start, `u32` len each), then
+/// the side buffer's text; or [`HINT_NONE`] and the fields' hash.
+pub fn snapshot_hint(value: &[u8], selectable_fields: &[String]) -> Vec<u8> {
+    let hash = fields_hash(selectable_fields).to_le_bytes();
+    let none = || [&[HINT_NONE][..], &hash].concat();
+    let analysis = match fast::analyze(value, selectable_fields) {
+        Some(analysis) if value.len() < JSON_BYTES_MAX && analysis.spans.len() <= u32::MAX as usize => analysis,
+        _ => return none(),
+    };
+    let mut out = Vec::with_capacity(HINT_HEADER_BYTES + analysis.spans.len() * 8 + analysis.side.len());
+    out.push(HINT_VERSION);
+    out.extend_from_slice(&hash);
+    out.extend_from_slice(&analysis.splice_start.to_le_bytes());
+    out.extend_from_slice(&analysis.splice_end.to_le_bytes());
+    out.push(match analysis.splice {
+        fast::Splice::Replace => 0,
+        fast::Splice::First { comma: true } => 1,
+        fast::Splice::First { comma: false } => 2,
+        fast::Splice::After => 3,
+    });
+    out.extend_from_slice(&(analysis.spans.len() as u32).to_le_bytes());
+    for span in &analysis.spans {
+        out.extend_from_slice(&span.start.to_le_bytes());
+        out.extend_from_slice(&span.len.to_le_bytes());
+    }
+    out.extend_from_slice(analysis.side.as_bytes());
+    out
+}
+
+/// Whether `hint` is one [`encode_stored_hinted`] would use with these
+/// selectable fields (its layout and the fields it was made for; not that it
+/// fits its value, which only the value's own analysis makes it do).
+pub fn hint_is_current(hint: &[u8], selectable_fields: &[String]) -> bool {
+    hint.len() >= 9
+        && matches!(hint[0], HINT_VERSION | HINT_NONE)
+        && hint[1..9] == fields_hash(selectable_fields).to_le_bytes()
+}
+
+/// The selectable fields of one resource, prepared once for the many objects
+/// a restart loads: their interned paths and the hash hints are checked with.
+pub struct PreparedFields<'a> {
+    fields: &'a [String],
+    paths: Option<FieldPaths>,
+    hash: [u8; 8],
+}
+
+impl<'a> PreparedFields<'a> {
+    pub fn new(fields: &'a [String]) -> PreparedFields<'a> {
+        PreparedFields { fields, paths: intern_paths(fields), hash: fields_hash(fields).to_le_bytes() }
+    }
+
+    pub fn fields(&self) -> &'a [String] {
+        self.fields
+    }
+}
+
+/// The object a hint describes, if its layout checks out for these fields
+/// and it fits the value; read in place.
+fn build_hinted(
+    value: &[u8],
+    revision: Revision,
+    fields: &PreparedFields<'_>,
+    hint: &[u8],
+) -> Option<(Vec<u8>, ObjectMeta)> {
+    if hint.len() < HINT_HEADER_BYTES || hint[0] != HINT_VERSION || hint[1..9] != fields.hash {
+        return None;
+    }
+    let word = |at: usize| -> u32 { u32::from_le_bytes([hint[at], hint[at + 1], hint[at + 2], hint[at + 3]]) };
+    let splice = match hint[17] {
+        0 => fast::Splice::Replace,
+        1 => fast::Splice::First { comma: true },
+        2 => fast::Splice::First { comma: false },
+        3 => fast::Splice::After,
+        _ => return None,
+    };
+    let count = word(18) as usize;
+    let spans_end = count.checked_mul(8)?.checked_add(HINT_HEADER_BYTES)?;
+    // Name, namespace, uid, creationTimestamp, the fields, label pairs.
+    let fixed = FIXED_SPANS + fields.fields.len();
+    if spans_end > hint.len() || count < fixed || !(count - fixed).is_multiple_of(2) {
+        return None;
+    }
+    let side = std::str::from_utf8(&hint[spans_end..]).ok()?;
+    let spans = hint[HINT_HEADER_BYTES..spans_end].chunks_exact(8).map(|pair| Span {
+        start: u32::from_le_bytes([pair[0], pair[1], pair[2], pair[3]]),
+        len: u32::from_le_bytes([pair[4], pair[5], pair[6], pair[7]]),
+    });
+    fast::build_from(value, revision, (word(9), word(13), splice), spans, side, fields.paths.clone())
+}
+
+/// [`encode_stored`], from the value's [`snapshot_hint`] when `hint` is one
+/// made for these selectable fields: the served bytes are the value with
+/// the resourceVersion spliced in, the metadata the hint's spans; nothing is
+/// parsed. Any other hint (empty, another layout, other fields, one that
+/// does not fit the value) is ignored and the value encoded as usual.
+pub fn encode_stored_hinted(
+    key: Bytes,
+    value: &[u8],
+    mod_revision: Revision,
+    create_revision: Revision,
+    fields: &PreparedFields<'_>,
+    hint: &[u8],
+) -> Result<Arc<CachedObject>, CacheError> {
+    if value.len() < JSON_BYTES_MAX {
+        if let Some((json, meta)) = build_hinted(value, mod_revision, fields, hint) {
+            return Ok(Arc::new(CachedObject {
+                key,
+                json: Bytes::from(json),
+                mod_revision,
+                create_revision,
+                meta,
+                encodings: Encodings::default(),
+            }));
+        }
+    }
+    encode_stored(key, value, mod_revision, create_revision, fields.fields)
+}
+
 fn encode_slow(
     key: Bytes,
     value: &[u8],
@@ -470,7 +622,7 @@ fn field_value(object: &Value, path: &str) -> Option<String> {
 
 mod fast {
     //! The splice encoder: borrowed raw members, no document built.
-    use super::{FieldPaths, MetaBuilder, ObjectMeta, Revision, Text, FIXED_SPANS};
+    use super::{FieldPaths, MetaBuilder, ObjectMeta, Revision, Span, Text, FIXED_SPANS};
     use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
     use serde_json::value::RawValue;
     use std::fmt;
@@ -613,12 +765,87 @@ mod fast {
         (start + inner.len() <= outer.len()).then_some(start)
     }
 
-    pub(super) fn encode(
-        value: &[u8],
-        revision: Revision,
-        selectable_fields: &[String],
-        paths: Option<FieldPaths>,
-    ) -> Option<(Vec<u8>, ObjectMeta)> {
+    /// Where the resourceVersion goes in a stored value.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Splice {
+        /// `value[start..end]` is the old resourceVersion's value: replaced.
+        Replace,
+        /// Inserted as the first member of metadata, followed by a comma
+        /// unless metadata is empty.
+        First { comma: bool },
+        /// Inserted after the member ending at `start`.
+        After,
+    }
+
+    /// What the splice encoder learns from a stored value, whatever the
+    /// revision: where the resourceVersion goes, and the metadata's spans in
+    /// the value's own coordinates (`Span::SIDE`: in `side`). Built by
+    /// [`analyze`]; [`build`] turns it and a revision into the served bytes
+    /// and their [`ObjectMeta`], with no scan of the value. A snapshot keeps
+    /// it beside the value (`super::snapshot_hint`), so a restart builds
+    /// objects without parsing them.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub(super) struct Analysis {
+        pub splice_start: u32,
+        pub splice_end: u32,
+        pub splice: Splice,
+        pub spans: Vec<Span>,
+        pub side: String,
+    }
+
+    impl Splice {
+        /// The text spliced in (written without `format!`: a restart makes
+        /// one per object).
+        fn insert(self, revision: Revision) -> Insert {
+            let mut insert = Insert { bytes: [0; Insert::BYTES_MAX], len: 0 };
+            let (before, after): (&[u8], &[u8]) = match self {
+                Splice::Replace => (b"\"", b"\""),
+                Splice::First { comma: true } => (b"\"resourceVersion\":\"", b"\","),
+                Splice::First { comma: false } => (b"\"resourceVersion\":\"", b"\""),
+                Splice::After => (b",\"resourceVersion\":\"", b"\""),
+            };
+            let mut digits = [0u8; 20];
+            let mut at = digits.len();
+            let mut n = revision.0;
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            for part in [before, &digits[at..], after] {
+                insert.bytes[insert.len..insert.len + part.len()].copy_from_slice(part);
+                insert.len += part.len();
+            }
+            insert
+        }
+    }
+
+    /// The resourceVersion text of one splice: a prefix and a suffix of 21
+    /// bytes together at most, and up to 20 digits.
+    pub(super) struct Insert {
+        bytes: [u8; Insert::BYTES_MAX],
+        len: usize,
+    }
+
+    impl Insert {
+        const BYTES_MAX: usize = 19 + 20 + 2;
+
+        fn len(&self) -> usize {
+            self.len
+        }
+
+        fn as_bytes(&self) -> &[u8] {
+            &self.bytes[..self.len]
+        }
+    }
+
+    /// Reads a stored value once: the splice and the metadata spans. `None`
+    /// when the value is not what the API layer writes (the reference path
+    /// then decodes it).
+    pub(super) fn analyze(value: &[u8], selectable_fields: &[String]) -> Option<Analysis> {
         let text = std::str::from_utf8(value).ok()?;
         let top = Members::parse(text)?;
         let metadata_raw = top.get("metadata")?;
@@ -627,38 +854,25 @@ mod fast {
             return None;
         }
         let metadata = Members::parse(metadata_text)?;
-        let rv = format!("\"{}\"", revision.0);
         // Where the resourceVersion goes (and what it replaces, if present).
-        let (splice_start, splice_end, insert) = match metadata.get("resourceVersion") {
+        let (splice_start, splice_end, splice) = match metadata.get("resourceVersion") {
             Some(existing) => {
                 let start = offset_in(text, existing.get())?;
-                (start, start + existing.get().len(), rv)
+                (start, start + existing.get().len(), Splice::Replace)
             }
             None => {
                 let position = super::resource_version_position(metadata.0.iter().map(|(k, _)| *k));
                 if position == 0 {
                     let start = offset_in(text, metadata_text)? + 1;
-                    let comma = if metadata.0.is_empty() { "" } else { "," };
-                    (start, start, format!("\"resourceVersion\":{rv}{comma}"))
+                    (start, start, Splice::First { comma: !metadata.0.is_empty() })
                 } else {
                     let (_, before) = metadata.0.get(position - 1)?;
                     let end = offset_in(text, before.get())? + before.get().len();
-                    (end, end, format!(",\"resourceVersion\":{rv}"))
+                    (end, end, Splice::After)
                 }
             }
         };
-        // Where a slice of the input is in the output: values never straddle
-        // the splice (it is a whole member or the old resourceVersion).
-        let offset = |slice: &str| -> Option<usize> {
-            let start = offset_in(text, slice)?;
-            if start + slice.len() <= splice_start {
-                Some(start)
-            } else if start >= splice_end {
-                Some(start - splice_end + splice_start + insert.len())
-            } else {
-                None
-            }
-        };
+        let offset = |slice: &str| offset_in(text, slice);
         let labels = match metadata.get("labels") {
             // The reference reads labels only from an object.
             Some(raw) if raw.get().starts_with('{') => Some(Members::parse(raw.get())?),
@@ -677,11 +891,85 @@ mod fast {
             builder.push(Text::Slice(k), &offset);
             builder.push(string(Some(*v))?, &offset);
         }
-        let mut out = Vec::with_capacity(value.len() + insert.len());
+        Some(Analysis {
+            splice_start: u32::try_from(splice_start).ok()?,
+            splice_end: u32::try_from(splice_end).ok()?,
+            splice,
+            spans: builder.spans,
+            side: builder.side,
+        })
+    }
+
+    /// The served bytes of `value` at `revision` and their metadata, from its
+    /// analysis. `None` when the analysis does not fit the value (a span or
+    /// the splice out of bounds): never from an analysis of the same value.
+    pub(super) fn build(
+        value: &[u8],
+        revision: Revision,
+        analysis: &Analysis,
+        paths: Option<FieldPaths>,
+    ) -> Option<(Vec<u8>, ObjectMeta)> {
+        let splice = (analysis.splice_start, analysis.splice_end, analysis.splice);
+        build_from(value, revision, splice, analysis.spans.iter().copied(), &analysis.side, paths)
+    }
+
+    /// [`build`] from an analysis' parts (a snapshot hint's, read in place).
+    pub(super) fn build_from(
+        value: &[u8],
+        revision: Revision,
+        (splice_start, splice_end, splice): (u32, u32, Splice),
+        input_spans: impl ExactSizeIterator<Item = Span>,
+        input_side: &str,
+        paths: Option<FieldPaths>,
+    ) -> Option<(Vec<u8>, ObjectMeta)> {
+        let (splice_start, splice_end) = (splice_start as usize, splice_end as usize);
+        if splice_start > splice_end || splice_end > value.len() {
+            return None;
+        }
+        let insert = splice.insert(revision);
+        let mut side = String::from(input_side);
+        let mut spans = Vec::with_capacity(input_spans.len());
+        for span in input_spans {
+            let span = &span;
+            let (start, len) = (span.start as usize, span.len as usize);
+            let mapped = if *span == Span::ABSENT || span.len == 0 {
+                *span
+            } else if span.start & Span::SIDE != 0 {
+                if ((span.start & !Span::SIDE) as usize).checked_add(len)? > input_side.len() {
+                    return None;
+                }
+                *span
+            } else if start.checked_add(len)? > value.len() {
+                return None;
+            } else if start + len <= splice_start {
+                *span
+            } else if start >= splice_end {
+                Span { start: u32::try_from(start - splice_end + splice_start + insert.len()).ok()?, len: span.len }
+            } else {
+                // Inside what the splice replaces: not in the output; keep
+                // its text in the side buffer.
+                let text = std::str::from_utf8(&value[start..start + len]).ok()?;
+                let at = side.len() as u32 | Span::SIDE;
+                side.push_str(text);
+                Span { start: at, len: span.len }
+            };
+            spans.push(mapped);
+        }
+        let mut out = Vec::with_capacity(value.len() - (splice_end - splice_start) + insert.len());
         out.extend_from_slice(&value[..splice_start]);
         out.extend_from_slice(insert.as_bytes());
         out.extend_from_slice(&value[splice_end..]);
-        Some((out, builder.finish(paths)))
+        let side = (!side.is_empty()).then(|| side.into_boxed_str());
+        Some((out, ObjectMeta { spans: spans.into_boxed_slice(), paths, side }))
+    }
+
+    pub(super) fn encode(
+        value: &[u8],
+        revision: Revision,
+        selectable_fields: &[String],
+        paths: Option<FieldPaths>,
+    ) -> Option<(Vec<u8>, ObjectMeta)> {
+        build(value, revision, &analyze(value, selectable_fields)?, paths)
     }
 }
 
@@ -789,6 +1077,78 @@ mod tests {
             assert!(fast::encode(case.as_bytes(), Revision(1), &fields, None).is_none(), "{case}");
             assert!(encode_stored(Bytes::new(), case.as_bytes(), Revision(1), Revision(1), &fields).is_ok());
         }
+    }
+
+    /// A snapshot hint builds the same object as a scan of the value, at any
+    /// revision (the resourceVersion's length moves the later spans), and is
+    /// ignored, never misused, when made for other fields or damaged.
+    #[test]
+    fn hinted_encoding_matches_the_scan() {
+        let fields: Vec<String> =
+            ["spec.nodeName", "status.phase", "spec.hostNetwork", "spec.replicas", "metadata.resourceVersion"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let cases = [
+            r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","uid":"u","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"app":"web","t":"x"}},"spec":{"nodeName":"n1","hostNetwork":true},"status":{"phase":"Running"}}"#,
+            r#"{"kind":"Pod","metadata":{}}"#,
+            r#"{"metadata":{"labels":{"a":"b"}}}"#,
+            r#"{"metadata":{"creationTimestamp":"t","labels":{"a":"b"},"name":"w","namespace":"n","uid":"u"},"spec":{}}"#,
+            r#"{"metadata":{"name":"a","namespace":"n","resourceVersion":"123456","uid":"u\"x","creationTimestamp":"t","labels":{"k":"v\"q","l":"w"}},"spec":{"nodeName":"n1","hostNetwork":false,"replicas":100.5}}"#,
+            r#"{"metadata":{"name":"\u0061b","uid":"u\u00e9","labels":{"k":"\u0076"}},"spec":{"replicas":1.0e2,"nodeName":"\/n"}}"#,
+        ];
+        let prepared = PreparedFields::new(&fields);
+        for case in cases {
+            let value = case.as_bytes();
+            let hint = snapshot_hint(value, &fields);
+            assert_eq!(hint[0], HINT_VERSION, "{case}");
+            assert!(hint_is_current(&hint, &fields));
+            assert!(!hint_is_current(&hint, &fields[..2]));
+            for revision in [Revision(7), Revision(1_234_567_890_123)] {
+                let scanned = encode_stored(Bytes::from_static(b"/k"), value, revision, Revision(1), &fields).unwrap();
+                for (used, fields) in [(&hint[..], &fields[..]), (&[][..], &fields[..]), (&hint[..], &fields[..2])] {
+                    let hinted = encode_stored_hinted(
+                        Bytes::from_static(b"/k"),
+                        value,
+                        revision,
+                        Revision(1),
+                        &PreparedFields::new(fields),
+                        used,
+                    )
+                    .unwrap();
+                    let expected =
+                        encode_stored(Bytes::from_static(b"/k"), value, revision, Revision(1), fields).unwrap();
+                    assert_eq!(hinted.json, expected.json, "{case}");
+                    assert_eq!(hinted.meta().summary(), expected.meta().summary(), "{case}");
+                }
+                let hinted =
+                    encode_stored_hinted(Bytes::from_static(b"/k"), value, revision, Revision(1), &prepared, &hint)
+                        .unwrap();
+                assert_eq!(hinted.metadata_bytes(), scanned.metadata_bytes(), "{case}");
+            }
+            // A damaged hint, or another value's, never panics.
+            for cut in 0..hint.len() {
+                let _ = encode_stored_hinted(Bytes::new(), value, Revision(3), Revision(1), &prepared, &hint[..cut]);
+                let mut bad = hint.clone();
+                bad[cut] ^= 0x81;
+                let _ = encode_stored_hinted(Bytes::new(), value, Revision(3), Revision(1), &prepared, &bad);
+                let _ = encode_stored_hinted(
+                    Bytes::new(),
+                    br#"{"metadata":{}}"#,
+                    Revision(3),
+                    Revision(1),
+                    &prepared,
+                    &hint,
+                );
+            }
+        }
+        // Values the scan declines get a hint saying so: decoded at load.
+        let declined = br#"{"metadata":{"name":"a"},"metadata":{"name":"b"}}"#;
+        let hint = snapshot_hint(declined, &fields);
+        assert_eq!((hint[0], hint.len(), hint_is_current(&hint, &fields)), (HINT_NONE, 9, true));
+        let hinted = encode_stored_hinted(Bytes::new(), declined, Revision(5), Revision(1), &prepared, &hint).unwrap();
+        let expected = encode_stored(Bytes::new(), declined, Revision(5), Revision(1), &fields).unwrap();
+        assert_eq!((hinted.json.clone(), hinted.meta().summary()), (expected.json.clone(), expected.meta().summary()));
     }
 
     #[test]

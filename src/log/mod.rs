@@ -107,6 +107,20 @@ pub struct KeyValue {
     pub value: Bytes,
     pub create_revision: Revision,
     pub mod_revision: Revision,
+    /// What a snapshot kept beside the value for the cache (see
+    /// [`SnapshotAnnotator`]): opaque to the log, empty when there is none
+    /// (always, from etcd).
+    pub cached: Bytes,
+}
+
+/// What the embedded log asks, for each record it writes into a snapshot,
+/// so that a restart loads objects without parsing them: the `cached` bytes
+/// to keep beside the value (`runtime/` implements it with
+/// `cache::snapshot_hint`; the log never reads them).
+pub trait SnapshotAnnotator {
+    /// The bytes to keep with `value` at `key`, given those the record has
+    /// (`cached`, maybe empty); `None` keeps the record as it is.
+    fn annotate(&self, key: &[u8], value: &[u8], cached: &[u8]) -> Option<Vec<u8>>;
 }
 
 /// Why an append was refused. A refused append changes nothing.

@@ -364,6 +364,7 @@ async fn load(client: &Client, keys: &Keys, page: i64, timeout: Duration) -> Res
                 value,
                 create_revision: Revision(item.create_revision() as u64),
                 mod_revision: Revision(item.mod_revision() as u64),
+                cached: Bytes::new(),
             });
         }
         match response.kvs().last() {

@@ -1105,6 +1105,13 @@ async fn shard_main(
         None => None,
     };
 
+    // Snapshots keep the cache's hints, made with this shard's registry (its
+    // custom resources' selectable fields included), so a restart builds
+    // objects without parsing them.
+    if let Some(RunningLog::Embedded(log)) = &log {
+        log.set_annotator(Rc::new(CacheHints { local: local.clone() }));
+    }
+
     let Ok(initial) = inbox.init_rx.recv_async().await else {
         let reason = "the log did not deliver the initial state".to_string();
         let _ = bound_tx.send(Err(reason.clone()));
@@ -1188,6 +1195,27 @@ async fn shard_main(
 }
 
 type Log = EmbeddedLog<log_dir::GlommioLogDirectory>;
+
+/// The embedded log's snapshot annotator: each record's `cache::snapshot_hint`
+/// for the selectable fields the log's shard gives its resource; a record whose
+/// hint is current keeps it.
+struct CacheHints {
+    local: Rc<Local>,
+}
+
+impl crate::log::SnapshotAnnotator for CacheHints {
+    fn annotate(&self, key: &[u8], value: &[u8], cached: &[u8]) -> Option<Vec<u8>> {
+        let registry = self.local.registry.borrow().clone();
+        let fields = match crate::types::key::group_resource(key) {
+            Some((group, resource)) => registry.selectable_fields(group, resource),
+            None => &[],
+        };
+        if crate::cache::hint_is_current(cached, fields) {
+            return None;
+        }
+        Some(crate::cache::snapshot_hint(value, fields))
+    }
+}
 
 /// The log shard 0 hosts: the embedded WAL, or the bridge to etcd.
 enum RunningLog {

@@ -21,7 +21,7 @@
 //! revision older than `compacted` is refused, never answered from a partial
 //! history; `superseded_json_bytes <= history_bytes_max` after every apply.
 
-use crate::cache::{encode_stored, CachedObject};
+use crate::cache::{encode_stored_hinted, CachedObject, PreparedFields};
 use crate::log::{Entry, KeyValue, Operation, Revision};
 use crate::types::key::{group_resource, shard_for_key, ShardId};
 use crate::types::registry::ResourceInfo;
@@ -124,6 +124,21 @@ struct Superseded {
     at_ms: u64,
 }
 
+/// The part of a key that names its resource (`/registry/GROUP/RESOURCE/`),
+/// or the whole key when it has no such part.
+fn resource_prefix(key: &[u8]) -> &[u8] {
+    let mut slashes = 0;
+    for (i, byte) in key.iter().enumerate() {
+        if *byte == b'/' {
+            slashes += 1;
+            if slashes == 4 {
+                return &key[..=i];
+            }
+        }
+    }
+    key
+}
+
 /// Index bytes of one key: its B-tree entry (key handle and chain) and the
 /// key's own bytes.
 fn key_bytes(key: &[u8]) -> usize {
@@ -207,18 +222,48 @@ impl ShardStore {
     }
 
     /// Loads a consistent state (recovery, or a range read at `revision`).
-    /// Keys this shard does not own are skipped.
+    /// Keys this shard does not own are skipped. A value whose snapshot kept
+    /// the cache's hint (`KeyValue::cached`) is built from it, unparsed.
     pub fn load(&mut self, revision: Revision, live: &[KeyValue], fields: &dyn FieldIndex) {
         assert!(self.objects.is_empty(), "load into a non-empty store");
+        // The selectable fields of the resource the last key belonged to:
+        // keys come sorted, so a resource's objects are consecutive.
+        let mut resource: Option<(&[u8], PreparedFields<'_>)> = None;
+        let mut chains: Vec<(Bytes, VersionChain)> = Vec::new();
         for kv in live {
             if !self.owns(&kv.key) {
                 continue;
             }
-            let key = self.stored_key(&kv.key);
-            if let Some(object) = self.encode(&key, &kv.value, kv.mod_revision, kv.create_revision, fields) {
-                self.push_version(key, Version { revision: kv.mod_revision, object: Some(object) }, 0);
-            }
+            let prefix = resource_prefix(&kv.key);
+            let prepared = match &resource {
+                Some((last, prepared)) if *last == prefix => prepared,
+                _ => {
+                    let selectable = match group_resource(&kv.key) {
+                        Some((group, resource)) => fields.selectable_fields(group, resource),
+                        None => &[],
+                    };
+                    &resource.insert((prefix, PreparedFields::new(selectable))).1
+                }
+            };
+            // The store's own copy of the key (never a slice of a read buffer).
+            let key = Bytes::copy_from_slice(&kv.key);
+            let encoded =
+                encode_stored_hinted(key.clone(), &kv.value, kv.mod_revision, kv.create_revision, prepared, &kv.cached);
+            let Ok(object) = encoded else {
+                self.decode_failures += 1;
+                continue;
+            };
+            let version = Version { revision: kv.mod_revision, object: Some(object) };
+            self.memory.live_json_bytes += version.json_bytes();
+            self.memory.metadata_bytes += version.metadata_bytes() + key_bytes(&key);
+            self.retained_versions += 1;
+            self.live_objects += 1;
+            chains.push((key, VersionChain { current: version, older: None }));
         }
+        // A consistent state has each key once, in key order (asserted: the
+        // B-tree is then built in one pass, without a search per key).
+        assert!(chains.windows(2).all(|w| w[0].0 < w[1].0), "loaded keys not strictly increasing");
+        self.objects = chains.into_iter().collect();
         self.applied = revision;
         // History before the loaded state is unknown.
         self.compacted = revision;
@@ -246,7 +291,7 @@ impl ShardStore {
             let key = self.stored_key(&entry.key);
             let object = match &entry.operation {
                 Operation::Put(value) => {
-                    let object = self.encode(&key, value, entry.revision, entry.create_revision, fields);
+                    let object = self.encode(&key, value, entry.revision, entry.create_revision, fields, &[]);
                     if object.is_none() {
                         // Undecodable values are counted and served as absent;
                         // the entry still advances the revision.
@@ -278,12 +323,20 @@ impl ShardStore {
         mod_revision: Revision,
         create_revision: Revision,
         fields: &dyn FieldIndex,
+        hint: &[u8],
     ) -> Option<Arc<CachedObject>> {
         let selectable = match group_resource(key) {
             Some((group, resource)) => fields.selectable_fields(group, resource),
             None => &[],
         };
-        match encode_stored(key.clone(), value, mod_revision, create_revision, selectable) {
+        match encode_stored_hinted(
+            key.clone(),
+            value,
+            mod_revision,
+            create_revision,
+            &PreparedFields::new(selectable),
+            hint,
+        ) {
             Ok(object) => Some(object),
             Err(_) => {
                 self.decode_failures += 1;

@@ -326,7 +326,9 @@ pub fn set_defaults(crd: &mut Value) {
 /// shard calls this for every committed entry, so each keeps its own copy.
 /// Whether a log key is a CustomResourceDefinition's.
 pub fn is_definition_key(key: &[u8]) -> bool {
-    super::key::ObjectKey::decode(key).is_some_and(|k| k.group == CRD_GROUP && k.resource == CRD_RESOURCE)
+    // The cheap test first: a restart asks this of every key.
+    super::key::group_resource(key).is_some_and(|(group, resource)| group == CRD_GROUP && resource == CRD_RESOURCE)
+        && super::key::ObjectKey::decode(key).is_some()
 }
 
 pub fn apply_to_registry(registry: &mut Registry, key: &[u8], value: Option<&[u8]>) -> bool {

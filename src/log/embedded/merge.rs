@@ -16,6 +16,12 @@
 //! segments for its frames before the merge writes it: more sequential reads,
 //! never more memory (a single record larger than the budget is one range).
 //!
+//! With a [`SnapshotAnnotator`] (the runtime's, from the cache), each record
+//! written is first offered to it: a record it has new `cached` bytes for
+//! (a segment's, which has none; a base record from before annotations, or
+//! made for other selectable fields) is re-encoded with them, any other is
+//! copied as it is. The value, key and revisions never change.
+//!
 //! Invariants:
 //! - the output holds exactly the live keys at R, in key order (checked
 //!   against the caller's key count before it is published);
@@ -23,11 +29,12 @@
 //!   `Corrupt` and nothing is published;
 //! - records after R (appends during the merge) are never read into it.
 
-use super::record::decode_record;
+use super::record::{decode_record, encode_record_cached, push_frame, DecodedRecord, FRAME_HEADER_BYTES};
 use super::snapshot::{SnapshotReader, SnapshotRecord, SnapshotWriter};
 use super::stream::{FrameStream, StreamItem, READ_CHUNK_BYTES};
-use crate::log::{LogDirectory, LogError, Operation, Revision};
+use crate::log::{LogDirectory, LogError, Operation, Revision, SnapshotAnnotator};
 use bytes::Bytes;
+use flatbuffers::FlatBufferBuilder;
 use std::collections::BTreeMap;
 
 /// What a merge reads and writes.
@@ -120,9 +127,58 @@ async fn scan_changes<D: LogDirectory>(
     Ok(())
 }
 
+/// Writes record frames into a snapshot, through the annotator if there is one.
+struct Output<'d, 'a, D: LogDirectory> {
+    out: SnapshotWriter<'d, D>,
+    annotator: Option<&'a dyn SnapshotAnnotator>,
+    builder: FlatBufferBuilder<'static>,
+    frame: Vec<u8>,
+    /// Records re-encoded with new `cached` bytes.
+    annotated: u64,
+}
+
+impl<D: LogDirectory> Output<'_, '_, D> {
+    /// Pushes `frame` (whose decoded record is `record`), annotated.
+    async fn push(&mut self, frame: &[u8], record: &DecodedRecord) -> Result<(), LogError> {
+        let cached = match (self.annotator, &record.operation) {
+            (Some(annotator), Operation::Put(value)) => annotator.annotate(&record.key, value, &record.cached),
+            _ => None,
+        };
+        let Some(cached) = cached else {
+            return self.out.push_frame(frame).await;
+        };
+        let payload = encode_record_cached(
+            &mut self.builder,
+            record.revision,
+            &record.key,
+            &record.operation,
+            record.create_revision,
+            &cached,
+        );
+        self.frame.clear();
+        push_frame(&mut self.frame, payload);
+        self.annotated += 1;
+        self.out.push_frame(&self.frame).await
+    }
+
+    /// Pushes a whole frame read from a segment (decoded here).
+    async fn push_raw(&mut self, name: &str, frame: Bytes) -> Result<(), LogError> {
+        if self.annotator.is_none() {
+            return self.out.push_frame(&frame).await;
+        }
+        let record =
+            decode_record(&frame, FRAME_HEADER_BYTES..frame.len()).map_err(|e| corrupt(name, 0, e.to_string()))?;
+        self.push(&frame, &record).await
+    }
+}
+
 /// Writes the snapshot at `plan.revision` by merging; returns its name once it
-/// is durable under it.
-pub async fn write_merged_snapshot<D: LogDirectory>(dir: &D, plan: &MergePlan) -> Result<String, LogError> {
+/// is durable under it. Records go through `annotator` (see the module doc).
+pub async fn write_merged_snapshot<D: LogDirectory>(
+    dir: &D,
+    plan: &MergePlan,
+    annotator: Option<&dyn SnapshotAnnotator>,
+) -> Result<String, LogError> {
     let budget = plan.merge_bytes_max.max(1);
     // Pass 1: the newest record of every changed key, frames while they fit.
     let mut changes: BTreeMap<Bytes, Change> = BTreeMap::new();
@@ -183,7 +239,8 @@ pub async fn write_merged_snapshot<D: LogDirectory>(dir: &D, plan: &MergePlan) -
         Some(reader) => reader.next().await?,
         None => None,
     };
-    let mut out = SnapshotWriter::begin(dir, plan.revision).await?;
+    let out = SnapshotWriter::begin(dir, plan.revision).await?;
+    let mut out = Output { out, annotator, builder: FlatBufferBuilder::new(), frame: Vec::new(), annotated: 0 };
     for range in ranges {
         if range.is_empty() {
             continue;
@@ -205,7 +262,7 @@ pub async fn write_merged_snapshot<D: LogDirectory>(dir: &D, plan: &MergePlan) -
         for key in &keys[range] {
             // Unchanged keys of the base before this one, as they are.
             while let Some(record) = next_base.as_ref().filter(|r| r.record.key[..] < key[..]) {
-                out.push_frame(&record.data[record.frame.clone()]).await?;
+                out.push(&record.data[record.frame.clone()], &record.record).await?;
                 next_base = next_record(&mut base).await?;
             }
             if next_base.as_ref().is_some_and(|r| r.record.key[..] == key[..]) {
@@ -216,22 +273,22 @@ pub async fn write_merged_snapshot<D: LogDirectory>(dir: &D, plan: &MergePlan) -
                 let frame = change.frame.take().ok_or_else(|| {
                     corrupt(out_name(plan), 0, format!("the record at {} was not found again", change.revision))
                 })?;
-                out.push_frame(&frame).await?;
+                out.push_raw(out_name(plan), frame).await?;
             }
         }
     }
     while let Some(record) = next_base {
-        out.push_frame(&record.data[record.frame.clone()]).await?;
+        out.push(&record.data[record.frame.clone()], &record.record).await?;
         next_base = next_record(&mut base).await?;
     }
-    if out.records() != plan.live_keys {
+    if out.out.records() != plan.live_keys {
         return Err(corrupt(
             out_name(plan),
             0,
-            format!("the merge holds {} keys, the log {}: not published", out.records(), plan.live_keys),
+            format!("the merge holds {} keys, the log {}: not published", out.out.records(), plan.live_keys),
         ));
     }
-    out.finish().await
+    out.out.finish().await
 }
 
 fn out_name(plan: &MergePlan) -> &str {

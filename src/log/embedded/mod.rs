@@ -53,7 +53,7 @@ use self::stream::{FrameStream, StreamItem, READ_CHUNK_BYTES};
 use crate::config::Config;
 use crate::log::{
     AppendError, Entry, KeyValue, KnownValue, LogDirectory, LogError, LogFile, Operation, Precondition, PreviousValue,
-    Proposal, Revision,
+    Proposal, Revision, SnapshotAnnotator,
 };
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
@@ -192,6 +192,10 @@ struct State {
     /// Published snapshots (revision, name), ascending.
     snapshots: Vec<(Revision, String)>,
     last_snapshot_revision: Revision,
+    /// Records of the newest snapshot that carry no `cached` bytes (it was
+    /// written without an annotator): `close` rewrites it, even with nothing
+    /// new, once an annotator is set, so the next start loads without parsing.
+    unannotated_records: u64,
     snapshot_running: bool,
     next_id: u64,
 }
@@ -232,6 +236,8 @@ pub struct EmbeddedLog<D: LogDirectory> {
     capacity_changed: Notify,
     idle_changed: Notify,
     builder: RefCell<FlatBufferBuilder<'static>>,
+    /// What snapshot records carry for the cache (`set_annotator`), if set.
+    annotator: RefCell<Option<Rc<dyn SnapshotAnnotator>>>,
 }
 
 impl<D: LogDirectory> std::fmt::Debug for EmbeddedLog<D> {
@@ -338,21 +344,25 @@ fn corrupt(path: &str, offset: u64, reason: impl Into<String>) -> LogError {
     LogError::Corrupt { path: path.to_string(), offset, reason: reason.into() }
 }
 
-/// Every record of the snapshot `name`, read in large pieces and checked.
-async fn read_whole_snapshot<D: LogDirectory>(dir: &D, name: &str) -> Result<(Revision, Vec<KeyValue>), LogError> {
+/// Every record of the snapshot `name`, read in large pieces and checked,
+/// and how many carry no `cached` bytes.
+async fn read_whole_snapshot<D: LogDirectory>(dir: &D, name: &str) -> Result<(Revision, Vec<KeyValue>, u64), LogError> {
     let mut reader = SnapshotReader::open(dir, name).await?;
     let mut live = Vec::with_capacity(usize::try_from(reader.record_count()).unwrap_or(0).min(1 << 24));
+    let mut unannotated = 0;
     while let Some(record) = reader.next().await? {
         let record = record.record;
+        unannotated += u64::from(record.cached.is_empty());
         let Operation::Put(value) = record.operation else { continue };
         live.push(KeyValue {
             key: record.key,
             value,
             create_revision: record.create_revision,
             mod_revision: record.revision,
+            cached: record.cached,
         });
     }
-    Ok((reader.revision(), live))
+    Ok((reader.revision(), live, unannotated))
 }
 
 /// `base` (sorted by key) with `changed` applied: a key's newest state
@@ -404,10 +414,12 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         // its records come sorted by key.
         let mut base = Revision::ZERO;
         let mut live: Vec<KeyValue> = Vec::new();
+        let mut unannotated_records = 0;
         for (_, name) in snapshots.iter().rev() {
-            if let Ok((revision, records)) = read_whole_snapshot(&dir, name).await {
+            if let Ok((revision, records, unannotated)) = read_whole_snapshot(&dir, name).await {
                 base = revision;
                 live = records;
+                unannotated_records = unannotated;
                 break;
             }
         }
@@ -475,6 +487,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                             value,
                             create_revision: record.create_revision,
                             mod_revision: record.revision,
+                            cached: Bytes::new(),
                         };
                         changed.insert(key, Some(kv));
                     }
@@ -563,6 +576,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 segments: segment_list,
                 snapshots: kept_snapshots,
                 last_snapshot_revision: base,
+                unannotated_records,
                 snapshot_running: false,
                 next_id: 0,
             }),
@@ -572,6 +586,7 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             capacity_changed: Notify::default(),
             idle_changed: Notify::default(),
             builder: RefCell::new(FlatBufferBuilder::new()),
+            annotator: RefCell::new(None),
         };
         Ok((log, Recovered { revision, live }))
     }
@@ -638,6 +653,12 @@ impl<D: LogDirectory> EmbeddedLog<D> {
                 SlotEvent::Lead => self.lead(|| matches!(slot.borrow().phase, Phase::Done(_))).await,
             }
         }
+    }
+
+    /// Every later snapshot offers its records to `annotator` and keeps the
+    /// bytes it gives (`KeyValue::cached` after a restart).
+    pub fn set_annotator(&self, annotator: Rc<dyn SnapshotAnnotator>) {
+        *self.annotator.borrow_mut() = Some(annotator);
     }
 
     /// The last durable revision.
@@ -707,7 +728,15 @@ impl<D: LogDirectory> EmbeddedLog<D> {
             }
             let revision = self.committed.get();
             let since = revision.0 - state.last_snapshot_revision.0.min(revision.0);
-            if state.snapshot_running || revision <= state.last_snapshot_revision || since < every_records {
+            // At close, a snapshot without the annotator's bytes is rewritten
+            // at its own revision (same name: the rename replaces it).
+            let annotate = every_records <= 1
+                && state.unannotated_records > 0
+                && revision == state.last_snapshot_revision
+                && self.annotator.borrow().is_some();
+            if state.snapshot_running
+                || (!annotate && (revision <= state.last_snapshot_revision || since < every_records))
+            {
                 return Ok(false);
             }
             state.snapshot_running = true;
@@ -728,11 +757,15 @@ impl<D: LogDirectory> EmbeddedLog<D> {
         };
         let _guard = SnapshotGuard { log: self };
         let revision = plan.revision;
-        let name = write_merged_snapshot(&self.dir, &plan).await?;
+        let annotator = self.annotator.borrow().clone();
+        let name = write_merged_snapshot(&self.dir, &plan, annotator.as_deref()).await?;
         drop(plan);
         let doomed: Vec<String> = {
             let mut state = self.state.borrow_mut();
             state.last_snapshot_revision = revision;
+            if annotator.is_some() {
+                state.unannotated_records = 0;
+            }
             let mut doomed = Vec::new();
             // Never the last segment: it is being written.
             while state.segments.len() > 1 && state.segments[1].0 <= revision.next() {

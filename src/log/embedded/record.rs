@@ -40,6 +40,9 @@ pub struct DecodedRecord {
     pub key: Bytes,
     pub operation: Operation,
     pub create_revision: Revision,
+    /// In a snapshot: what the cache recorded about the value (opaque here;
+    /// empty when the record has none). A slice of the buffer, as `key`.
+    pub cached: Bytes,
 }
 
 /// The outcome of reading one frame at an offset.
@@ -109,7 +112,21 @@ pub fn encode_record<'b>(
     operation: &Operation,
     create_revision: Revision,
 ) -> &'b [u8] {
+    encode_record_cached(builder, revision, key, operation, create_revision, &[])
+}
+
+/// [`encode_record`] with a snapshot record's `cached` bytes (none written
+/// when empty, so such a record is byte for byte what `encode_record` makes).
+pub fn encode_record_cached<'b>(
+    builder: &'b mut FlatBufferBuilder<'static>,
+    revision: Revision,
+    key: &[u8],
+    operation: &Operation,
+    create_revision: Revision,
+    cached: &[u8],
+) -> &'b [u8] {
     builder.reset();
+    let cached = (!cached.is_empty()).then(|| builder.create_vector(cached));
     let key = builder.create_vector(key);
     let (kind, value) = match operation {
         Operation::Put(value) => (RecordKind::Put, Some(builder.create_vector(&value[..]))),
@@ -117,7 +134,7 @@ pub fn encode_record<'b>(
     };
     let record = Record::create(
         builder,
-        &RecordArgs { revision: revision.0, key: Some(key), kind, value, create_revision: create_revision.0 },
+        &RecordArgs { revision: revision.0, key: Some(key), kind, value, create_revision: create_revision.0, cached },
     );
     builder.finish_minimal(record);
     builder.finished_data()
@@ -141,11 +158,13 @@ pub fn decode_record(data: &Bytes, payload: std::ops::Range<usize>) -> Result<De
         RecordKind::Delete => Operation::Delete,
         other => return Err(RecordError::UnknownKind(other.0)),
     };
+    let cached = record.cached().map_or_else(Bytes::new, |cached| data.slice_ref(cached.bytes()));
     Ok(DecodedRecord {
         revision: Revision(record.revision()),
         key,
         operation,
         create_revision: Revision(record.create_revision()),
+        cached,
     })
 }
 
@@ -230,6 +249,24 @@ mod tests {
         let second = decode_record(&data, payload).unwrap();
         assert_eq!(second.operation, Operation::Delete);
         assert_eq!(read_frame(&data, end), FrameRead::End);
+    }
+
+    /// `cached` round-trips; a record without it is the old encoding exactly.
+    #[test]
+    fn cached_bytes_round_trip_and_are_optional() {
+        let mut builder = FlatBufferBuilder::new();
+        let put = Operation::Put(Bytes::from_static(b"{}"));
+        let plain = encode_record(&mut builder, Revision(4), b"/k", &put, Revision(2)).to_vec();
+        let empty = encode_record_cached(&mut builder, Revision(4), b"/k", &put, Revision(2), &[]).to_vec();
+        assert_eq!(plain, empty);
+        let with = encode_record_cached(&mut builder, Revision(4), b"/k", &put, Revision(2), b"hint").to_vec();
+        let len = with.len();
+        let data = Bytes::from(with);
+        let decoded = decode_record(&data, 0..len).unwrap();
+        assert_eq!((&decoded.cached[..], &decoded.key[..]), (&b"hint"[..], &b"/k"[..]));
+        assert_eq!(decoded.operation, put);
+        let data = Bytes::from(plain);
+        assert!(decode_record(&data, 0..data.len()).unwrap().cached.is_empty());
     }
 
     #[test]

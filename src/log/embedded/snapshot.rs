@@ -10,7 +10,10 @@
 //! reads that much less. The header block is written last, when the count is
 //! known, so a snapshot can be written as a stream ([`SnapshotWriter`], fed by
 //! the merge in `merge.rs`) without the live state in memory. Format 1 (plain
-//! record frames right after the header frame) is still read.
+//! record frames right after the header frame) is still read. Records may
+//! carry `cached` bytes (the cache's hint for the value, from the merge's
+//! annotator): an optional FlatBuffers field, so format 2 is read with or
+//! without them, by this code and by code that predates them.
 //!
 //! Invariants:
 //! - a snapshot is only ever visible under its final name complete and durable:
@@ -342,6 +345,7 @@ pub fn read_snapshot(name: &str, data: &Bytes) -> Result<(Revision, Vec<KeyValue
             value,
             create_revision: record.create_revision,
             mod_revision: record.revision,
+            cached: record.cached,
         });
     }
     if records.block_pos < records.block.len() || read_frame(data, offset) != FrameRead::End {
@@ -448,6 +452,7 @@ mod tests {
             value: Bytes::copy_from_slice(value.as_bytes()),
             create_revision: Revision(create),
             mod_revision: Revision(modified),
+            cached: Bytes::new(),
         }
     }
 

@@ -117,6 +117,7 @@ impl<'a> Record<'a> {
   pub const VT_KIND: ::flatbuffers::VOffsetT = 8;
   pub const VT_VALUE: ::flatbuffers::VOffsetT = 10;
   pub const VT_CREATE_REVISION: ::flatbuffers::VOffsetT = 12;
+  pub const VT_CACHED: ::flatbuffers::VOffsetT = 14;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -130,6 +131,7 @@ impl<'a> Record<'a> {
     let mut builder = RecordBuilder::new(_fbb);
     builder.add_create_revision(args.create_revision);
     builder.add_revision(args.revision);
+    if let Some(x) = args.cached { builder.add_cached(x); }
     if let Some(x) = args.value { builder.add_value(x); }
     if let Some(x) = args.key { builder.add_key(x); }
     builder.add_kind(args.kind);
@@ -172,6 +174,13 @@ impl<'a> Record<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u64>(Record::VT_CREATE_REVISION, Some(0)).unwrap()}
   }
+  #[inline]
+  pub fn cached(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(Record::VT_CACHED, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Record<'_> {
@@ -185,6 +194,7 @@ impl ::flatbuffers::Verifiable for Record<'_> {
      .visit_field::<RecordKind>("kind", Self::VT_KIND, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("value", Self::VT_VALUE, false)?
      .visit_field::<u64>("create_revision", Self::VT_CREATE_REVISION, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("cached", Self::VT_CACHED, false)?
      .finish();
     Ok(())
   }
@@ -195,6 +205,7 @@ pub struct RecordArgs<'a> {
     pub kind: RecordKind,
     pub value: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
     pub create_revision: u64,
+    pub cached: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for RecordArgs<'a> {
   #[inline]
@@ -205,6 +216,7 @@ impl<'a> Default for RecordArgs<'a> {
       kind: RecordKind::Put,
       value: None,
       create_revision: 0,
+      cached: None,
     }
   }
 }
@@ -235,6 +247,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RecordBuilder<'a, 'b, A> {
     self.fbb_.push_slot::<u64>(Record::VT_CREATE_REVISION, create_revision, 0);
   }
   #[inline]
+  pub fn add_cached(&mut self, cached: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Record::VT_CACHED, cached);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> RecordBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     RecordBuilder {
@@ -257,6 +273,7 @@ impl ::core::fmt::Debug for Record<'_> {
       ds.field("kind", &self.kind());
       ds.field("value", &self.value());
       ds.field("create_revision", &self.create_revision());
+      ds.field("cached", &self.cached());
       ds.finish()
   }
 }
