@@ -282,6 +282,25 @@ pub struct CachedObject {
 }
 
 impl CachedObject {
+    /// A freshly built object: its served JSON and the metadata found in
+    /// it, no derived encodings yet.
+    fn built(
+        key: Bytes,
+        json: Vec<u8>,
+        mod_revision: Revision,
+        create_revision: Revision,
+        meta: ObjectMeta,
+    ) -> Arc<Self> {
+        Arc::new(CachedObject {
+            key,
+            json: Bytes::from(json),
+            mod_revision,
+            create_revision,
+            meta,
+            encodings: Encodings::default(),
+        })
+    }
+
     /// The metadata filters read (spans into `json`).
     pub fn meta(&self) -> Meta<'_> {
         Meta { json: &self.json, meta: &self.meta }
@@ -335,14 +354,7 @@ pub fn encode_stored(
     }
     let paths = intern_paths(selectable_fields);
     if let Some((json, meta)) = fast::encode(value, mod_revision, selectable_fields, paths.clone()) {
-        return Ok(Arc::new(CachedObject {
-            key,
-            json: Bytes::from(json),
-            mod_revision,
-            create_revision,
-            meta,
-            encodings: Encodings::default(),
-        }));
+        return Ok(CachedObject::built(key, json, mod_revision, create_revision, meta));
     }
     encode_slow(key, value, mod_revision, create_revision, selectable_fields, paths)
 }
@@ -500,14 +512,7 @@ pub fn encode_stored_hinted(
 ) -> Result<Arc<CachedObject>, CacheError> {
     if value.len() < JSON_BYTES_MAX {
         if let Some((json, meta)) = build_hinted(value, mod_revision, fields, hint) {
-            return Ok(Arc::new(CachedObject {
-                key,
-                json: Bytes::from(json),
-                mod_revision,
-                create_revision,
-                meta,
-                encodings: Encodings::default(),
-            }));
+            return Ok(CachedObject::built(key, json, mod_revision, create_revision, meta));
         }
     }
     encode_stored(key, value, mod_revision, create_revision, fields.fields)
@@ -531,14 +536,7 @@ fn encode_slow(
         return Err(CacheError::TooLarge(json.len()));
     }
     let meta = parse_meta(&object, selectable_fields, paths);
-    Ok(Arc::new(CachedObject {
-        key,
-        json: Bytes::from(json),
-        mod_revision,
-        create_revision,
-        meta,
-        encodings: Encodings::default(),
-    }))
+    Ok(CachedObject::built(key, json, mod_revision, create_revision, meta))
 }
 
 /// Sets `metadata.resourceVersion`, keeping kube-apiserver's field order

@@ -260,9 +260,9 @@ fn validation_rule(rule: &Fields, at: &str) -> Vec<FieldError> {
     errs
 }
 
-pub fn validating_admission_policy(object: &Fields) -> Vec<FieldError> {
-    let empty = Fields::new();
-    let spec = obj(object, "spec").unwrap_or(&empty);
+/// What kube checks alike in a validating and a mutating policy's spec:
+/// failure policy, paramKind, match constraints and conditions, variables.
+fn policy_spec_common(spec: &Fields) -> Vec<FieldError> {
     let mut errs = failure_policy(spec);
     if let Some(kind) = obj(spec, "paramKind") {
         errs.extend(param_kind(kind));
@@ -270,6 +270,13 @@ pub fn validating_admission_policy(object: &Fields) -> Vec<FieldError> {
     errs.extend(match_constraints(spec));
     errs.extend(match_conditions(spec));
     errs.extend(variables(spec));
+    errs
+}
+
+pub fn validating_admission_policy(object: &Fields) -> Vec<FieldError> {
+    let empty = Fields::new();
+    let spec = obj(object, "spec").unwrap_or(&empty);
+    let mut errs = policy_spec_common(spec);
     let (validations, audits) = (list(spec, "validations"), list(spec, "auditAnnotations"));
     if validations.is_empty() && audits.is_empty() {
         const ONE: &str = "validations or auditAnnotations must contain at least one item";
@@ -314,13 +321,7 @@ pub fn validating_admission_policy(object: &Fields) -> Vec<FieldError> {
 pub fn mutating_admission_policy(object: &Fields) -> Vec<FieldError> {
     let empty = Fields::new();
     let spec = obj(object, "spec").unwrap_or(&empty);
-    let mut errs = failure_policy(spec);
-    if let Some(kind) = obj(spec, "paramKind") {
-        errs.extend(param_kind(kind));
-    }
-    errs.extend(match_constraints(spec));
-    errs.extend(match_conditions(spec));
-    errs.extend(variables(spec));
+    let mut errs = policy_spec_common(spec);
     let mutations = list(spec, "mutations");
     if mutations.is_empty() {
         errs.push(FieldError::required("spec.mutations", "mutations must contain at least one item"));
