@@ -127,8 +127,24 @@ fn a_fresh_server_holds_kube_apiservers_own_objects_and_keeps_changes_to_them() 
     );
     assert_eq!(patched.status, 200, "{}", patched.text());
     let before = server.get_ok("/api/v1/namespaces/default/services/kubernetes")["metadata"]["uid"].clone();
+    // What kube-apiserver's own controllers keep is current: a restart
+    // (their first pass, then the next) writes none of it again.
+    let versions = |server: &Server| -> Vec<(String, Value)> {
+        ["flowschemas", "prioritylevelconfigurations"]
+            .iter()
+            .flat_map(|r| {
+                server.get_ok(&format!("/apis/flowcontrol.apiserver.k8s.io/v1/{r}"))["items"]
+                    .as_array()
+                    .unwrap()
+                    .clone()
+            })
+            .map(|i| (i["metadata"]["name"].as_str().unwrap().to_string(), i["metadata"]["resourceVersion"].clone()))
+            .collect()
+    };
+    let flowcontrol_versions = versions(&server);
     server.terminate();
     server.restart();
+    assert_eq!(versions(&server), flowcontrol_versions);
     let after = server.get_ok("/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical");
     assert_eq!(after["description"], "changed by the operator");
     assert_eq!(server.get_ok("/api/v1/namespaces/default/services/kubernetes")["metadata"]["uid"], before);
