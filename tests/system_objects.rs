@@ -288,6 +288,16 @@ fn kube_apiservers_own_controllers_keep_its_objects_current() {
     assert_eq!(dangling(&server, "late")["reason"], "Found");
     assert_eq!(server.delete(&format!("{PLC}/late-level")).status, 200);
     wait_until("Dangling True once the level is deleted", || dangling(&server, "late")["status"] == "True");
+    // The consumer insists on the condition it keeps: another writer's is
+    // replaced (at most six times a minute per FlowSchema, as kube).
+    let overwritten = merge_patch(
+        &server,
+        &format!("{FS}/late/status"),
+        &json!({"status": {"conditions": [{"type": "Dangling", "status": "False", "reason": "Mine",
+                                           "message": "someone else's", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
+    );
+    assert_eq!(overwritten.status, 200, "{}", overwritten.text());
+    wait_until("the consumer's condition back", || dangling(&server, "late")["reason"] == "NotFound");
 
     // The mandatory objects come back when deleted (the config producer),
     // and the schemas naming a mandatory level never dangle meanwhile.
