@@ -15,8 +15,9 @@
 //! by the runtime's apply loop for each such committed entry, however the
 //! write came) and at least every `system_objects_resync_interval`, as kube's
 //! controllers resync (the ensurer each minute, the ServiceCIDR controller
-//! every 10 s); after a failed write, sooner, backing off from 200 ms (kube's
-//! work queue's first delay) to that interval.
+//! every 10 s); after a failed write, after a back-off from 200 ms (kube's
+//! work queue's first delay) doubling up to that interval, whatever is
+//! written meanwhile.
 //!
 //! These are kube-apiserver's controllers, not kube-controller-manager's:
 //! `--controllers` does not switch them (kube's has no name for them); they
@@ -116,16 +117,17 @@ pub async fn run<B: Backend>(backend: Rc<B>, facts: Facts, trigger: Rc<Trigger>,
         for failed in &outcome.failed {
             eprintln!("shardline: kube-apiserver's controllers: {failed}");
         }
-        let wait = if outcome.failed.is_empty() {
+        if outcome.failed.is_empty() {
             retry = FIRST_RETRY;
-            outcome.held_back.map_or(resync, |held| held.min(resync))
+            let wait = outcome.held_back.map_or(resync, |held| held.min(resync));
+            let fired = std::pin::pin!(trigger.fired());
+            futures_util::future::select(fired, backend.sleep(wait)).await;
         } else {
-            let wait = retry.min(resync);
+            // After a failure the back-off is waited out whatever is written
+            // meanwhile (the next pass reads everything again).
+            backend.sleep(retry.min(resync)).await;
             retry = (retry * 2).min(resync);
-            wait
-        };
-        let fired = std::pin::pin!(trigger.fired());
-        futures_util::future::select(fired, backend.sleep(wait)).await;
+        }
     }
 }
 
