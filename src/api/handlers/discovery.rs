@@ -10,7 +10,7 @@ use crate::api::negotiate::{self, Representation};
 use crate::api::route::Route;
 use crate::api::status::ApiError;
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
-use crate::types::{discovery, openapi};
+use crate::types::{discovery, openapi, openapi_v2};
 use bytes::Bytes;
 use http::{Method, Response, StatusCode};
 
@@ -190,17 +190,36 @@ pub async fn serve(
             None => Err(ApiError::PathNotFound),
         },
         Route::OpenApiV2 => {
-            let wants_protobuf = head.accept.as_deref().is_some_and(|a| a.contains("protobuf"));
-            if wants_protobuf {
-                Ok(respond(
-                    StatusCode::OK,
-                    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
-                    openapi::openapi_v2_minimal_protobuf(),
-                ))
-            } else {
-                let doc = serde_json::json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": discovery::GIT_VERSION}, "paths": {}, "definitions": {}});
-                ok(json(&doc))
+            // kube-openapi's handler: JSON or gnostic protobuf by Accept (406
+            // with an empty body for anything else), one ETag for both, gzip
+            // when the client takes it.
+            let Some(encoding) = openapi_v2::negotiate(head.accept.as_deref()) else {
+                return Ok(respond(StatusCode::NOT_ACCEPTABLE, "text/plain", Bytes::new()));
+            };
+            let document = openapi_v2::openapi_v2();
+            let gzipped = crate::api::encode::accepts_gzip(head.accept_encoding.as_deref());
+            let body = match (encoding, gzipped) {
+                (openapi_v2::Encoding::Json, false) => document.json.clone(),
+                (openapi_v2::Encoding::Protobuf, false) => document.protobuf.clone(),
+                (openapi_v2::Encoding::Json, true) => {
+                    static GZIP: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+                    GZIP.get_or_init(|| crate::api::encode::gzip(std::slice::from_ref(&document.json))).clone()
+                }
+                (openapi_v2::Encoding::Protobuf, true) => {
+                    static GZIP: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+                    GZIP.get_or_init(|| crate::api::encode::gzip(std::slice::from_ref(&document.protobuf))).clone()
+                }
+            };
+            let mut response = respond(StatusCode::OK, encoding.content_type(), body);
+            let headers = response.headers_mut();
+            headers.insert(http::header::VARY, http::HeaderValue::from_static("Accept"));
+            if gzipped {
+                headers.insert(http::header::CONTENT_ENCODING, http::HeaderValue::from_static("gzip"));
             }
+            if let Ok(v) = http::HeaderValue::from_str(&format!("\"{}\"", document.etag)) {
+                headers.insert(http::header::ETAG, v);
+            }
+            Ok(response)
         }
         _ => Err(ApiError::PathNotFound),
     }
