@@ -28,7 +28,7 @@
 
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Both encodings of the document and their ETag.
 pub struct OpenApiV2 {
@@ -36,24 +36,94 @@ pub struct OpenApiV2 {
     pub protobuf: Bytes,
     /// Without quotes: upper-case hex SHA-512 of `json`.
     pub etag: String,
+    /// The gzipped encodings, made by the API layer on first use.
+    pub json_gzip: OnceLock<Bytes>,
+    pub protobuf_gzip: OnceLock<Bytes>,
 }
 
-/// The document, built on first use from the committed v3 documents.
-pub fn openapi_v2() -> &'static OpenApiV2 {
-    static DOCUMENT: OnceLock<OpenApiV2> = OnceLock::new();
+impl OpenApiV2 {
+    fn new(json: Vec<u8>, protobuf: Vec<u8>) -> OpenApiV2 {
+        let digest = ring::digest::digest(&ring::digest::SHA512, &json);
+        let etag = digest.as_ref().iter().map(|b| format!("{b:02X}")).collect();
+        OpenApiV2 {
+            json: Bytes::from(json),
+            protobuf: Bytes::from(protobuf),
+            etag,
+            json_gzip: OnceLock::new(),
+            protobuf_gzip: OnceLock::new(),
+        }
+    }
+}
+
+/// The built-in part as a value, built once from the committed v3 documents.
+fn builtin_document() -> &'static Value {
+    static DOCUMENT: OnceLock<Value> = OnceLock::new();
     DOCUMENT.get_or_init(|| {
         let v3: Vec<Value> = super::openapi::openapi_v3_documents()
             .iter()
             .filter_map(|d| super::openapi::openapi_v3_document(d.path))
             .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
             .collect();
-        let document = document_from_v3(&v3, super::discovery::GIT_VERSION);
-        let json = serde_json::to_vec(&document).unwrap_or_default();
-        let protobuf = gnostic::document(&document);
-        let digest = ring::digest::digest(&ring::digest::SHA512, &json);
-        let etag = digest.as_ref().iter().map(|b| format!("{b:02X}")).collect();
-        OpenApiV2 { json: Bytes::from(json), protobuf: Bytes::from(protobuf), etag }
+        document_from_v3(&v3, super::discovery::GIT_VERSION)
     })
+}
+
+/// The document of the built-in resources alone.
+pub fn openapi_v2() -> Arc<OpenApiV2> {
+    static DOCUMENT: OnceLock<Arc<OpenApiV2>> = OnceLock::new();
+    DOCUMENT
+        .get_or_init(|| {
+            let document = builtin_document();
+            Arc::new(OpenApiV2::new(serde_json::to_vec(document).unwrap_or_default(), gnostic::document(document)))
+        })
+        .clone()
+}
+
+/// The document with the custom resources' share added: `custom` are their
+/// v3-form documents carrying the v2 schemas (`openapi_crd::document(.., true)`).
+/// The last one built is kept per thread, keyed by its inputs.
+pub fn openapi_v2_with(custom: &[Value]) -> Arc<OpenApiV2> {
+    if custom.is_empty() {
+        return openapi_v2();
+    }
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(Vec<u8>, Arc<OpenApiV2>)>> = const { std::cell::RefCell::new(None) };
+    }
+    let key = serde_json::to_vec(custom).unwrap_or_default();
+    if let Some(hit) = LAST.with(|l| l.borrow().as_ref().filter(|(k, _)| *k == key).map(|(_, d)| d.clone())) {
+        return hit;
+    }
+    let builtin = builtin_document();
+    let extra = document_from_v3(custom, super::discovery::GIT_VERSION);
+    // Only what the built-in part lacks: its shared meta schemas are there.
+    let new_in = |section: &str| -> Map<String, Value> {
+        extra[section]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| builtin[section].get(k.as_str()).is_none())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let (paths, definitions) = (new_in("paths"), new_in("definitions"));
+    let mut document = builtin.clone();
+    for (section, added) in [("paths", &paths), ("definitions", &definitions)] {
+        if let Some(Value::Object(map)) = document.get_mut(section) {
+            map.extend(added.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let taken = std::mem::take(map);
+            *map = match sorted(taken) {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+        }
+    }
+    // A protobuf message read twice is merged: the built-in bytes followed by
+    // a Document holding only the added paths and definitions is the whole.
+    let mut protobuf = openapi_v2().protobuf.to_vec();
+    protobuf.extend(gnostic::document(&json!({"paths": paths, "definitions": definitions})));
+    let built = Arc::new(OpenApiV2::new(serde_json::to_vec(&document).unwrap_or_default(), protobuf));
+    LAST.with(|l| *l.borrow_mut() = Some((key, built.clone())));
+    built
 }
 
 /// Which encoding an `Accept` header chooses, as kube-openapi's handler
@@ -578,38 +648,33 @@ pub(crate) mod gnostic {
                 // one further on; header and path do not have it.
                 let with_empty = matches!(location, "query" | "formData");
                 let shift = u32::from(with_empty);
-                let numbers: Vec<(&str, u32)> = [
-                    ("required", 1),
-                    ("in", 2),
-                    ("description", 3),
-                    ("name", 4),
-                ]
-                .into_iter()
-                .chain(with_empty.then_some(("allowEmptyValue", 5)))
-                .chain(
-                    [
-                        ("type", 5),
-                        ("format", 6),
-                        ("items", 7),
-                        ("collectionFormat", 8),
-                        ("default", 9),
-                        ("maximum", 10),
-                        ("exclusiveMaximum", 11),
-                        ("minimum", 12),
-                        ("exclusiveMinimum", 13),
-                        ("maxLength", 14),
-                        ("minLength", 15),
-                        ("pattern", 16),
-                        ("maxItems", 17),
-                        ("minItems", 18),
-                        ("uniqueItems", 19),
-                        ("enum", 20),
-                        ("multipleOf", 21),
-                    ]
+                let numbers: Vec<(&str, u32)> = [("required", 1), ("in", 2), ("description", 3), ("name", 4)]
                     .into_iter()
-                    .map(|(k, n)| (k, n + shift)),
-                )
-                .collect();
+                    .chain(with_empty.then_some(("allowEmptyValue", 5)))
+                    .chain(
+                        [
+                            ("type", 5),
+                            ("format", 6),
+                            ("items", 7),
+                            ("collectionFormat", 8),
+                            ("default", 9),
+                            ("maximum", 10),
+                            ("exclusiveMaximum", 11),
+                            ("minimum", 12),
+                            ("exclusiveMinimum", 13),
+                            ("maxLength", 14),
+                            ("minLength", 15),
+                            ("pattern", 16),
+                            ("maxItems", 17),
+                            ("minItems", 18),
+                            ("uniqueItems", 19),
+                            ("enum", 20),
+                            ("multipleOf", 21),
+                        ]
+                        .into_iter()
+                        .map(|(k, n)| (k, n + shift)),
+                    )
+                    .collect();
                 let mut sub = Vec::new();
                 constraints(&mut sub, o, &numbers);
                 vendor_extensions(&mut sub, 22 + shift, o);
@@ -761,7 +826,10 @@ mod tests {
     #[test]
     fn references_and_one_of_take_their_v2_form() {
         let property = json!({"allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}], "default": {}});
-        assert_eq!(schema_v2(&property), json!({"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}));
+        assert_eq!(
+            schema_v2(&property),
+            json!({"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"})
+        );
         let quantity = json!({"oneOf": [{"type": "string"}, {"type": "number"}]});
         assert_eq!(schema_v2(&quantity), json!({"type": "string"}));
         let int_or_string = json!({"format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]});
@@ -786,8 +854,14 @@ mod tests {
         let v2 = operation_v2(&op);
         assert_eq!(v2["consumes"], json!(["application/merge-patch+json"]));
         assert_eq!(v2["produces"], json!(["application/json", "application/yaml"]));
-        assert_eq!(v2["parameters"][0], json!({"in": "body", "name": "body", "required": true, "schema": {"$ref": "#/definitions/P"}}));
-        assert_eq!(v2["parameters"][1], json!({"in": "query", "name": "force", "type": "boolean", "uniqueItems": true}));
+        assert_eq!(
+            v2["parameters"][0],
+            json!({"in": "body", "name": "body", "required": true, "schema": {"$ref": "#/definitions/P"}})
+        );
+        assert_eq!(
+            v2["parameters"][1],
+            json!({"in": "query", "name": "force", "type": "boolean", "uniqueItems": true})
+        );
         assert_eq!(v2["responses"]["200"], json!({"description": "OK", "schema": {"$ref": "#/definitions/C"}}));
         assert_eq!(v2["responses"]["401"], json!({"description": "Unauthorized"}));
         assert_eq!(v2["schemes"], json!(["https"]));
@@ -799,12 +873,18 @@ mod tests {
         assert_eq!(negotiate(None), Some(Encoding::Json));
         assert_eq!(negotiate(Some("application/json")), Some(Encoding::Json));
         assert_eq!(negotiate(Some("*/*")), Some(Encoding::Json));
-        assert_eq!(negotiate(Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf")), Some(Encoding::Protobuf));
+        assert_eq!(
+            negotiate(Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf")),
+            Some(Encoding::Protobuf)
+        );
         assert_eq!(
             negotiate(Some("application/com.github.proto-openapi.spec.v2.v1.0+protobuf, application/json;q=0.9")),
             Some(Encoding::Protobuf)
         );
-        assert_eq!(negotiate(Some("application/json;q=0.5, application/com.github.proto-openapi.spec.v2@v1.0+protobuf")), Some(Encoding::Protobuf));
+        assert_eq!(
+            negotiate(Some("application/json;q=0.5, application/com.github.proto-openapi.spec.v2@v1.0+protobuf")),
+            Some(Encoding::Protobuf)
+        );
         assert_eq!(negotiate(Some("text/html")), None);
         assert_eq!(negotiate(Some("application/yaml")), None);
     }
@@ -816,7 +896,8 @@ mod tests {
         assert_eq!(v2["swagger"], "2.0");
         let definitions = v2["definitions"].as_object().unwrap();
         for d in super::super::openapi::openapi_v3_documents() {
-            let v3: Value = serde_json::from_slice(&super::super::openapi::openapi_v3_document(d.path).unwrap()).unwrap();
+            let v3: Value =
+                serde_json::from_slice(&super::super::openapi::openapi_v3_document(d.path).unwrap()).unwrap();
             for name in v3["components"]["schemas"].as_object().unwrap().keys() {
                 assert!(definitions.contains_key(name), "{name} of {}", d.path);
             }

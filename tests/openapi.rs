@@ -1,8 +1,12 @@
-//! `/openapi/v2` against the real server: the JSON document has every served
-//! path and schema in Swagger 2.0 form; the protobuf client-go asks for
-//! (`OpenAPISchema()`: `application/com.github.proto-openapi.spec.v2@v1.0+protobuf`)
-//! decodes, with prost structs written here from gnostic's field numbers, to
-//! the same document; gzip, ETag and kube-openapi's 406.
+//! The OpenAPI documents against the real server. `/openapi/v2`: the JSON
+//! document has every served path and schema in Swagger 2.0 form; the
+//! protobuf client-go asks for (`OpenAPISchema()`:
+//! `application/com.github.proto-openapi.spec.v2@v1.0+protobuf`) decodes,
+//! with prost structs written here from gnostic's field numbers, to the same
+//! document; gzip, ETag and kube-openapi's 406. Custom resources: a
+//! definition's group-version appears in the `/openapi/v3` index with its
+//! document (paths, schema, `kubectl explain`), and in `/openapi/v2` (kube's
+//! v2 filter applied), both gone when the definition is deleted.
 
 mod common;
 
@@ -188,6 +192,20 @@ mod gnostic {
         pub format: String,
         #[prost(message, optional, tag = "5")]
         pub default: Option<Any>,
+        #[prost(double, tag = "7")]
+        pub maximum: f64,
+        #[prost(double, tag = "9")]
+        pub minimum: f64,
+        #[prost(int64, tag = "11")]
+        pub max_length: i64,
+        #[prost(int64, tag = "12")]
+        pub min_length: i64,
+        #[prost(string, tag = "13")]
+        pub pattern: String,
+        #[prost(int64, tag = "14")]
+        pub max_items: i64,
+        #[prost(int64, tag = "15")]
+        pub min_items: i64,
         #[prost(bool, tag = "16")]
         pub unique_items: bool,
         #[prost(string, repeated, tag = "19")]
@@ -302,6 +320,23 @@ fn schema_json(s: &gnostic::Schema) -> Value {
     if s.unique_items {
         o.insert("uniqueItems".into(), json!(true));
     }
+    // Numbers as JSON writes them: whole ones without a fraction.
+    let number = |v: f64| if v.fract() == 0.0 && v.abs() < 1e15 { json!(v as i64) } else { json!(v) };
+    for (key, v) in [("maximum", s.maximum), ("minimum", s.minimum)] {
+        if v != 0.0 {
+            o.insert(key.into(), number(v));
+        }
+    }
+    for (key, v) in
+        [("maxLength", s.max_length), ("minLength", s.min_length), ("maxItems", s.max_items), ("minItems", s.min_items)]
+    {
+        if v != 0 {
+            o.insert(key.into(), json!(v));
+        }
+    }
+    if !s.pattern.is_empty() {
+        o.insert("pattern".into(), json!(s.pattern));
+    }
     if !s.required.is_empty() {
         o.insert("required".into(), json!(s.required));
     }
@@ -348,7 +383,8 @@ fn named_schemas_json(n: &gnostic::NamedSchemas) -> Value {
 fn parameter_json(p: &gnostic::ParametersItem) -> Value {
     let p = p.parameter.as_ref().expect("a parameter, not a reference");
     if let Some(b) = &p.body_parameter {
-        let mut o = json!({"in": b.r#in, "name": b.name, "schema": schema_json(b.schema.as_ref().expect("body schema"))});
+        let mut o =
+            json!({"in": b.r#in, "name": b.name, "schema": schema_json(b.schema.as_ref().expect("body schema"))});
         if b.required {
             o["required"] = json!(true);
         }
@@ -427,8 +463,9 @@ fn the_json_document_has_every_served_path_and_schema_in_swagger_2_form() {
     assert!(!text.contains("#/components/"), "a v3 reference is left");
     // Every $ref names a definition the document has.
     let definitions = doc["definitions"].as_object().unwrap();
-    for (at, _) in text.match_indices("\"$ref\":\"#/definitions/") {
-        let rest = &text[at + 22..];
+    const REF: &str = "\"$ref\":\"#/definitions/";
+    for (at, _) in text.match_indices(REF) {
+        let rest = &text[at + REF.len()..];
         let name = &rest[..rest.find('"').unwrap()];
         assert!(definitions.contains_key(name), "dangling reference to {name}");
     }
@@ -451,10 +488,19 @@ fn the_json_document_has_every_served_path_and_schema_in_swagger_2_form() {
     assert_eq!(create["x-kubernetes-group-version-kind"], json!({"group": "", "kind": "ConfigMap", "version": "v1"}));
     let patch = &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
     let consumes: Vec<&str> = patch["consumes"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert!(consumes.contains(&"application/strategic-merge-patch+json") && consumes.contains(&"application/apply-patch+yaml"));
+    assert!(
+        consumes.contains(&"application/strategic-merge-patch+json")
+            && consumes.contains(&"application/apply-patch+yaml")
+    );
     let deployment = &definitions["io.k8s.api.apps.v1.Deployment"];
-    assert_eq!(deployment["properties"]["metadata"], json!({"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}));
-    assert_eq!(definitions["io.k8s.apimachinery.pkg.util.intstr.IntOrString"], json!({"format": "int-or-string", "type": "string"}));
+    assert_eq!(
+        deployment["properties"]["metadata"],
+        json!({"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"})
+    );
+    assert_eq!(
+        definitions["io.k8s.apimachinery.pkg.util.intstr.IntOrString"],
+        json!({"format": "int-or-string", "type": "string"})
+    );
     assert_eq!(definitions["io.k8s.apimachinery.pkg.api.resource.Quantity"], json!({"type": "string"}));
     // Without Accept, kube-openapi answers JSON; text/html is its empty 406.
     let r = s.request("GET", "/openapi/v2", &[], None);
@@ -463,10 +509,38 @@ fn the_json_document_has_every_served_path_and_schema_in_swagger_2_form() {
     assert_eq!(r.status, 406);
 }
 
+/// The document's paths and definitions as decoded from protobuf.
+fn decoded(raw: &[u8]) -> (Value, Value) {
+    let doc = <gnostic::Document as prost::Message>::decode(raw).expect("a gnostic Document");
+    let definitions = named_schemas_json(doc.definitions.as_ref().unwrap());
+    let mut paths = Map::new();
+    for named in &doc.paths.as_ref().unwrap().path {
+        let item = named.value.as_ref().unwrap();
+        let mut o = Map::new();
+        for (method, op) in [
+            ("get", &item.get),
+            ("put", &item.put),
+            ("post", &item.post),
+            ("delete", &item.delete),
+            ("patch", &item.patch),
+        ] {
+            if let Some(op) = op {
+                o.insert(method.into(), operation_json(op));
+            }
+        }
+        if !item.parameters.is_empty() {
+            o.insert("parameters".into(), item.parameters.iter().map(parameter_json).collect());
+        }
+        paths.insert(named.name.clone(), Value::Object(o));
+    }
+    (Value::Object(paths), definitions)
+}
+
 #[test]
 fn the_protobuf_document_decodes_to_the_json_one() {
     let s = Server::start();
-    let json_doc: Value = serde_json::from_slice(&s.request("GET", "/openapi/v2", &[("Accept", "application/json")], None).body).unwrap();
+    let json_doc: Value =
+        serde_json::from_slice(&s.request("GET", "/openapi/v2", &[("Accept", "application/json")], None).body).unwrap();
     // client-go's OpenAPISchema() Accept, with Go's transport's gzip.
     let r = s.request("GET", "/openapi/v2", &[("Accept", PROTOBUF), ("Accept-Encoding", "gzip")], None);
     assert_eq!(r.status, 200);
@@ -486,23 +560,154 @@ fn the_protobuf_document_decodes_to_the_json_one() {
     assert_eq!((key.r#type.as_str(), key.name.as_str(), key.r#in.as_str()), ("apiKey", "authorization", "header"));
     assert_eq!(doc.security[0].additional_properties[0].name, "BearerToken");
 
-    // Every definition, field by field.
-    let definitions = named_schemas_json(doc.definitions.as_ref().unwrap());
+    // Every definition and every path, field by field.
+    let (paths, definitions) = decoded(&raw);
     assert_eq!(normalized(&definitions), normalized(&json_doc["definitions"]));
-    // Every path and operation.
-    let mut paths = Map::new();
-    for named in &doc.paths.as_ref().unwrap().path {
-        let item = named.value.as_ref().unwrap();
-        let mut o = Map::new();
-        for (method, op) in [("get", &item.get), ("put", &item.put), ("post", &item.post), ("delete", &item.delete), ("patch", &item.patch)] {
-            if let Some(op) = op {
-                o.insert(method.into(), operation_json(op));
-            }
+    assert_eq!(normalized(&paths), normalized(&json_doc["paths"]));
+}
+
+fn widget_definition() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {
+                            "type": "object",
+                            "required": ["size"],
+                            "properties": {
+                                "size": {"type": "integer", "minimum": 1},
+                                "replicas": {"type": "integer"},
+                                "note": {"type": "string", "nullable": true},
+                                "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                                          "properties": {"kept": {"type": "string"}}},
+                                "port": {"x-kubernetes-int-or-string": true,
+                                         "anyOf": [{"type": "integer"}, {"type": "string"}]}
+                            }
+                        },
+                        "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}
+                    }
+                }}
+            }]
         }
-        if !item.parameters.is_empty() {
-            o.insert("parameters".into(), item.parameters.iter().map(parameter_json).collect());
-        }
-        paths.insert(named.name.clone(), Value::Object(o));
+    })
+}
+
+#[test]
+fn a_custom_resource_has_its_openapi_documents_while_its_definition_stands() {
+    let s = Server::start();
+    let before = s.request("GET", "/openapi/v2", &[("Accept", "application/json")], None);
+    let r = s.post_json("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &widget_definition());
+    assert_eq!(r.status, 201, "{}", r.text());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while s.get("/apis/example.com/v1").status != 200 {
+        assert!(std::time::Instant::now() < deadline, "example.com/v1 never served");
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert_eq!(normalized(&Value::Object(paths)), normalized(&json_doc["paths"]));
+
+    // v3: the index names the group-version; its document has the builder's
+    // paths and the schema, every reference resolved inside it.
+    let index = s.get_ok("/openapi/v3");
+    let url = index["paths"]["apis/example.com/v1"]["serverRelativeURL"].as_str().expect("indexed").to_string();
+    assert!(url.starts_with("/openapi/v3/apis/example.com/v1?hash="), "{url}");
+    let r = s.get(&url);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Cache-Control"), Some("public, immutable"));
+    let v3: Value = serde_json::from_slice(&r.body).unwrap();
+    let schemas = v3["components"]["schemas"].as_object().unwrap();
+    let widget = &schemas["com.example.v1.Widget"];
+    assert_eq!(widget["properties"]["spec"]["properties"]["size"], json!({"type": "integer", "minimum": 1}));
+    assert_eq!(
+        widget["properties"]["metadata"],
+        json!({"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"})
+    );
+    assert_eq!(
+        widget["x-kubernetes-group-version-kind"],
+        json!([{"group": "example.com", "kind": "Widget", "version": "v1"}])
+    );
+    assert_eq!(
+        schemas["com.example.v1.WidgetList"]["properties"]["items"]["items"]["$ref"],
+        "#/components/schemas/com.example.v1.Widget"
+    );
+    let text = String::from_utf8_lossy(&r.body).to_string();
+    const REF: &str = "\"$ref\":\"#/components/schemas/";
+    for (at, _) in text.match_indices(REF) {
+        let rest = &text[at + REF.len()..];
+        let name = &rest[..rest.find('"').unwrap()];
+        assert!(schemas.contains_key(name), "dangling reference to {name}");
+    }
+    let paths = &v3["paths"];
+    let ids: Vec<&str> = [
+        ("/apis/example.com/v1/widgets", "get"),
+        ("/apis/example.com/v1/namespaces/{namespace}/widgets", "get"),
+        ("/apis/example.com/v1/namespaces/{namespace}/widgets", "post"),
+        ("/apis/example.com/v1/namespaces/{namespace}/widgets", "delete"),
+        ("/apis/example.com/v1/namespaces/{namespace}/widgets/{name}", "patch"),
+        ("/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/status", "put"),
+        ("/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale", "get"),
+    ]
+    .iter()
+    .map(|(p, m)| paths[p][m]["operationId"].as_str().unwrap_or_else(|| panic!("no {m} {p}")))
+    .collect();
+    assert_eq!(
+        ids,
+        [
+            "listExampleComV1WidgetForAllNamespaces",
+            "listExampleComV1NamespacedWidget",
+            "createExampleComV1NamespacedWidget",
+            "deletecollectionExampleComV1NamespacedWidget",
+            "patchExampleComV1NamespacedWidget",
+            "replaceExampleComV1NamespacedWidgetStatus",
+            "readExampleComV1NamespacedWidgetScale",
+        ]
+    );
+    let patch = &paths["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"]["patch"];
+    let names: Vec<&str> = patch["parameters"].as_array().unwrap().iter().filter_map(|p| p["name"].as_str()).collect();
+    assert!(names.contains(&"fieldValidation"), "{names:?}");
+    assert_eq!(patch["tags"], json!(["exampleCom_v1"]));
+
+    // kubectl explain reads the schema from there.
+    let out = s.kubectl_ok(&["explain", "widgets.spec"]);
+    assert!(out.stdout.contains("size") && out.stdout.contains("<integer>"), "{}", out.stdout);
+
+    // v2: the schema with kube's v2 filter, and the paths, in both encodings.
+    let r = s.request("GET", "/openapi/v2", &[("Accept", "application/json")], None);
+    assert_ne!(r.header("ETag"), before.header("ETag"));
+    let v2: Value = serde_json::from_slice(&r.body).unwrap();
+    let spec = &v2["definitions"]["com.example.v1.Widget"]["properties"]["spec"];
+    assert_eq!(spec["properties"]["note"], json!({}), "a nullable field is untyped in v2");
+    assert_eq!(spec["properties"]["extra"], json!({"x-kubernetes-preserve-unknown-fields": true}));
+    assert_eq!(spec["properties"]["port"], json!({"x-kubernetes-int-or-string": true}));
+    assert_eq!(spec["required"], json!(["size"]));
+    assert_eq!(
+        v2["definitions"]["com.example.v1.Widget"]["properties"]["metadata"]["$ref"],
+        "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    );
+    assert!(v2["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/status"]["put"].is_object());
+    let pb = s.request("GET", "/openapi/v2", &[("Accept", PROTOBUF)], None);
+    assert_eq!(pb.status, 200);
+    let (paths, definitions) = decoded(&pb.body);
+    assert_eq!(normalized(&definitions), normalized(&v2["definitions"]));
+    assert_eq!(normalized(&paths), normalized(&v2["paths"]));
+
+    // Gone with the definition.
+    let r = s.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com");
+    assert!(r.status == 200 || r.status == 202, "{}", r.text());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while s.get_ok("/openapi/v3")["paths"].get("apis/example.com/v1").is_some() {
+        assert!(std::time::Instant::now() < deadline, "still indexed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(s.get("/openapi/v3/apis/example.com/v1").status, 404);
+    let after = s.request("GET", "/openapi/v2", &[("Accept", "application/json")], None);
+    assert_eq!(after.header("ETag"), before.header("ETag"));
 }
