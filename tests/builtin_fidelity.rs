@@ -899,6 +899,18 @@ fn refused_rows() -> Vec<Refused> {
             message: "PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io \"plc-annotated\" is invalid: metadata.annotations: Forbidden: annotation 'flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares' is forbidden",
             causes: &[("metadata.annotations", "FieldValueForbidden")],
         },
+        Refused {
+            method: "POST",
+            url: "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+            body: json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                "metadata": {"name": "vap-syntax"}, "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"],
+                    "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["deployments"]}]},
+                    "validations": [{"expression": "object.spec.replicas <"}]}}),
+            code: 422,
+            reason: "Invalid",
+            message: "ValidatingAdmissionPolicy.admissionregistration.k8s.io \"vap-syntax\" is invalid: spec.validations[0].expression: Invalid value: \"object.spec.replicas <\": compilation failed: ERROR: <input>:1:23: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | object.spec.replicas <\n | ......................^",
+            causes: &[("spec.validations[0].expression", "FieldValueInvalid")],
+        },
         // pkg/apis/admissionregistration/validation: validateValidatingWebhook.
         Refused {
             method: "POST",

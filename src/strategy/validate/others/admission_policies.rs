@@ -18,16 +18,19 @@
 //! reason is Forbidden, Invalid or RequestEntityTooLarge, a mutating policy
 //! or binding may match only `*`, CONNECT, CREATE and UPDATE.
 //!
-//! CEL is not compiled: expressions, message expressions, match conditions,
-//! variables and mutations are checked for presence (and length) only, so
-//! a policy whose CEL does not compile is stored where kube refuses it; nor
-//! are the expressions' types checked against paramKind.
+//! CEL is parsed, not compiled (`cel.rs`): an expression, message
+//! expression, match condition, variable, audit annotation value or mutation
+//! that does not parse is refused at kube's path with kube's type and prefix
+//! (`compilation failed: `) and the parser's report after it; one that parses
+//! but kube's type checker refuses (an undeclared name, a wrong type, a
+//! paramKind mismatch, the cost limit) is stored.
 //!
 //! Invariant: no input panics; a mistyped field reads as absent. Runs after
 //! defaulting (failurePolicy, matchPolicy, selectors, reinvocationPolicy and
 //! parameterNotFoundAction are normally present).
 
 use super::admissionregistration::rule_with_operations;
+use super::cel;
 use super::common::*;
 use crate::types::validation::{self, go_quote, FieldError};
 use serde_json::Value;
@@ -194,8 +197,12 @@ fn match_conditions(spec: &Fields) -> Vec<FieldError> {
     for (i, condition) in conditions.iter().enumerate() {
         let condition = condition.as_object().unwrap_or(&empty);
         let at = format!("spec.matchConditions[{i}]");
-        if text(condition, "expression").trim().is_empty() {
+        let expression = text(condition, "expression").trim();
+        if expression.is_empty() {
             errs.push(FieldError::required(&format!("{at}.expression"), ""));
+        } else {
+            // kube compiles the trimmed expression.
+            errs.extend(cel::check(expression, &format!("{at}.expression")));
         }
         let name = text(condition, "name");
         if name.is_empty() {
@@ -232,8 +239,11 @@ fn variables(spec: &Fields) -> Vec<FieldError> {
         } else if !is_cel_identifier(name) {
             errs.push(FieldError::invalid(&format!("{at}.name"), name, "must be a valid CEL identifier"));
         }
-        if text(variable, "expression").trim().is_empty() {
+        let expression = text(variable, "expression");
+        if expression.trim().is_empty() {
             errs.push(FieldError::required(&format!("{at}.expression"), "expression is not specified"));
+        } else {
+            errs.extend(cel::check(expression, &format!("{at}.expression")));
         }
     }
     errs
@@ -242,8 +252,12 @@ fn variables(spec: &Fields) -> Vec<FieldError> {
 /// `validateValidation`.
 fn validation_rule(rule: &Fields, at: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if text(rule, "expression").trim().is_empty() {
+    let expression = text(rule, "expression");
+    if expression.trim().is_empty() {
         errs.push(FieldError::required(&format!("{at}.expression"), "expression is not specified"));
+    } else {
+        // kube compiles the expression as written (columns count from it).
+        errs.extend(cel::check(expression, &format!("{at}.expression")));
     }
     let message_expression = text(rule, "messageExpression");
     if !message_expression.is_empty() && message_expression.trim().is_empty() {
@@ -252,6 +266,8 @@ fn validation_rule(rule: &Fields, at: &str) -> Vec<FieldError> {
             message_expression,
             "must be non-empty if specified",
         ));
+    } else if !message_expression.is_empty() {
+        errs.extend(cel::check(message_expression, &format!("{at}.messageExpression")));
     }
     let message = text(rule, "message");
     let trimmed = message.trim();
@@ -329,13 +345,21 @@ pub fn validating_admission_policy(object: &Fields) -> Vec<FieldError> {
         } else {
             errs.extend(qualified_name(&format!("{name}/{key}"), &format!("{at}.key")));
         }
-        let value = text(audit, "valueExpression").trim();
+        let written = text(audit, "valueExpression");
+        let value = written.trim();
         if value.is_empty() {
             errs.push(FieldError::required(&format!("{at}.valueExpression"), "valueExpression is not specified"));
         } else if value.len() > AUDIT_VALUE_EXPRESSION_MAX_LEN {
             errs.push(FieldError::required(
                 &format!("{at}.valueExpression"),
                 &format!("must not exceed {AUDIT_VALUE_EXPRESSION_MAX_LEN} bytes in length"),
+            ));
+        } else if let Some(report) = cel::syntax_error(value) {
+            // kube compiles the trimmed expression but prints it as written.
+            errs.push(FieldError::invalid(
+                &format!("{at}.valueExpression"),
+                written,
+                &format!("compilation failed: {report}"),
             ));
         }
         if keys.contains(&key) {
@@ -379,7 +403,7 @@ pub fn mutating_admission_policy(object: &Fields) -> Vec<FieldError> {
             Some(patch) if text(patch, "expression").trim().is_empty() => {
                 errs.push(FieldError::required(&format!("{at}.{own}.expression"), ""));
             }
-            Some(_) => {}
+            Some(patch) => errs.extend(cel::check(text(patch, "expression").trim(), &format!("{at}.{own}.expression"))),
         }
         if present(other) {
             // kube's value is the literal text `{jsonPatch}` / `{applyConfiguration}`.
@@ -588,6 +612,35 @@ mod tests {
                 "spec.matchConstraints.objectSelector: Required value",
                 "spec.matchConstraints.resourceRules: Required value"
             ]
+        );
+    }
+
+    #[test]
+    fn expressions_that_do_not_parse_are_refused_where_kube_refuses_them() {
+        let errs = check(validating_admission_policy, json!({"metadata": {"name": "p"}, "spec": {"failurePolicy": "Fail",
+            "matchConstraints": constraints(), "matchConditions": [{"name": "c", "expression": "  1 +  "}],
+            "variables": [{"name": "v", "expression": "a..b"}],
+            "validations": [{"expression": "object.x <", "messageExpression": "'a' +"}],
+            "auditAnnotations": [{"key": "k", "valueExpression": " ( "}]}}));
+        let want = [
+            ("spec.matchConditions[0].expression", "\"1 +\""),
+            ("spec.variables[0].expression", "\"a..b\""),
+            ("spec.validations[0].expression", "\"object.x <\""),
+            ("spec.validations[0].messageExpression", "\"'a' +\""),
+            ("spec.auditAnnotations[0].valueExpression", "\" ( \""),
+        ];
+        assert_eq!(errs.len(), want.len(), "{errs:#?}");
+        for (err, (field, value)) in errs.iter().zip(want) {
+            let prefix = format!("{field}: Invalid value: {value}: compilation failed: ERROR: <input>:1:");
+            assert!(err.starts_with(&prefix), "{err} does not start with {prefix}");
+        }
+        let errs = check(mutating_admission_policy, json!({"metadata": {"name": "m"}, "spec": {"failurePolicy": "Fail",
+            "matchConstraints": constraints(), "reinvocationPolicy": "Never",
+            "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": " [JSONPatch{op: 'add'} "}}]}}));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with("spec.mutations[0].jsonPatch.expression: Invalid value: \"[JSONPatch{op: 'add'}\": compilation failed: ERROR: <input>:1:"),
+            "{errs:?}"
         );
     }
 

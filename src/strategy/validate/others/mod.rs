@@ -2,7 +2,7 @@
 //! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `certificates.rs`,
 //! `apiregistration.rs`, `storage.rs` (CSINode, CSIStorageCapacity),
 //! `flowcontrol.rs`, `resource.rs` (resource.k8s.io), `admission_policies.rs`
-//! (the admission policies and bindings), and
+//! (the admission policies and bindings, their CEL parsed by `cel.rs`), and
 //! `admissionregistration.rs` for the webhook configurations) and what they
 //! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
@@ -13,6 +13,7 @@ mod apiregistration;
 mod apps;
 mod batch;
 mod certificates;
+mod cel;
 mod common;
 mod coordination;
 mod cron;
