@@ -617,11 +617,14 @@ mod tests {
 
     #[test]
     fn expressions_that_do_not_parse_are_refused_where_kube_refuses_them() {
-        let errs = check(validating_admission_policy, json!({"metadata": {"name": "p"}, "spec": {"failurePolicy": "Fail",
+        let errs = check(
+            validating_admission_policy,
+            json!({"metadata": {"name": "p"}, "spec": {"failurePolicy": "Fail",
             "matchConstraints": constraints(), "matchConditions": [{"name": "c", "expression": "  1 +  "}],
             "variables": [{"name": "v", "expression": "a..b"}],
             "validations": [{"expression": "object.x <", "messageExpression": "'a' +"}],
-            "auditAnnotations": [{"key": "k", "valueExpression": " ( "}]}}));
+            "auditAnnotations": [{"key": "k", "valueExpression": " ( "}]}}),
+        );
         let want = [
             ("spec.matchConditions[0].expression", "\"1 +\""),
             ("spec.variables[0].expression", "\"a..b\""),
@@ -634,9 +637,12 @@ mod tests {
             let prefix = format!("{field}: Invalid value: {value}: compilation failed: ERROR: <input>:1:");
             assert!(err.starts_with(&prefix), "{err} does not start with {prefix}");
         }
-        let errs = check(mutating_admission_policy, json!({"metadata": {"name": "m"}, "spec": {"failurePolicy": "Fail",
+        let errs = check(
+            mutating_admission_policy,
+            json!({"metadata": {"name": "m"}, "spec": {"failurePolicy": "Fail",
             "matchConstraints": constraints(), "reinvocationPolicy": "Never",
-            "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": " [JSONPatch{op: 'add'} "}}]}}));
+            "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": " [JSONPatch{op: 'add'} "}}]}}),
+        );
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(
             errs[0].starts_with("spec.mutations[0].jsonPatch.expression: Invalid value: \"[JSONPatch{op: 'add'}\": compilation failed: ERROR: <input>:1:"),
@@ -737,10 +743,16 @@ mod tests {
         );
         // More than 20 audit annotations: kube prints the list.
         let audits: Vec<Value> = (0..21).map(|i| json!({"key": format!("k{i}"), "valueExpression": "'v'"})).collect();
-        let errs = check(validating_admission_policy, json!({"metadata": {"name": "p"}, "spec": {"failurePolicy": "Fail",
-            "matchConstraints": constraints(), "auditAnnotations": audits}}));
+        let errs = check(
+            validating_admission_policy,
+            json!({"metadata": {"name": "p"}, "spec": {"failurePolicy": "Fail",
+            "matchConstraints": constraints(), "auditAnnotations": audits}}),
+        );
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(errs[0].starts_with("spec.auditAnnotations: Invalid value: []admissionregistration.AuditAnnotation{admissionregistration.AuditAnnotation{Key:\"k0\", ValueExpression:\"'v'\"}, "), "{errs:?}");
-        assert!(errs[0].ends_with("ValueExpression:\"'v'\"}}: must not have more than 20 auditAnnotations"), "{errs:?}");
+        assert!(
+            errs[0].ends_with("ValueExpression:\"'v'\"}}: must not have more than 20 auditAnnotations"),
+            "{errs:?}"
+        );
     }
 }

@@ -105,11 +105,7 @@ pub fn api_service_status(object: &Fields) -> Vec<FieldError> {
     for (i, condition) in list(status, "conditions").iter().enumerate() {
         let value = condition.get("status").and_then(Value::as_str).unwrap_or("");
         if !matches!(value, "True" | "False" | "Unknown") {
-            errs.push(not_supported(
-                &format!("status.conditions[{i}].status"),
-                value,
-                &["True", "False", "Unknown"],
-            ));
+            errs.push(not_supported(&format!("status.conditions[{i}].status"), value, &["True", "False", "Unknown"]));
         }
     }
     errs
@@ -146,8 +142,11 @@ mod tests {
 
     #[test]
     fn status_conditions_are_true_false_or_unknown() {
-        assert!(messages_of(api_service_status, json!({"status": {"conditions": [
-            {"type": "Available", "status": "True"}, {"type": "Available", "status": "Unknown"}]}}))
+        assert!(messages_of(
+            api_service_status,
+            json!({"status": {"conditions": [
+            {"type": "Available", "status": "True"}, {"type": "Available", "status": "Unknown"}]}})
+        )
         .is_empty());
         assert_eq!(
             messages_of(api_service_status, json!({"status": {"conditions": [{"type": "Available", "status": "False"},

@@ -453,7 +453,9 @@ fn resource_slice_spec(object: &Fields, old: Option<&Fields>) -> Vec<FieldError>
     for (key, word) in [("allNodes", "`allNodes`"), ("perDeviceNodeSelection", "`perDeviceNodeSelection`")] {
         match spec.get(key).and_then(Value::as_bool) {
             Some(true) => set.push(word),
-            Some(false) => errs.push(invalid_raw(&format!("spec.{key}"), "false", "must be either unset or set to true")),
+            Some(false) => {
+                errs.push(invalid_raw(&format!("spec.{key}"), "false", "must be either unset or set to true"))
+            }
             None => {}
         }
     }
@@ -582,15 +584,19 @@ mod tests {
         )
         .is_empty());
         assert_eq!(
-            check(device_class, json!({"spec": {"selectors": [{}, {"cel": {"expression": "x".repeat(10241)}}],
-                "config": [{}, {"opaque": {"driver": "Bad_Driver"}}, {"opaque": {"driver": "d", "parameters": [1]}}]}})),
+            check(
+                device_class,
+                json!({"spec": {"selectors": [{}, {"cel": {"expression": "x".repeat(10241)}}],
+                "config": [{}, {"opaque": {"driver": "Bad_Driver"}}, {"opaque": {"driver": "d", "parameters": [1]}}]}})
+            ),
             [
                 "spec.selectors[0].cel: Required value".to_string(),
                 "spec.selectors[1].cel.expression: Too long: may not be more than 10240 bytes".into(),
                 "spec.config[0].opaque: Required value".into(),
                 format!("spec.config[1].opaque.driver: Invalid value: \"Bad_Driver\": {SUBDOMAIN_MSG}"),
                 "spec.config[1].opaque.parameters: Required value".into(),
-                "spec.config[2].opaque.parameters: Invalid value: \"<value omitted>\": must be a valid JSON object".into(),
+                "spec.config[2].opaque.parameters: Invalid value: \"<value omitted>\": must be a valid JSON object"
+                    .into(),
             ]
         );
         // Past the bound only the count is reported (kube's validateSlice).
@@ -707,10 +713,15 @@ mod tests {
                 "allNodes": true, "devices": [{"name": "a", "nodeName": "n"}]}})),
             ["spec.devices[0]: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true in the ResourceSlice spec"]
         );
-        let tainted: Vec<Value> = (0..65).map(|i| json!({"name": format!("d{i}"), "taints": [{"key": "k", "effect": "NoSchedule"}]})).collect();
+        let tainted: Vec<Value> = (0..65)
+            .map(|i| json!({"name": format!("d{i}"), "taints": [{"key": "k", "effect": "NoSchedule"}]}))
+            .collect();
         assert_eq!(
-            check(resource_slice, json!({"spec": {"driver": "d.example.com", "pool": {"name": "p", "resourceSliceCount": 1},
-                "allNodes": true, "devices": tainted}})),
+            check(
+                resource_slice,
+                json!({"spec": {"driver": "d.example.com", "pool": {"name": "p", "resourceSliceCount": 1},
+                "allNodes": true, "devices": tainted}})
+            ),
             ["spec.devices: Too many: 65: must have at most 64 items"]
         );
         // The immutable fields come right after the pool's own errors.

@@ -203,9 +203,11 @@ mod tests {
             "topologyKeys": ["topology.example.com/zone"], "allocatable": {"count": 16}}]}}));
         assert!(csi_node_update(&resized, &valid).is_empty());
         let bare = fields(json!({"spec": {"drivers": [{"name": "d.example.com", "nodeID": "n"}]}}));
-        let empty_keys = fields(json!({"spec": {"drivers": [{"name": "d.example.com", "nodeID": "n", "topologyKeys": []}]}}));
+        let empty_keys =
+            fields(json!({"spec": {"drivers": [{"name": "d.example.com", "nodeID": "n", "topologyKeys": []}]}}));
         assert!(csi_node_update(&empty_keys, &bare).is_empty());
-        let keyed = fields(json!({"spec": {"drivers": [{"name": "d.example.com", "nodeID": "n", "topologyKeys": ["k"]}]}}));
+        let keyed =
+            fields(json!({"spec": {"drivers": [{"name": "d.example.com", "nodeID": "n", "topologyKeys": ["k"]}]}}));
         assert_eq!(
             messages(csi_node_update(&bare, &keyed)),
             ["spec.drivers: Invalid value: storage.CSINodeDriver{Name:\"d.example.com\", NodeID:\"n\", TopologyKeys:[]string(nil), Allocatable:(*storage.VolumeNodeResources)(nil)}: field is immutable"]
