@@ -102,11 +102,13 @@ pub fn plan(options: &ListOptions<'_>) -> Result<Plan, PlanError> {
         }
     }
     if let Some(token) = continue_token {
+        // kube's storage decodes the token first, then refuses a
+        // resourceVersion beside it (etcd3 `GetList`).
+        let token = ContinueToken::decode(token)
+            .map_err(|e: TokenError| PlanError::BadRequest(format!("invalid continue token: {e}")))?;
         if rv.is_some_and(|v| v != "0") {
             return Err(PlanError::BadRequest("specifying resource version is not allowed when using continue".into()));
         }
-        let token = ContinueToken::decode(token)
-            .map_err(|e: TokenError| PlanError::BadRequest(format!("invalid continue token: {e}")))?;
         return Ok(Plan { consistency: Consistency::Continue(token), limit });
     }
     let consistency = match rv {
@@ -149,7 +151,6 @@ pub fn merge(runs: Vec<Vec<Arc<CachedObject>>>, take: usize) -> Vec<Arc<CachedOb
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
 
     fn opts<'a>(rv: Option<&'a str>, m: Option<&'a str>, limit: Option<u64>, c: Option<&'a str>) -> ListOptions<'a> {
         ListOptions { resource_version: rv, resource_version_match: m, limit, continue_token: c }
@@ -169,8 +170,7 @@ mod tests {
     /// Every cell of the specification's list table.
     #[test]
     fn the_list_table() {
-        let token =
-            ContinueToken { revision: Revision(9), start_after: Bytes::from_static(b"/registry/core/pods/a/b") };
+        let token = ContinueToken { resource_version: 9, start: "b\0".into() };
         let t = token.encode();
         let t = Some(t.as_str());
         // resourceVersionMatch unset, limit unset.
@@ -215,7 +215,20 @@ mod tests {
         assert!(invalid(opts(Some("7"), Some("Foo"), None, None)).contains("Unsupported value: \"Foo\""));
         assert!(invalid(opts(Some("7"), Some("Exact"), Some(5), t)).contains("when continue is provided"));
         assert!(matches!(plan(&opts(Some("x"), None, None, None)), Err(PlanError::BadRequest(_))));
-        assert!(matches!(plan(&opts(None, None, Some(5), Some("%%%"))), Err(PlanError::BadRequest(_))));
+        assert_eq!(
+            plan(&opts(None, None, Some(5), Some("%%%"))),
+            Err(PlanError::BadRequest(
+                "invalid continue token: continue key is not valid: illegal base64 data at input byte 0".into()
+            ))
+        );
+        // A bad token is reported before a resourceVersion beside it, as kube's storage does.
+        assert_eq!(
+            plan(&opts(Some("7"), None, Some(5), Some("e30"))),
+            Err(PlanError::BadRequest(
+                "invalid continue token: continue key is not valid: server does not recognize this encoded version "
+                    .into()
+            ))
+        );
         // Empty values are unset.
         assert_eq!(consistency(opts(Some(""), Some(""), None, Some(""))), Consistency::MostRecent);
     }

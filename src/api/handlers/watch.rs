@@ -237,7 +237,7 @@ pub async fn serve<B: Backend + 'static>(
                 None => backend.consistent_revision().await.map_err(super::backend_error)?,
                 Some(_) => backend.committed_revision(),
             };
-            let first = fetch(backend, &prefix, revision, None, batch, &selectors)
+            let first = fetch(backend, &prefix, revision, std::ops::Bound::Unbounded, batch, &selectors)
                 .await?
                 .map_err(|compacted| expired(revision, compacted))?;
             (revision, Some(first))
@@ -570,7 +570,7 @@ fn initial_rounds<B: Backend + 'static>(
                     &*backend,
                     &state.prefix,
                     state.revision,
-                    state.cursor.clone(),
+                    super::list::after(state.cursor.clone()),
                     state.batch,
                     &state.selectors,
                 )
