@@ -839,7 +839,8 @@ mod tests {
         assert_eq!(latest.revision(), None);
         // What Go's decoder accepts: any key case, unknown keys, null, spaces,
         // a leading slash (cleaned away), newlines in the base64.
-        let loose = r#" { "RV" : 7 , "extra": [1, {"x": null}], "V":"meta.k8s.io/v1", "ſtart":"/a\u0000", "v2":null } "#;
+        let loose =
+            r#" { "RV" : 7 , "extra": [1, {"x": null}], "V":"meta.k8s.io/v1", "ſtart":"/a\u0000", "v2":null } "#;
         let token = ContinueToken::decode(&b64(loose)).unwrap();
         assert_eq!(token, ContinueToken { resource_version: 7, start: "a\0".into() });
         let mut wrapped = b64(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"k"}"#);

@@ -773,8 +773,12 @@ mod tests {
         assert_eq!(store.compacted(), Revision(4));
         let prefix = crate::types::key::collection_prefix("", "pods", Some("ns"));
         assert_eq!(store.list_at(prefix.as_bytes(), Revision(3), Bound::Unbounded, 10).unwrap_err(), Revision(4));
-        let at4: Vec<u64> =
-            store.list_at(prefix.as_bytes(), Revision(4), Bound::Unbounded, 10).unwrap().iter().map(|o| o.mod_revision.0).collect();
+        let at4: Vec<u64> = store
+            .list_at(prefix.as_bytes(), Revision(4), Bound::Unbounded, 10)
+            .unwrap()
+            .iter()
+            .map(|o| o.mod_revision.0)
+            .collect();
         assert_eq!(at4, [4]);
         assert_eq!(store.stats().retained_versions, 3);
         assert_eq!(store.memory(), store.recount());
