@@ -922,7 +922,9 @@ pub fn continue_token(data: &[u8]) {
     let options = ListOptions { resource_version: rv, resource_version_match: rv_match, limit, continue_token: token };
     match plan(&options) {
         Ok(_) | Err(PlanError::BadRequest(_)) => {}
-        Err(PlanError::Invalid { field, .. }) => assert_eq!(field, "resourceVersionMatch"),
+        Err(PlanError::Invalid(errors)) => {
+            assert!(!errors.is_empty() && errors.iter().all(|e| e.field == "resourceVersionMatch"), "{errors:?}")
+        }
     }
 }
 

@@ -843,8 +843,31 @@ fn match_with_continue_is_invalid() {
     create_configmaps(&s, CM, &["a", "b", "c"]);
     let token = must_continue(&list(&s, CM, &[("limit", "1")]));
     for m in ["Exact", "NotOlderThan"] {
-        assert_invalid_match(&s.get(&url(CM, &[("resourceVersionMatch", m), ("limit", "1"), ("continue", &token)])));
+        let status = assert_invalid_match(
+            &s.get(&url(CM, &[("resourceVersionMatch", m), ("limit", "1"), ("continue", &token)])),
+        );
+        // kube's ValidateListOptions reports every error at once: without a
+        // resourceVersion, and with continue.
+        assert_eq!(
+            status["message"],
+            "ListOptions.meta.k8s.io \"\" is invalid: [\
+             resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, \
+             resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided]",
+            "{m}"
+        );
+        assert_eq!(status["details"]["causes"].as_array().map(Vec::len), Some(2), "{status}");
     }
+    // With resourceVersion "0" and Exact: continue, and exact with "0".
+    let status = assert_invalid_match(&s.get(&url(
+        CM,
+        &[("resourceVersion", "0"), ("resourceVersionMatch", "Exact"), ("limit", "1"), ("continue", &token)],
+    )));
+    assert_eq!(
+        status["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: [\
+         resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided, \
+         resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"]"
+    );
 }
 
 // ======================================================================

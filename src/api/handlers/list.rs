@@ -86,10 +86,13 @@ impl Selectors {
 fn plan_error(e: PlanError) -> ApiError {
     match e {
         PlanError::BadRequest(message) => ApiError::BadRequest(message),
-        PlanError::Invalid { field, reason, detail } => ApiError::Invalid {
+        PlanError::Invalid(errors) => ApiError::Invalid {
             kind: "ListOptions".into(),
             target: Target::new("meta.k8s.io", "", ""),
-            causes: vec![Cause { reason: reason.into(), message: detail, field: field.into() }],
+            causes: errors
+                .into_iter()
+                .map(|e| Cause { reason: e.reason.into(), message: e.detail, field: e.field.into() })
+                .collect(),
         },
     }
 }
