@@ -294,7 +294,16 @@ pub async fn serve<B: Backend + 'static>(
     page.truncate(limit);
     crate::api::instrument::list_returned(backend, &resolved.info, page.len());
     let continue_token = match (more, page.last()) {
-        (true, Some(last)) => ContinueToken::after(&last.key, prefix.as_bytes(), revision).map(|t| t.encode()),
+        (true, Some(last)) => match ContinueToken::after(&last.key, prefix.as_bytes(), revision) {
+            Some(token) => Some(token.encode()),
+            // Never: every key read lies under the prefix. kube's words if it did not.
+            None => {
+                return Err(ApiError::Unknown(format!(
+                    "unable to encode next field: the key and key prefix do not match {prefix} {}",
+                    String::from_utf8_lossy(&last.key)
+                )))
+            }
+        },
         _ => None,
     };
     let remaining = if more && selectors.is_empty() {
