@@ -1045,6 +1045,20 @@ fn tokens_are_kubes_json_with_the_start_relative_to_the_collection() {
 }
 
 #[test]
+fn kubectl_follows_the_tokens() {
+    let s = Server::start();
+    create_configmaps(&s, CM, &["a", "b", "c", "d", "e"]);
+    let pages = s.kubectl_ok(&["get", "configmaps", "-n", "default", "--chunk-size=2", "-o", "name", "-v=6"]);
+    let listed: Vec<&str> = pages.stdout.lines().filter(|l| !l.contains("kube-root-ca")).collect();
+    assert_eq!(listed, ["configmap/a", "configmap/b", "configmap/c", "configmap/d", "configmap/e"], "{}", pages.stderr);
+    assert!(pages.stderr.matches("continue=").count() >= 2, "kubectl asked for the next pages:\n{}", pages.stderr);
+    // The table kubectl prints by default is paged the same way.
+    let table = s.kubectl_ok(&["get", "configmaps", "-n", "default", "--chunk-size=2", "--no-headers"]);
+    let rows: Vec<&str> = table.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(rows.iter().filter(|r| r.len() == 1).count(), 5, "{}", table.stdout);
+}
+
+#[test]
 fn a_hand_made_kube_token_continues_the_list() {
     let s = Server::start();
     create_namespace(&s, "other");
