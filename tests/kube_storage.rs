@@ -225,9 +225,9 @@ fn kube_path(group: &str, version: &str, resource: &str) -> String {
     }
 }
 
-/// kube-apiserver's token for the page after `key`, as its `EncodeContinue(key
-/// + "\x00", prefix, rv)` writes it: base64 (URL, no padding) of Go's JSON.
-/// The fixture's keys need no JSON escapes (checked).
+/// kube-apiserver's token for the page after `key`, as its `EncodeContinue`
+/// writes it for `key` and a NUL: base64 (URL, no padding) of Go's JSON. The
+/// fixture's keys need no JSON escapes (checked).
 fn kube_continue(key: &str, prefix: &str, rv: u64) -> String {
     let relative = key.strip_prefix(prefix).expect("a key under the prefix");
     assert!(relative.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.:_/".contains(&b)), "{relative}");
