@@ -222,12 +222,13 @@ pub async fn serve<B: Backend + 'static>(
             // relative key, as on kube-apiserver.
             let start = Bound::Included(Bytes::from(token.start_key(prefix.as_bytes())));
             let revision = match token.revision() {
-                // etcd's answer to a read past its revision, through kube's
-                // storage (not a Status: a 500 with its text).
-                Some(n) if n > backend.committed_revision() => {
-                    return Err(ApiError::Unknown("etcdserver: mvcc: required revision is a future revision".into()))
+                // A revision this instance has not reached (a first page from
+                // a server ahead of it): waited for, as kube's watch cache
+                // waits, then 504 "Too large resource version".
+                Some(n) => {
+                    wait_for(backend, n).await?;
+                    n
                 }
-                Some(n) => n,
                 // rv < 0: the latest revision, from the token's key on.
                 None => backend.consistent_revision().await.map_err(backend_error)?,
             };
