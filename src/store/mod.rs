@@ -669,6 +669,21 @@ mod tests {
         assert_eq!(at(4), [("a".to_string(), 3)]);
         assert_eq!(at(5), [("a".to_string(), 3), ("c".to_string(), 5)]);
         assert_eq!(at(0), Vec::<(String, u64)>::new());
+        // From a key: after it (a page's last key), at it (a continue token's
+        // start, inclusive), or at the key and NUL (kube's next start).
+        let names = |start: Bound<&[u8]>| -> Vec<String> {
+            let run = store.list_at(prefix.as_bytes(), Revision(5), start, 10).unwrap();
+            run.iter().map(|o| o.meta().name().to_string()).collect()
+        };
+        let a = format!("{prefix}a");
+        let a_nul = format!("{prefix}a\0");
+        assert_eq!(names(Bound::Excluded(a.as_bytes())), ["c"]);
+        assert_eq!(names(Bound::Included(a.as_bytes())), ["a", "c"]);
+        assert_eq!(names(Bound::Included(a_nul.as_bytes())), ["c"]);
+        // A start before the prefix reads from the prefix; none past its end.
+        assert_eq!(names(Bound::Included(b"/registry/core/a")), ["a", "c"]);
+        assert_eq!(names(Bound::Included(b"/registry/core/pods/nt/")), Vec::<String>::new());
+        assert_eq!(store.count_at(prefix.as_bytes(), Revision(5), Bound::Included(a.as_bytes())), Ok(2));
         // Once the window drops a's first version, revision 1 is unknown.
         store.apply(&[put(6, "z")], 5000, &fields);
         assert_eq!(store.list_at(prefix.as_bytes(), Revision(1), Bound::Unbounded, 10).unwrap_err(), store.compacted());
