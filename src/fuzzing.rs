@@ -244,7 +244,10 @@ pub fn field_selector(data: &[u8]) {
 /// Writes parsed parameters back as a query string.
 pub fn render_params(p: &Params) -> String {
     let mut q = form_urlencoded::Serializer::new(String::new());
-    let bools = [("pretty", p.pretty), ("watch", p.watch), ("verbose", p.verbose)];
+    if let Some(pretty) = p.pretty {
+        q.append_pair("pretty", if pretty { "true" } else { "false" });
+    }
+    let bools = [("watch", p.watch), ("verbose", p.verbose)];
     for (name, value) in bools {
         if value {
             q.append_pair(name, "true");
