@@ -183,6 +183,19 @@ pub struct Config {
     /// past the bound the write is refused (503) rather than admitted on a
     /// partial view.
     pub admission_list_objects_max: usize,
+    /// The longest an admission webhook call may take, whatever its
+    /// `timeoutSeconds` (kube's default 10 s, its largest 30 s): bounds how
+    /// long one write can wait on one webhook.
+    pub admission_webhook_timeout_max: Duration,
+    /// The most of a webhook's answer read (head and body); past it the
+    /// call failed (the webhook's failurePolicy decides). 3 MiB, kube's
+    /// request-body limit: a patch larger than any storable object is
+    /// refused anyway.
+    pub admission_webhook_response_bytes_max: usize,
+    /// Validating webhooks one write calls at once (kube calls all of them
+    /// in parallel); the rest wait for a slot. Each call holds one
+    /// connection and its answer.
+    pub admission_webhook_parallel_max: usize,
     /// Read-only requests (get, list, discovery, ...) served at once across
     /// all shards; past it a request gets 429 with Retry-After instead of
     /// queuing without bound. kube-apiserver's `--max-requests-inflight`
@@ -436,6 +449,9 @@ impl Config {
             authorization_mode: crate::auth::authz::AuthorizationMode::AlwaysAllow,
             admission_plugins: crate::strategy::admission::Plugins::default(),
             admission_list_objects_max: 1000,
+            admission_webhook_timeout_max: Duration::from_secs(30),
+            admission_webhook_response_bytes_max: 3 * 1024 * 1024,
+            admission_webhook_parallel_max: 16,
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
             watches_per_user_max: 10_000,

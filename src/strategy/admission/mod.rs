@@ -39,6 +39,7 @@ pub mod storageclass;
 pub mod storageprotection;
 pub mod tolerations;
 pub mod topologylabels;
+pub mod webhook;
 
 use super::{Object, Rejection};
 use serde_json::{Map, Value};

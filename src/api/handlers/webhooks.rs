@@ -1,0 +1,554 @@
+//! The admission webhooks' I/O (kube's MutatingAdmissionWebhook and
+//! ValidatingAdmissionWebhook): for a write, the webhooks the stored
+//! configurations register that match it (`strategy::admission::webhook`,
+//! read from this shard's index, `Backend::admission_webhooks`), each called
+//! through `Backend::call_webhook` with an `AdmissionReview`, and its answer
+//! applied as kube-apiserver applies it: a mutating webhook's JSONPatch
+//! changes the object (one more round for `reinvocationPolicy: IfNeeded`
+//! webhooks when a later one changed it), a validating webhook's denial
+//! refuses the write, warnings become `Warning` headers, and a failed call
+//! refuses or is ignored by the webhook's `failurePolicy`.
+//!
+//! `clientConfig.service` is resolved as kube-apiserver with
+//! `--enable-aggregator-routing` resolves it: the Service must exist, its
+//! port must be declared, and the webhook is called at a ready endpoint
+//! address of its EndpointSlices (the port of the same name), verified as
+//! `NAME.NAMESPACE.svc`.
+//!
+//! Invariant: with `--upstream` (join mode) nothing is called here: the
+//! upstream kube-apiserver admits the writes it is forwarded. Every call is
+//! bounded by the webhook's `timeoutSeconds` (at most
+//! `admission_webhook_timeout_max`) and its answer by
+//! `admission_webhook_response_bytes_max`; at most
+//! `admission_webhook_parallel_max` validating webhooks are called at once.
+
+use super::read_current;
+use super::Resolved;
+use crate::api::backend::{WebhookAnswer, WebhookCall};
+use crate::api::status::ApiError;
+use crate::api::{Backend, RequestHead};
+use crate::strategy::admission::webhook::{self, Answer, Attributes, Match, Operation, PatchFailure, Webhook};
+use crate::strategy::Object;
+use crate::types::key::{collection_prefix, ObjectKey, ShardId};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+
+/// What a webhook call came to, before the failure policy.
+enum Outcome {
+    Answered(Answer),
+    /// kube's `ErrCallingWebhook` reason (the failure policy decides).
+    CallFailed(String),
+    /// Refused whatever the failure policy.
+    Refused(ApiError),
+}
+
+/// The request's facts every webhook is asked about.
+struct Request<'a> {
+    head: &'a RequestHead,
+    resolved: &'a Resolved,
+    name: &'a str,
+    operation: Operation,
+    namespace_labels: Option<Map<String, Value>>,
+    options: Value,
+}
+
+impl Request<'_> {
+    fn attributes<'b>(&'b self, object: Option<&'b Value>, old: Option<&'b Value>) -> Attributes<'b> {
+        let info = &self.resolved.info;
+        Attributes {
+            operation: self.operation,
+            group: &info.group,
+            version: &info.version,
+            kind: &info.kind,
+            resource: &info.resource,
+            subresource: self.resolved.subresource.as_deref().unwrap_or(""),
+            namespace: self.resolved.namespace.as_deref().unwrap_or(""),
+            name: self.name,
+            object,
+            old_object: old,
+            namespace_labels: self.namespace_labels.as_ref(),
+            dry_run: self.head.params.dry_run_all,
+            user: &self.head.user,
+            options: self.options.clone(),
+        }
+    }
+}
+
+/// Whether this server calls webhooks at all (not in join mode).
+fn active(backend: &impl Backend) -> bool {
+    backend.config().upstream.is_none()
+}
+
+/// The options object kube passes to admission for this request.
+fn options(head: &RequestHead, operation: Operation) -> Value {
+    let params = &head.params;
+    let mut extra = Map::new();
+    if let Some(validation) = &params.field_validation {
+        extra.insert("fieldValidation".into(), json!(validation));
+    }
+    let kind = match operation {
+        Operation::Create => "CreateOptions",
+        Operation::Update if head.method == http::Method::PATCH => {
+            if let Some(force) = params.force {
+                extra.insert("force".into(), json!(force));
+            }
+            "PatchOptions"
+        }
+        Operation::Update => "UpdateOptions",
+        Operation::Delete => {
+            extra.remove("fieldValidation");
+            if let Some(policy) = &params.propagation_policy {
+                extra.insert("propagationPolicy".into(), json!(policy));
+            }
+            if let Some(grace) = params.grace_period_seconds {
+                extra.insert("gracePeriodSeconds".into(), json!(grace));
+            }
+            return webhook::options("DeleteOptions", params.dry_run_all, None, extra);
+        }
+        Operation::Connect => "ConnectOptions",
+    };
+    webhook::options(kind, params.dry_run_all, params.field_manager.as_deref(), extra)
+}
+
+/// The labels a namespaceSelector is matched against: the request's
+/// namespace's (a missing namespace has none; the write is refused later),
+/// or a Namespace's own.
+async fn namespace_labels(
+    backend: &impl Backend,
+    resolved: &Resolved,
+    object: Option<&Object>,
+    old: Option<&Object>,
+) -> Result<Option<Map<String, Value>>, ApiError> {
+    let labels_of = |o: &Object| {
+        o.get("metadata").and_then(|m| m.get("labels")).and_then(Value::as_object).cloned().unwrap_or_default()
+    };
+    if resolved.info.group.is_empty() && resolved.info.resource == "namespaces" {
+        return Ok(object.or(old).map(labels_of));
+    }
+    let namespace = resolved.namespace.as_deref().unwrap_or("");
+    if namespace.is_empty() {
+        return Ok(None);
+    }
+    let key = ObjectKey::new("", "namespaces", "", namespace);
+    let found = read_current(backend, &key, backend.committed_revision()).await?;
+    let object = found.and_then(|o| serde_json::from_slice::<Object>(&o.json).ok());
+    Ok(Some(object.as_ref().map(labels_of).unwrap_or_default()))
+}
+
+fn add_warnings(head: &RequestHead, warnings: &[String]) {
+    let mut all = head.warnings.borrow_mut();
+    for warning in warnings {
+        if !all.contains(warning) {
+            all.push(warning.clone());
+        }
+    }
+}
+
+/// kube's 500 for a failed call under `failurePolicy: Fail`.
+fn failed(webhook: &Webhook, reason: &str) -> ApiError {
+    ApiError::Internal(webhook::calling_error(&webhook.name, reason))
+}
+
+/// Calls one webhook with the review of `attrs`.
+async fn call(backend: &impl Backend, hook: &Webhook, attrs: &Attributes<'_>) -> Outcome {
+    if attrs.dry_run {
+        match webhook::dry_run_allowed(hook) {
+            Ok(()) => {}
+            Err(true) => return Outcome::CallFailed("Webhook SideEffects is nil".into()),
+            Err(false) => return Outcome::Refused(ApiError::BadRequest(webhook::dry_run_unsupported(&hook.name))),
+        }
+    }
+    if hook.has_match_conditions {
+        return Outcome::CallFailed(
+            "matchConditions are not evaluated by this server (it has no CEL interpreter)".into(),
+        );
+    }
+    let Some(version) = hook.review_version else {
+        return Outcome::CallFailed("webhook does not accept known AdmissionReview versions (v1, v1beta1)".into());
+    };
+    let uid = crate::api::object::new_uid(rand::random());
+    let review = webhook::review(attrs, &uid, version);
+    let body = match serde_json::to_vec(&review) {
+        Ok(body) => body,
+        Err(e) => return Outcome::CallFailed(format!("could not create admission objects: {e}")),
+    };
+    let target = match target(backend, hook).await {
+        Ok(target) => target,
+        Err(reason) => return Outcome::CallFailed(format!("failed to call webhook: {reason}")),
+    };
+    let config = backend.config();
+    let timeout = std::time::Duration::from_secs(u64::from(hook.timeout_seconds)).min(config.admission_webhook_timeout_max);
+    let call = WebhookCall {
+        url: target.url,
+        host: target.host,
+        port: target.port,
+        address: target.address,
+        server_name: target.server_name,
+        path_and_query: target.path_and_query,
+        body,
+        ca_bundle: hook.client.ca_bundle.clone(),
+        timeout,
+        response_bytes_max: config.admission_webhook_response_bytes_max,
+    };
+    match backend.call_webhook(call).await {
+        Ok(WebhookAnswer { code, body }) if (200..300).contains(&code) => {
+            match webhook::read_answer(&body, &uid, hook.mutating, version) {
+                Ok(answer) => Outcome::Answered(answer),
+                Err(reason) => Outcome::CallFailed(reason),
+            }
+        }
+        Ok(WebhookAnswer { code, body }) => Outcome::CallFailed(format!("failed to call webhook: {}", http_error(code, &body))),
+        Err(reason) => Outcome::CallFailed(format!("failed to call webhook: {reason}")),
+    }
+}
+
+/// client-go's error for a non-2xx answer: the Status it carries, or the
+/// generic server response error.
+fn http_error(code: u16, body: &[u8]) -> String {
+    if let Ok(status) = serde_json::from_slice::<Value>(body) {
+        if status["kind"] == "Status" {
+            if let Some(message) = status["message"].as_str() {
+                return message.to_string();
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&body[..body.len().min(1024)]).trim().to_string();
+    match code {
+        500..=599 if !text.is_empty() => {
+            format!("an error on the server ({text:?}) has prevented the request from succeeding")
+        }
+        _ => format!("the server responded with the status code {code} but did not return more information"),
+    }
+}
+
+/// Where a call goes.
+struct Target {
+    url: String,
+    host: String,
+    port: u16,
+    address: Option<std::net::IpAddr>,
+    server_name: String,
+    path_and_query: String,
+}
+
+/// The URL's host, port and path; a Service reference resolved to one of
+/// its ready endpoints (kube's aggregator routing).
+async fn target(backend: &impl Backend, hook: &Webhook) -> Result<Target, String> {
+    let url = webhook::request_url(hook).ok_or_else(|| "no clientConfig.url or clientConfig.service".to_string())?;
+    let uri: http::Uri = url.parse().map_err(|e| format!("parse {url:?}: {e}"))?;
+    if uri.scheme_str() != Some("https") {
+        return Err(format!("Post {url:?}: unsupported protocol scheme {:?}", uri.scheme_str().unwrap_or("")));
+    }
+    let host = uri.host().unwrap_or("").trim_start_matches('[').trim_end_matches(']').to_string();
+    let port = uri.port_u16().unwrap_or(443);
+    let path_and_query = uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
+    let mut target = Target { url: url.clone(), server_name: host.clone(), host, port, address: None, path_and_query };
+    if let (None, Some(service)) = (&hook.client.url, &hook.client.service) {
+        let (address, port) = resolve_service(backend, service).await.map_err(|e| format!("Post {url:?}: {e}"))?;
+        target.address = Some(address);
+        target.port = port;
+    }
+    Ok(target)
+}
+
+/// kube's `ResolveEndpoint`: the Service, its port, and a ready endpoint of
+/// its EndpointSlices (the first, in name order) with the port's name.
+async fn resolve_service(
+    backend: &impl Backend,
+    service: &webhook::ServiceReference,
+) -> Result<(std::net::IpAddr, u16), String> {
+    let key = ObjectKey::new("", "services", &service.namespace, &service.name);
+    let found = read_current(backend, &key, backend.committed_revision()).await.map_err(|e| e.message())?;
+    let Some(svc) = found.and_then(|o| serde_json::from_slice::<Value>(&o.json).ok()) else {
+        return Err(format!("service {:?} not found", service.name));
+    };
+    let kind = svc["spec"]["type"].as_str().unwrap_or("ClusterIP");
+    if !matches!(kind, "ClusterIP" | "NodePort" | "LoadBalancer") {
+        return Err(format!("unsupported service type {kind:?}"));
+    }
+    let ports = svc["spec"]["ports"].as_array().cloned().unwrap_or_default();
+    let Some(port) = ports.iter().find(|p| p["port"].as_u64() == Some(u64::from(service.port))) else {
+        return Err(format!("no service port {} found for service {:?}", service.port, service.name));
+    };
+    let port_name = port["name"].as_str().unwrap_or("");
+    let prefix = collection_prefix("discovery.k8s.io", "endpointslices", Some(&service.namespace));
+    let revision = backend.committed_revision();
+    let limit = backend.config().admission_list_objects_max;
+    let mut slices = Vec::new();
+    for shard in 0..backend.shard_count() {
+        let prefix = prefix.clone();
+        let objects = backend
+            .on_shard(ShardId(shard), revision, move |store| store.list(prefix.as_bytes(), None, limit))
+            .await
+            .map_err(|e| e.to_string())?;
+        slices.extend(objects);
+    }
+    slices.sort_by(|a, b| a.key.cmp(&b.key));
+    for slice in slices.iter().filter_map(|o| serde_json::from_slice::<Value>(&o.json).ok()) {
+        if slice["metadata"]["labels"]["kubernetes.io/service-name"].as_str() != Some(service.name.as_str()) {
+            continue;
+        }
+        let Some(port) = slice["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["name"].as_str().unwrap_or("") == port_name)
+            .and_then(|p| p["port"].as_u64())
+            .and_then(|p| u16::try_from(p).ok())
+        else {
+            continue;
+        };
+        for endpoint in slice["endpoints"].as_array().into_iter().flatten() {
+            // kube treats an endpoint without a ready condition as ready.
+            if endpoint["conditions"]["ready"].as_bool() == Some(false) {
+                continue;
+            }
+            if let Some(address) = endpoint["addresses"].as_array().into_iter().flatten().filter_map(Value::as_str).find_map(|a| a.parse().ok()) {
+                return Ok((address, port));
+            }
+        }
+    }
+    Err(format!("no endpoints available for service {:?}", service.name))
+}
+
+/// The mutating webhooks over `object` (kube's MutatingAdmissionWebhook,
+/// after the in-tree mutating plugins): in order, each matching webhook's
+/// patch applied; then one more round for the `IfNeeded` webhooks a later
+/// webhook's change came after. The object is decoded and defaulted again
+/// after every change, as kube decodes each patched object.
+pub async fn mutate(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    name: &str,
+    object: &mut Object,
+    old: Option<&Object>,
+) -> Result<(), ApiError> {
+    if !active(backend) {
+        return Ok(());
+    }
+    let index = backend.admission_webhooks().await;
+    let hooks: Vec<&Webhook> = index.mutating().collect();
+    if hooks.is_empty() {
+        return Ok(());
+    }
+    let operation = if old.is_some() { Operation::Update } else { Operation::Create };
+    let request = Request {
+        head,
+        resolved,
+        name,
+        operation,
+        namespace_labels: namespace_labels(backend, resolved, Some(object), old).await?,
+        options: options(head, operation),
+    };
+    let old_value = old.map(|o| Value::Object(o.clone()));
+    let mut current = Value::Object(std::mem::take(object));
+    let result = mutate_rounds(backend, &request, &hooks, &mut current, old_value.as_ref()).await;
+    if let Value::Object(map) = current {
+        *object = map;
+    }
+    result
+}
+
+async fn mutate_rounds(
+    backend: &impl Backend,
+    request: &Request<'_>,
+    hooks: &[&Webhook],
+    current: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    // kube's reinvocation context: the IfNeeded webhooks called so far, and
+    // those a later change requires to be called again.
+    let mut invoked: Vec<usize> = Vec::new();
+    let mut reinvoke: BTreeSet<usize> = BTreeSet::new();
+    for round in 0..2 {
+        for (i, hook) in hooks.iter().enumerate() {
+            if round == 1 && !reinvoke.contains(&i) {
+                continue;
+            }
+            let outcome = {
+                let attrs = request.attributes(Some(&*current), old);
+                match hook.matches(&attrs) {
+                    Match::No => continue,
+                    Match::Error(e) => return Err(ApiError::Internal(e)),
+                    Match::Yes => {}
+                }
+                call(backend, hook, &attrs).await
+            };
+            let answer = match outcome {
+                Outcome::Answered(answer) => answer,
+                Outcome::Refused(error) => return Err(error),
+                Outcome::CallFailed(_) if hook.ignore_failures => continue,
+                Outcome::CallFailed(reason) => return Err(failed(hook, &reason)),
+            };
+            add_warnings(request.head, &answer.warnings);
+            if !answer.allowed {
+                return Err(denied(hook, answer.status.as_ref()));
+            }
+            let mut changed = false;
+            if let Some(patch) = &answer.patch {
+                changed = match webhook::apply_patch(current, patch) {
+                    Ok(changed) => changed,
+                    Err(PatchFailure::Undecodable(_)) if hook.ignore_failures => false,
+                    Err(PatchFailure::Undecodable(reason)) => return Err(failed(hook, &reason)),
+                    Err(PatchFailure::DoesNotApply(reason)) => return Err(ApiError::Internal(reason)),
+                };
+            }
+            if changed {
+                typecheck(request, current)?;
+                if round == 0 {
+                    reinvoke.extend(invoked.iter().copied());
+                }
+            }
+            if round == 0 && hook.reinvoke_if_needed {
+                invoked.push(i);
+            }
+        }
+        if reinvoke.is_empty() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// A patched object decodes and is defaulted as the request's kind (kube
+/// decodes each webhook's result into its Go type: one that does not fit is
+/// its 500).
+fn typecheck(request: &Request<'_>, current: &mut Value) -> Result<(), ApiError> {
+    let Value::Object(map) = current else {
+        return Err(ApiError::Internal("the patched object is not a JSON object".into()));
+    };
+    crate::strategy::decode_and_default(&request.resolved.info, map)
+        .map_err(|r| ApiError::Internal(super::rejection(&request.resolved.info, request.name, r).message()))
+}
+
+fn denied(hook: &Webhook, status: Option<&Value>) -> ApiError {
+    let denial = webhook::denial(&hook.name, status);
+    ApiError::WebhookDenied { code: denial.code, reason: denial.reason, message: denial.message, details: denial.details }
+}
+
+/// The validating webhooks over the object as it will be stored (`None`
+/// for a delete) and the stored one: every matching webhook called (at most
+/// `admission_webhook_parallel_max` at once), any denial or failure under
+/// `failurePolicy: Fail` refuses (the first, in the webhooks' order).
+pub async fn validate(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    name: &str,
+    operation: Operation,
+    object: Option<&Object>,
+    old: Option<&Object>,
+) -> Result<(), ApiError> {
+    if !active(backend) {
+        return Ok(());
+    }
+    let index = backend.admission_webhooks().await;
+    let hooks: Vec<&Webhook> = index.validating().collect();
+    if hooks.is_empty() {
+        return Ok(());
+    }
+    let request = Request {
+        head,
+        resolved,
+        name,
+        operation,
+        namespace_labels: namespace_labels(backend, resolved, object, old).await?,
+        options: options(head, operation),
+    };
+    let object = object.map(|o| Value::Object(o.clone()));
+    let old = old.map(|o| Value::Object(o.clone()));
+    let attrs = request.attributes(object.as_ref(), old.as_ref());
+    let mut matching = Vec::new();
+    for hook in hooks {
+        match hook.matches(&attrs) {
+            Match::No => {}
+            Match::Error(e) => return Err(ApiError::Internal(e)),
+            Match::Yes => matching.push(hook),
+        }
+    }
+    let parallel = backend.config().admission_webhook_parallel_max.max(1);
+    for batch in matching.chunks(parallel) {
+        let outcomes = futures_util::future::join_all(batch.iter().map(|hook| call(backend, hook, &attrs))).await;
+        let mut first_error = None;
+        for (hook, outcome) in batch.iter().zip(outcomes) {
+            let error = match outcome {
+                Outcome::Answered(answer) => {
+                    add_warnings(head, &answer.warnings);
+                    if answer.allowed {
+                        continue;
+                    }
+                    denied(hook, answer.status.as_ref())
+                }
+                Outcome::Refused(error) => error,
+                Outcome::CallFailed(_) if hook.ignore_failures => continue,
+                Outcome::CallFailed(reason) => failed(hook, &reason),
+            };
+            first_error.get_or_insert(error);
+        }
+        if let Some(error) = first_error {
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// The webhooks of a delete: the mutating ones are called as kube's delete
+/// handler calls them (with neither object: a non-empty objectSelector
+/// never matches; a patch is kube's 500, there being no object to change),
+/// then the validating ones with the stored object as `oldObject`.
+pub async fn admit_delete(
+    backend: &impl Backend,
+    head: &RequestHead,
+    resolved: &Resolved,
+    name: &str,
+    old: &Object,
+) -> Result<(), ApiError> {
+    if !active(backend) {
+        return Ok(());
+    }
+    let index = backend.admission_webhooks().await;
+    if index.is_empty() {
+        return Ok(());
+    }
+    let operation = Operation::Delete;
+    let request = Request {
+        head,
+        resolved,
+        name,
+        operation,
+        namespace_labels: namespace_labels(backend, resolved, None, Some(old)).await?,
+        options: options(head, operation),
+    };
+    for hook in index.mutating() {
+        let attrs = request.attributes(None, None);
+        match hook.matches(&attrs) {
+            Match::No => continue,
+            Match::Error(e) => return Err(ApiError::Internal(e)),
+            Match::Yes => {}
+        }
+        match call(backend, hook, &attrs).await {
+            Outcome::Answered(answer) => {
+                add_warnings(head, &answer.warnings);
+                if !answer.allowed {
+                    return Err(denied(hook, answer.status.as_ref()));
+                }
+                let patches = answer
+                    .patch
+                    .as_deref()
+                    .and_then(|p| serde_json::from_slice::<Vec<Value>>(p).ok())
+                    .is_some_and(|p| !p.is_empty());
+                if patches {
+                    return Err(ApiError::Internal(format!(
+                        "admission webhook {:?} attempted to modify the object, which is not supported for this operation",
+                        hook.name
+                    )));
+                }
+            }
+            Outcome::Refused(error) => return Err(error),
+            Outcome::CallFailed(_) if hook.ignore_failures => {}
+            Outcome::CallFailed(reason) => return Err(failed(hook, &reason)),
+        }
+    }
+    validate(backend, head, resolved, name, operation, None, Some(old)).await
+}
