@@ -74,10 +74,15 @@ impl Request<'_> {
     }
 }
 
-/// Whether this server calls webhooks at all (not in join mode).
-fn active(backend: &impl Backend) -> bool {
-    backend.config().upstream.is_none()
+/// Whether this server calls these webhooks: not in join mode, and not
+/// when the plugin is disabled (`--disable-admission-plugins`).
+fn active(backend: &impl Backend, plugin: crate::strategy::admission::Plugin) -> bool {
+    let config = backend.config();
+    config.upstream.is_none() && config.admission_plugins.enabled(plugin)
 }
+
+const MUTATING: crate::strategy::admission::Plugin = crate::strategy::admission::Plugin::MutatingAdmissionWebhook;
+const VALIDATING: crate::strategy::admission::Plugin = crate::strategy::admission::Plugin::ValidatingAdmissionWebhook;
 
 /// The options object kube passes to admission for this request.
 fn options(head: &RequestHead, operation: Operation) -> Value {
@@ -324,7 +329,7 @@ pub async fn mutate(
     object: &mut Object,
     old: Option<&Object>,
 ) -> Result<(), ApiError> {
-    if !active(backend) {
+    if !active(backend, MUTATING) {
         return Ok(());
     }
     let index = backend.admission_webhooks().await;
@@ -440,7 +445,7 @@ pub async fn validate(
     object: Option<&Object>,
     old: Option<&Object>,
 ) -> Result<(), ApiError> {
-    if !active(backend) {
+    if !active(backend, VALIDATING) {
         return Ok(());
     }
     let index = backend.admission_webhooks().await;
@@ -504,7 +509,7 @@ pub async fn admit_delete(
     name: &str,
     old: &Object,
 ) -> Result<(), ApiError> {
-    if !active(backend) {
+    if !active(backend, MUTATING) && !active(backend, VALIDATING) {
         return Ok(());
     }
     let index = backend.admission_webhooks().await;
@@ -520,7 +525,7 @@ pub async fn admit_delete(
         namespace_labels: namespace_labels(backend, resolved, None, Some(old)).await?,
         options: options(head, operation),
     };
-    for hook in index.mutating() {
+    for hook in index.mutating().filter(|_| active(backend, MUTATING)) {
         let attrs = request.attributes(None, None);
         match hook.matches(&attrs) {
             Match::No => continue,
