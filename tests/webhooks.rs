@@ -42,16 +42,17 @@ impl Drop for WebhookServer {
 
 impl WebhookServer {
     fn start(pki: &TestPki) -> WebhookServer {
-        let certs: Vec<_> = rustls_pemfile::certs(&mut std::io::BufReader::new(
-            std::fs::File::open(&pki.server_cert_file).unwrap(),
-        ))
-        .collect::<Result<_, _>>()
-        .unwrap();
-        let key = rustls_pemfile::private_key(&mut std::io::BufReader::new(
-            std::fs::File::open(&pki.server_key_file).unwrap(),
-        ))
-        .unwrap()
-        .unwrap();
+        let cert = std::fs::read(&pki.server_cert_file).unwrap();
+        let key = std::fs::read(&pki.server_key_file).unwrap();
+        WebhookServer::start_with(&cert, &key)
+    }
+
+    /// A server presenting this PEM certificate (chain) and key.
+    fn start_with(cert_pem: &[u8], key_pem: &[u8]) -> WebhookServer {
+        let certs: Vec<_> = rustls_pemfile::certs(&mut std::io::BufReader::new(cert_pem))
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let key = rustls_pemfile::private_key(&mut std::io::BufReader::new(key_pem)).unwrap().unwrap();
         let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .unwrap()
@@ -211,13 +212,6 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
                 "sideEffects": "None", "admissionReviewVersions": ["v1"],
             },
             {
-                "name": "unknown-effects.example.com",
-                "clientConfig": {"url": hooks.url("/allow"), "caBundle": ca},
-                "rules": rules(&["configmaps"], &["CREATE"]),
-                "objectSelector": {"matchLabels": {"dry": "run"}},
-                "sideEffects": "Unknown", "admissionReviewVersions": ["v1"],
-            },
-            {
                 "name": "ignore.example.com",
                 "clientConfig": {"url": dead, "caBundle": ca},
                 "rules": rules(&["configmaps"], &["CREATE"]),
@@ -323,16 +317,12 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
         )
     );
 
-    // A dry run refused by a webhook with side effects; without dryRun it is called.
-    let r = server.post_json("/api/v1/namespaces/default/configmaps?dryRun=All", &configmap("dry", json!({"dry": "run"})));
-    assert_eq!(r.status, 400, "{}", r.text());
-    assert_eq!(r.json()["message"], "admission webhook \"unknown-effects.example.com\" does not support dry run");
+    // On a dry run, webhooks whose sideEffects is None are called, told it is one.
     let r = server.post_json("/api/v1/namespaces/default/configmaps?dryRun=All", &configmap("dry", json!({})));
-    assert_eq!(r.status, 201, "sideEffects None webhooks are called on a dry run: {}", r.text());
-    assert_eq!(hooks.reviews("/mutate").last().unwrap()["request"]["dryRun"], true);
-    let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("dry", json!({"dry": "run"})));
     assert_eq!(r.status, 201, "{}", r.text());
-    assert!(!hooks.reviews("/allow").is_empty());
+    assert_eq!(hooks.reviews("/mutate").last().unwrap()["request"]["dryRun"], true);
+    assert_eq!(hooks.reviews("/mutate").last().unwrap()["request"]["options"]["dryRun"], json!(["All"]));
+    assert_eq!(server.get("/api/v1/namespaces/default/configmaps/dry").status, 404);
 
     // A delete goes to the validating webhook with the old object.
     assert_eq!(server.post_json("/api/v1/namespaces/default/configmaps", &configmap("keep-me", json!({}))).status, 201);
@@ -359,4 +349,141 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
         "{}",
         out.stderr
     );
+}
+
+/// A CA (PEM) and a server certificate and key it signed for `names`.
+fn ca_and_server(names: &[&str]) -> (String, String, String) {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.distinguished_name.push(rcgen::DnType::CommonName, "webhook-test-ca");
+    params.key_usages = vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::DigitalSignature];
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca = params.clone().self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(params, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let server = rcgen::CertificateParams::new(names).unwrap().signed_by(&key, &issuer).unwrap();
+    (ca.pem(), server.pem(), key.serialize_pem())
+}
+
+/// `clientConfig.service`: resolved, as kube-apiserver with aggregator
+/// routing resolves it, to a ready address of the Service's EndpointSlices,
+/// the certificate verified for `NAME.NAMESPACE.svc`. The slice is written
+/// to etcd directly: kube's validation (Shardline's too) refuses loopback
+/// endpoint addresses through the API, and the test's webhook listens on
+/// 127.0.0.1 only.
+#[test]
+fn a_service_reference_is_called_at_its_endpoints() {
+    let etcd = common::etcd::Etcd::start();
+    let (ca, cert, key) = ca_and_server(&["hook.default.svc"]);
+    let hooks = WebhookServer::start_with(cert.as_bytes(), key.as_bytes());
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca);
+    let slice = json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "hook-1", "namespace": "default", "uid": "6f1c1d4e-0000-4000-8000-000000000002",
+                     "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"kubernetes.io/service-name": "hook"}},
+        "addressType": "IPv4",
+        "endpoints": [
+            {"addresses": ["127.0.0.2"], "conditions": {"ready": false}},
+            {"addresses": ["127.0.0.1"], "conditions": {"ready": true}},
+        ],
+        "ports": [{"name": "https", "port": hooks.port, "protocol": "TCP"}],
+    });
+    put_in_etcd(&etcd, "discovery.k8s.io", "endpointslices", "default", "hook-1", &slice);
+    let server = common::etcd::shardline_on(&etcd, &[]);
+    for name in ["hook", "empty"] {
+        let service = json!({
+            "apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+            "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 9443}]},
+        });
+        let r = server.post_json("/api/v1/namespaces/default/services", &service);
+        assert_eq!(r.status, 201, "{}", r.text());
+    }
+    let hook = |name: &str, service: &str, label: &str| {
+        json!({
+            "name": name,
+            "clientConfig": {"service": {"namespace": "default", "name": service, "path": "/mutate"}, "caBundle": ca},
+            "rules": rules(&["configmaps"], &["CREATE"]),
+            "objectSelector": {"matchLabels": {"to": label}},
+            "sideEffects": "None", "admissionReviewVersions": ["v1"],
+        })
+    };
+    let config = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": "by-service"},
+        "webhooks": [hook("service.example.com", "hook", "hook"), hook("empty.example.com", "empty", "empty"), hook("missing.example.com", "missing", "missing")],
+    });
+    let r = server.post_json("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", &config);
+    assert_eq!(r.status, 201, "{}", r.text());
+
+    let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("by-service", json!({"to": "hook"})));
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.json()["metadata"]["labels"]["mutated"], "yes");
+    assert_eq!(hooks.reviews("/mutate").len(), 1);
+
+    // kube's words when the Service has no ready endpoint, or does not exist.
+    for (label, name, reason) in [
+        ("empty", "empty.example.com", "no endpoints available for service \"empty\""),
+        ("missing", "missing.example.com", "service \"missing\" not found"),
+    ] {
+        let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap(label, json!({"to": label})));
+        assert_eq!(r.status, 500, "{}", r.text());
+        let service = if label == "empty" { "empty" } else { "missing" };
+        assert_eq!(
+            r.json()["message"],
+            format!(
+                "Internal error occurred: failed calling webhook \"{name}\": failed to call webhook: \
+                 Post \"https://{service}.default.svc:443/mutate?timeout=10s\": {reason}"
+            )
+        );
+    }
+}
+
+/// Writes an object into etcd under Shardline's key (as another writer of
+/// the same etcd would).
+fn put_in_etcd(etcd: &common::etcd::Etcd, group: &str, resource: &str, namespace: &str, name: &str, object: &Value) {
+    let key = shardline::types::key::ObjectKey::new(group, resource, namespace, name).encode();
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let put = json!({"key": b64(&key), "value": b64(&serde_json::to_vec(object).unwrap())});
+    let (status, body) = etcd.http("POST", "/v3/kv/put", Some(&put)).expect("etcd answers");
+    assert_eq!(status, 200, "{body}");
+}
+
+/// A webhook whose sideEffects is Unknown (only a configuration stored by an
+/// older kube-apiserver can have it: v1 refuses it on create) refuses dry
+/// runs with kube's 400, whatever its failurePolicy; a real write calls it.
+#[test]
+fn a_dry_run_is_refused_by_a_webhook_with_side_effects() {
+    let etcd = common::etcd::Etcd::start();
+    let pki_dir = tempfile::tempdir().unwrap();
+    let pki = TestPki::new(pki_dir.path());
+    let hooks = WebhookServer::start(&pki);
+    let ca = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&pki.ca_file).unwrap());
+    let config = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "legacy", "uid": "6f1c1d4e-0000-4000-8000-000000000001", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "webhooks": [{
+            "name": "unknown-effects.example.com",
+            "clientConfig": {"url": hooks.url("/allow"), "caBundle": ca},
+            "rules": rules(&["configmaps"], &["CREATE"]),
+            "failurePolicy": "Ignore", "matchPolicy": "Equivalent",
+            "namespaceSelector": {}, "objectSelector": {}, "timeoutSeconds": 10,
+            "sideEffects": "Unknown", "admissionReviewVersions": ["v1"],
+        }],
+    });
+    put_in_etcd(&etcd, "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "legacy", &config);
+    let server = common::etcd::shardline_on(&etcd, &[]);
+    let stored = server.get_ok("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/legacy");
+    assert_eq!(stored["webhooks"][0]["sideEffects"], "Unknown");
+
+    let r = server.post_json("/api/v1/namespaces/default/configmaps?dryRun=All", &configmap("dry", json!({})));
+    assert_eq!(r.status, 400, "{}", r.text());
+    let status = r.json();
+    assert_eq!(status["reason"], "BadRequest");
+    assert_eq!(status["message"], "admission webhook \"unknown-effects.example.com\" does not support dry run");
+    let called_for = |name: &str| hooks.reviews("/allow").iter().filter(|r| r["request"]["name"] == name).count();
+    assert_eq!(called_for("dry"), 0, "not called on the dry run: {:?}", hooks.reviews("/allow"));
+    let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("dry", json!({})));
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(called_for("dry"), 1);
 }
