@@ -557,3 +557,177 @@ pub async fn admit_delete(
     }
     validate(backend, head, resolved, name, operation, None, Some(old)).await
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::api::backend::WebhookAnswer;
+    use crate::api::testing::{send_json, MemoryBackend};
+    use crate::config::Config;
+    use base64::Engine;
+    use serde_json::{json, Value};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    fn backend() -> Rc<MemoryBackend> {
+        let config = Config::with_defaults("127.0.0.1:0".parse().unwrap(), "/nonexistent".into(), 2);
+        Rc::new(MemoryBackend::new(config, 2))
+    }
+
+    /// Serves webhook calls by path with `answer(path, request) -> response`;
+    /// returns the paths called, in order.
+    fn serve(backend: &MemoryBackend, answer: fn(&str, &Value) -> Value) -> Rc<RefCell<Vec<String>>> {
+        let called: Rc<RefCell<Vec<String>>> = Rc::default();
+        let record = called.clone();
+        backend.serve_webhooks(Box::new(move |call| {
+            let review: Value = serde_json::from_slice(&call.body).map_err(|e| e.to_string())?;
+            let path = call.path_and_query.split('?').next().unwrap_or("").to_string();
+            record.borrow_mut().push(path.clone());
+            let mut response = answer(&path, &review["request"]);
+            response["uid"] = review["request"]["uid"].clone();
+            let body = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response});
+            Ok(WebhookAnswer { code: 200, body: serde_json::to_vec(&body).unwrap() })
+        }));
+        called
+    }
+
+    fn patch(operations: Value) -> Value {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(serde_json::to_vec(&operations).unwrap());
+        json!({"allowed": true, "patchType": "JSONPatch", "patch": encoded})
+    }
+
+    fn hook(name: &str, path: &str, extra: Value) -> Value {
+        let mut hook = json!({
+            "name": name,
+            "clientConfig": {"url": format!("https://127.0.0.1:9443{path}")},
+            "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+            "sideEffects": "None", "admissionReviewVersions": ["v1"],
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            hook[k] = v.clone();
+        }
+        hook
+    }
+
+    fn register(backend: &Rc<MemoryBackend>, mutating: bool, name: &str, hooks: Vec<Value>) {
+        let (resource, kind) = if mutating {
+            ("mutatingwebhookconfigurations", "MutatingWebhookConfiguration")
+        } else {
+            ("validatingwebhookconfigurations", "ValidatingWebhookConfiguration")
+        };
+        let config = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": {"name": name}, "webhooks": hooks});
+        let path = format!("/apis/admissionregistration.k8s.io/v1/{resource}");
+        let answer = send_json(backend, "POST", &path, Some(config));
+        assert_eq!(answer.code, 201, "{}", answer.body);
+    }
+
+    fn create(backend: &Rc<MemoryBackend>, name: &str) -> (u16, Value) {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": "1"}});
+        let answer = send_json(backend, "POST", "/api/v1/namespaces/default/configmaps", Some(cm));
+        (answer.code, answer.body)
+    }
+
+    /// Adds its label when it is missing.
+    fn labeller(path: &str, request: &Value) -> Value {
+        let label = path.trim_start_matches('/');
+        let labels = &request["object"]["metadata"]["labels"];
+        if labels.get(label).is_some() {
+            return json!({"allowed": true});
+        }
+        if labels.is_object() {
+            patch(json!([{"op": "add", "path": format!("/metadata/labels/{label}"), "value": "yes"}]))
+        } else {
+            patch(json!([{"op": "add", "path": "/metadata/labels", "value": {label: "yes"}}]))
+        }
+    }
+
+    #[test]
+    fn if_needed_webhooks_are_called_again_after_a_later_change() {
+        for (policy, first_calls) in [("IfNeeded", 2), ("Never", 1)] {
+            let backend = backend();
+            let called = serve(&backend, labeller);
+            register(&backend, true, "a", vec![hook("first.example.com", "/first", json!({"reinvocationPolicy": policy}))]);
+            register(&backend, true, "b", vec![hook("second.example.com", "/second", json!({}))]);
+            let (code, body) = create(&backend, "one");
+            assert_eq!(code, 201, "{body}");
+            assert_eq!(body["metadata"]["labels"], json!({"first": "yes", "second": "yes"}));
+            let calls = called.borrow();
+            assert_eq!(calls.iter().filter(|p| *p == "/first").count(), first_calls, "{policy}: {calls:?}");
+            assert_eq!(calls.iter().filter(|p| *p == "/second").count(), 1, "{calls:?}");
+        }
+    }
+
+    #[test]
+    fn a_patch_that_breaks_the_type_is_refused_and_nothing_is_stored() {
+        let backend = backend();
+        serve(&backend, |_, _| patch(json!([{"op": "replace", "path": "/data/a", "value": 5}])));
+        register(&backend, true, "breaker", vec![hook("break.example.com", "/break", json!({}))]);
+        let (code, body) = create(&backend, "one");
+        assert_eq!(code, 500, "{body}");
+        assert_eq!(body["reason"], "InternalError");
+        let answer = send_json(&backend, "GET", "/api/v1/namespaces/default/configmaps/one", None);
+        assert_eq!(answer.code, 404);
+    }
+
+    #[test]
+    fn validating_refusals_and_warnings_are_kubes() {
+        let backend = backend();
+        serve(&backend, |path, _| match path {
+            "/warn" => json!({"allowed": true, "warnings": ["be careful"]}),
+            "/deny-a" => json!({"allowed": false, "status": {"message": "first"}}),
+            _ => json!({"allowed": false, "status": {"code": 422, "reason": "Invalid", "message": "second"}}),
+        });
+        register(&backend, false, "a", vec![hook("warn.example.com", "/warn", json!({}))]);
+        let (code, _) = create(&backend, "warned");
+        assert_eq!(code, 201);
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "again"}});
+        let answer = send_json(&backend, "POST", "/api/v1/namespaces/default/configmaps", Some(cm));
+        assert_eq!(answer.warnings, ["299 - \"be careful\""]);
+        register(&backend, false, "b", vec![hook("deny-a.example.com", "/deny-a", json!({})), hook("deny-b.example.com", "/deny-b", json!({}))]);
+        let (code, body) = create(&backend, "refused");
+        assert_eq!(code, 400, "a denial without a code is 400: {body}");
+        assert_eq!(body["message"], "admission webhook \"deny-a.example.com\" denied the request: first");
+        assert!(body.get("reason").is_none(), "{body}");
+    }
+
+    #[test]
+    fn unreachable_webhooks_follow_their_failure_policy() {
+        let backend = backend();
+        register(&backend, false, "a", vec![hook("ignored.example.com", "/x", json!({"failurePolicy": "Ignore"}))]);
+        assert_eq!(create(&backend, "one").0, 201);
+        register(&backend, false, "b", vec![hook("failing.example.com", "/x", json!({}))]);
+        let (code, body) = create(&backend, "two");
+        assert_eq!(code, 500);
+        assert_eq!(
+            body["message"],
+            "Internal error occurred: failed calling webhook \"failing.example.com\": failed to call webhook: \
+             Post \"https://127.0.0.1:9443/x?timeout=10s\": dial tcp 127.0.0.1:9443: connect: connection refused"
+        );
+        send_json(&backend, "DELETE", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/b", None);
+        assert_eq!(create(&backend, "three").0, 201);
+        // matchConditions are not evaluated: treated as an evaluation error
+        // (refused under Fail, even though the webhook would answer).
+        serve(&backend, |_, _| json!({"allowed": true}));
+        let conditions = json!({"matchConditions": [{"name": "c", "expression": "true"}]});
+        register(&backend, true, "c", vec![hook("conditional.example.com", "/x", conditions)]);
+        let (code, body) = create(&backend, "four");
+        assert_eq!(code, 500, "{body}");
+        assert!(body["message"].as_str().unwrap().contains("matchConditions are not evaluated"), "{body}");
+    }
+
+    #[test]
+    fn join_mode_and_disabled_plugins_call_no_webhook() {
+        let config = || Config::with_defaults("127.0.0.1:0".parse().unwrap(), "/nonexistent".into(), 2);
+        assert!(super::active(&*Rc::new(MemoryBackend::new(config(), 1)), super::VALIDATING));
+        // Join mode: writes are forwarded and the upstream admits them.
+        let mut joined = config();
+        joined.upstream = Some(crate::config::Upstream { url: "https://10.0.0.1:6443".into(), ..Default::default() });
+        let backend = MemoryBackend::new(joined, 1);
+        assert!(!super::active(&backend, super::MUTATING) && !super::active(&backend, super::VALIDATING));
+        let mut disabled = config();
+        disabled.admission_plugins =
+            crate::strategy::admission::Plugins::from_flags("", "ValidatingAdmissionWebhook").unwrap();
+        let backend = MemoryBackend::new(disabled, 1);
+        assert!(super::active(&backend, super::MUTATING));
+        assert!(!super::active(&backend, super::VALIDATING));
+    }
+}
