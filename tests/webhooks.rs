@@ -165,6 +165,11 @@ fn answer(path: &str, review: &Value) -> Value {
                 json!({"uid": uid, "allowed": true, "warnings": ["checked by validate.example.com"]})
             }
         }
+        // Answers after the webhook's timeout.
+        "/slow" => {
+            std::thread::sleep(Duration::from_millis(2500));
+            json!({"uid": uid, "allowed": true})
+        }
         _ => json!({"uid": uid, "allowed": true}),
     };
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
@@ -185,6 +190,8 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
     let hooks = WebhookServer::start(&pki);
     let ca = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&pki.ca_file).unwrap());
     let dead_port = free_port();
+    let (other_ca, _, _) = ca_and_server(&["127.0.0.1"]);
+    let other_ca = base64::engine::general_purpose::STANDARD.encode(other_ca);
     let dead = format!("https://127.0.0.1:{dead_port}/nobody");
 
     let mutating = json!({
@@ -217,6 +224,20 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
                 "rules": rules(&["configmaps"], &["CREATE"]),
                 "objectSelector": {"matchLabels": {"target": "ignore"}},
                 "failurePolicy": "Ignore", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            },
+            {
+                "name": "slow.example.com",
+                "clientConfig": {"url": hooks.url("/slow"), "caBundle": ca},
+                "rules": rules(&["configmaps"], &["CREATE"]),
+                "objectSelector": {"matchLabels": {"target": "slow"}},
+                "timeoutSeconds": 1, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            },
+            {
+                "name": "untrusted.example.com",
+                "clientConfig": {"url": hooks.url("/allow"), "caBundle": other_ca},
+                "rules": rules(&["configmaps"], &["CREATE"]),
+                "objectSelector": {"matchLabels": {"target": "untrusted"}},
+                "sideEffects": "None", "admissionReviewVersions": ["v1"],
             },
             {
                 "name": "fail.example.com",
@@ -314,6 +335,30 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
         format!(
             "Internal error occurred: failed calling webhook \"fail.example.com\": failed to call webhook: \
              Post \"https://127.0.0.1:{dead_port}/nobody?timeout=10s\": dial tcp 127.0.0.1:{dead_port}: connect: connection refused"
+        )
+    );
+
+    // A webhook past its timeoutSeconds, and one whose certificate the caBundle does not trust.
+    let started = std::time::Instant::now();
+    let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("slow", json!({"target": "slow"})));
+    assert_eq!(r.status, 500, "{}", r.text());
+    assert!(started.elapsed() < Duration::from_millis(2400), "bounded by timeoutSeconds: {:?}", started.elapsed());
+    assert_eq!(
+        r.json()["message"],
+        format!(
+            "Internal error occurred: failed calling webhook \"slow.example.com\": failed to call webhook: \
+             Post \"{}?timeout=1s\": context deadline exceeded",
+            hooks.url("/slow")
+        )
+    );
+    let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("untrusted", json!({"target": "untrusted"})));
+    assert_eq!(r.status, 500, "{}", r.text());
+    assert_eq!(
+        r.json()["message"],
+        format!(
+            "Internal error occurred: failed calling webhook \"untrusted.example.com\": failed to call webhook: \
+             Post \"{}?timeout=10s\": tls: failed to verify certificate: x509: certificate signed by unknown authority",
+            hooks.url("/allow")
         )
     );
 
