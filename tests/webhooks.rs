@@ -49,9 +49,8 @@ impl WebhookServer {
 
     /// A server presenting this PEM certificate (chain) and key.
     fn start_with(cert_pem: &[u8], key_pem: &[u8]) -> WebhookServer {
-        let certs: Vec<_> = rustls_pemfile::certs(&mut std::io::BufReader::new(cert_pem))
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let certs: Vec<_> =
+            rustls_pemfile::certs(&mut std::io::BufReader::new(cert_pem)).collect::<Result<_, _>>().unwrap();
         let key = rustls_pemfile::private_key(&mut std::io::BufReader::new(key_pem)).unwrap().unwrap();
         let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
@@ -286,7 +285,11 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
     let target = hooks.reviews("/mutate#target");
     assert_eq!(target.last().unwrap(), "/mutate?timeout=5s");
     let validated = hooks.reviews("/validate");
-    assert_eq!(validated.last().unwrap()["request"]["object"]["metadata"]["labels"]["mutated"], "yes", "validating webhooks see the mutated object");
+    assert_eq!(
+        validated.last().unwrap()["request"]["object"]["metadata"]["labels"]["mutated"],
+        "yes",
+        "validating webhooks see the mutated object"
+    );
 
     // An update goes through both, with the old object.
     let mut changed = stored.clone();
@@ -315,7 +318,8 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
     assert_eq!(server.get("/api/v1/namespaces/default/configmaps/deny-me").status, 404);
 
     // Selectors: a namespace labelled webhooks=off is not validated; skip=... is not mutated.
-    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "quiet", "labels": {"webhooks": "off"}}});
+    let ns =
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "quiet", "labels": {"webhooks": "off"}}});
     assert_eq!(server.post_json("/api/v1/namespaces", &ns).status, 201);
     let r = server.post_json("/api/v1/namespaces/quiet/configmaps", &configmap("deny-me", json!({})));
     assert_eq!(r.status, 201, "the namespaceSelector excludes it: {}", r.text());
@@ -324,7 +328,8 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
     assert_eq!(r.json()["metadata"]["labels"], json!({"skip": "1"}), "the objectSelector excludes it");
 
     // failurePolicy on an unreachable webhook: Ignore admits, Fail refuses with kube's 500.
-    let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("ignored", json!({"target": "ignore"})));
+    let r =
+        server.post_json("/api/v1/namespaces/default/configmaps", &configmap("ignored", json!({"target": "ignore"})));
     assert_eq!(r.status, 201, "{}", r.text());
     let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("failed", json!({"target": "fail"})));
     assert_eq!(r.status, 500, "{}", r.text());
@@ -351,7 +356,8 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
             hooks.url("/slow")
         )
     );
-    let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("untrusted", json!({"target": "untrusted"})));
+    let r = server
+        .post_json("/api/v1/namespaces/default/configmaps", &configmap("untrusted", json!({"target": "untrusted"})));
     assert_eq!(r.status, 500, "{}", r.text());
     assert_eq!(
         r.json()["message"],

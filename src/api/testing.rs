@@ -271,7 +271,9 @@ impl Backend for MemoryBackend {
     async fn call_webhook(&self, call: super::backend::WebhookCall) -> Result<super::backend::WebhookAnswer, String> {
         match &*self.webhook_server.borrow() {
             Some(server) => server(&call),
-            None => Err(format!("Post {:?}: dial tcp {}:{}: connect: connection refused", call.url, call.host, call.port)),
+            None => {
+                Err(format!("Post {:?}: dial tcp {}:{}: connect: connection refused", call.url, call.host, call.port))
+            }
         }
     }
 }

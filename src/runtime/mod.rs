@@ -22,9 +22,9 @@ pub mod log_dir;
 pub mod probe;
 pub mod process;
 pub mod tls;
-pub mod webhook;
 #[cfg(feature = "etcd")]
 mod upstream;
+pub mod webhook;
 
 use crate::api::{self, Backend, BackendError, HealthCheck};
 use crate::config::Config;

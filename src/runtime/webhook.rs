@@ -67,7 +67,11 @@ async fn exchange(call: &WebhookCall) -> Result<WebhookAnswer, String> {
     };
     let connector = futures_rustls::TlsConnector::from(config);
     let mut tls = connector.connect(server_name, tcp).await.map_err(|e| tls_error(&e))?;
-    let host = if call.host.contains(':') { format!("[{}]:{}", call.host, call.port) } else { format!("{}:{}", call.host, call.port) };
+    let host = if call.host.contains(':') {
+        format!("[{}]:{}", call.host, call.port)
+    } else {
+        format!("{}:{}", call.host, call.port)
+    };
     let head = format!(
         "POST {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {USER_AGENT}\r\nContent-Type: application/json\r\nAccept: application/json, */*\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         call.path_and_query,

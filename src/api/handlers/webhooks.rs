@@ -182,7 +182,8 @@ async fn call(backend: &impl Backend, hook: &Webhook, attrs: &Attributes<'_>) ->
         Err(reason) => return Outcome::CallFailed(format!("failed to call webhook: {reason}")),
     };
     let config = backend.config();
-    let timeout = std::time::Duration::from_secs(u64::from(hook.timeout_seconds)).min(config.admission_webhook_timeout_max);
+    let timeout =
+        std::time::Duration::from_secs(u64::from(hook.timeout_seconds)).min(config.admission_webhook_timeout_max);
     let call = WebhookCall {
         url: target.url,
         host: target.host,
@@ -202,7 +203,9 @@ async fn call(backend: &impl Backend, hook: &Webhook, attrs: &Attributes<'_>) ->
                 Err(reason) => Outcome::CallFailed(reason),
             }
         }
-        Ok(WebhookAnswer { code, body }) => Outcome::CallFailed(format!("failed to call webhook: {}", http_error(code, &body))),
+        Ok(WebhookAnswer { code, body }) => {
+            Outcome::CallFailed(format!("failed to call webhook: {}", http_error(code, &body)))
+        }
         Err(reason) => Outcome::CallFailed(format!("failed to call webhook: {reason}")),
     }
 }
@@ -308,7 +311,13 @@ async fn resolve_service(
             if endpoint["conditions"]["ready"].as_bool() == Some(false) {
                 continue;
             }
-            if let Some(address) = endpoint["addresses"].as_array().into_iter().flatten().filter_map(Value::as_str).find_map(|a| a.parse().ok()) {
+            if let Some(address) = endpoint["addresses"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .find_map(|a| a.parse().ok())
+            {
                 return Ok((address, port));
             }
         }
@@ -429,7 +438,12 @@ fn typecheck(request: &Request<'_>, current: &mut Value) -> Result<(), ApiError>
 
 fn denied(hook: &Webhook, status: Option<&Value>) -> ApiError {
     let denial = webhook::denial(&hook.name, status);
-    ApiError::WebhookDenied { code: denial.code, reason: denial.reason, message: denial.message, details: denial.details }
+    ApiError::WebhookDenied {
+        code: denial.code,
+        reason: denial.reason,
+        message: denial.message,
+        details: denial.details,
+    }
 }
 
 /// The validating webhooks over the object as it will be stored (`None`
@@ -645,7 +659,12 @@ mod tests {
         for (policy, first_calls) in [("IfNeeded", 2), ("Never", 1)] {
             let backend = backend();
             let called = serve(&backend, labeller);
-            register(&backend, true, "a", vec![hook("first.example.com", "/first", json!({"reinvocationPolicy": policy}))]);
+            register(
+                &backend,
+                true,
+                "a",
+                vec![hook("first.example.com", "/first", json!({"reinvocationPolicy": policy}))],
+            );
             register(&backend, true, "b", vec![hook("second.example.com", "/second", json!({}))]);
             let (code, body) = create(&backend, "one");
             assert_eq!(code, 201, "{body}");
@@ -682,7 +701,12 @@ mod tests {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "again"}});
         let answer = send_json(&backend, "POST", "/api/v1/namespaces/default/configmaps", Some(cm));
         assert_eq!(answer.warnings, ["299 - \"be careful\""]);
-        register(&backend, false, "b", vec![hook("deny-a.example.com", "/deny-a", json!({})), hook("deny-b.example.com", "/deny-b", json!({}))]);
+        register(
+            &backend,
+            false,
+            "b",
+            vec![hook("deny-a.example.com", "/deny-a", json!({})), hook("deny-b.example.com", "/deny-b", json!({}))],
+        );
         let (code, body) = create(&backend, "refused");
         assert_eq!(code, 400, "a denial without a code is 400: {body}");
         assert_eq!(body["message"], "admission webhook \"deny-a.example.com\" denied the request: first");

@@ -214,12 +214,8 @@ fn parse_webhook(configuration: &str, mutating: bool, w: &Value) -> Webhook {
                 .collect()
         })
         .unwrap_or_default();
-    let review_version = w["admissionReviewVersions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .find_map(|v| match v {
+    let review_version =
+        w["admissionReviewVersions"].as_array().into_iter().flatten().filter_map(Value::as_str).find_map(|v| match v {
             "v1" => Some("v1"),
             "v1beta1" => Some("v1beta1"),
             _ => None,
@@ -357,9 +353,7 @@ fn rule_matches(rule: &Rule, attrs: &Attributes<'_>) -> bool {
     match rule.scope.as_str() {
         "Cluster" => attrs.namespace.is_empty(),
         // kube: a Namespace object is namespace-scoped for "Namespaced" rules.
-        "Namespaced" => {
-            !attrs.namespace.is_empty() || (attrs.group.is_empty() && attrs.resource == "namespaces")
-        }
+        "Namespaced" => !attrs.namespace.is_empty() || (attrs.group.is_empty() && attrs.resource == "namespaces"),
         _ => true,
     }
 }
@@ -369,7 +363,11 @@ fn labels_of(object: &Value) -> Option<&Map<String, Value>> {
 }
 
 fn selector_is_empty(selector: &Value) -> bool {
-    let empty = |field: &str| selector.get(field).is_none_or(|v| v.is_null() || v.as_object().is_some_and(Map::is_empty) || v.as_array().is_some_and(Vec::is_empty));
+    let empty = |field: &str| {
+        selector.get(field).is_none_or(|v| {
+            v.is_null() || v.as_object().is_some_and(Map::is_empty) || v.as_array().is_some_and(Vec::is_empty)
+        })
+    };
     empty("matchLabels") && empty("matchExpressions")
 }
 
@@ -498,7 +496,9 @@ pub fn read_answer(body: &[u8], uid: &str, mutating: bool, version: &str) -> Res
                 Some((group, version)) => format!("{group}/{version}, Kind={kind}"),
                 None => format!("/{api_version}, Kind={kind}"),
             };
-            return Err(invalid(format!("expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {got}")));
+            return Err(invalid(format!(
+                "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {got}"
+            )));
         }
     }
     let patch_text = response.get("patch").and_then(Value::as_str).filter(|p| !p.is_empty());
@@ -585,7 +585,8 @@ pub struct Denial {
 pub fn denial(webhook: &str, status: Option<&Value>) -> Denial {
     let empty = json!({});
     let status = status.unwrap_or(&empty);
-    let code = status["code"].as_u64().and_then(|c| u16::try_from(c).ok()).filter(|c| *c >= 400 && *c < 600).unwrap_or(400);
+    let code =
+        status["code"].as_u64().and_then(|c| u16::try_from(c).ok()).filter(|c| *c >= 400 && *c < 600).unwrap_or(400);
     let reason = status["reason"].as_str().unwrap_or("").to_string();
     let given = status["message"].as_str().unwrap_or("");
     let denied_by = format!("admission webhook {webhook:?} denied the request");
@@ -684,7 +685,9 @@ mod tests {
         assert_eq!(w.timeout_seconds, 10);
         assert_eq!(w.review_version, Some("v1"));
         assert_eq!(w.rules[0].scope, "*");
-        let w = webhook(json!({"failurePolicy": "Ignore", "timeoutSeconds": 99, "admissionReviewVersions": ["v9", "v1beta1"]}));
+        let w = webhook(
+            json!({"failurePolicy": "Ignore", "timeoutSeconds": 99, "admissionReviewVersions": ["v9", "v1beta1"]}),
+        );
         assert!(w.ignore_failures);
         assert_eq!(w.timeout_seconds, TIMEOUT_SECONDS_MAX);
         assert_eq!(w.review_version, Some("v1beta1"));
@@ -725,14 +728,18 @@ mod tests {
         let mut a = attrs(&user, &object, None);
         a.subresource = "status";
         assert_eq!(w.matches(&a), Match::No, "a subresource needs RESOURCE/SUB");
-        let pods_status = webhook(json!({"rules": [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["pods/status"]}]}));
+        let pods_status = webhook(
+            json!({"rules": [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["pods/status"]}]}),
+        );
         let mut a = attrs(&user, &object, None);
         a.resource = "pods";
         a.subresource = "status";
         assert_eq!(pods_status.matches(&a), Match::Yes);
         a.subresource = "";
         assert_eq!(pods_status.matches(&a), Match::No);
-        let all = webhook(json!({"rules": [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"], "scope": "Cluster"}]}));
+        let all = webhook(
+            json!({"rules": [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"], "scope": "Cluster"}]}),
+        );
         let mut a = attrs(&user, &object, None);
         a.subresource = "status";
         assert_eq!(all.matches(&a), Match::No, "namespaced object, Cluster scope");
@@ -754,7 +761,9 @@ mod tests {
         let by_ns = webhook(json!({"namespaceSelector": {"matchLabels": {"env": "prod"}}}));
         assert_eq!(by_ns.matches(&attrs(&user, &plain, Some(&ns_labels))), Match::Yes);
         assert_eq!(by_ns.matches(&attrs(&user, &plain, None)), Match::No);
-        let by_expr = webhook(json!({"namespaceSelector": {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}}));
+        let by_expr = webhook(
+            json!({"namespaceSelector": {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}}),
+        );
         assert_eq!(by_expr.matches(&attrs(&user, &plain, Some(&ns_labels))), Match::No);
         let bad = webhook(json!({"namespaceSelector": {"matchExpressions": [{"key": "env", "operator": "Near"}]}}));
         assert!(matches!(bad.matches(&attrs(&user, &plain, Some(&ns_labels))), Match::Error(_)));
@@ -770,7 +779,9 @@ mod tests {
         let mut a = attrs(&user, &plain, None);
         a.namespace = "";
         assert_eq!(by_ns.matches(&a), Match::Yes);
-        let all = webhook(json!({"namespaceSelector": {"matchLabels": {"env": "prod"}}, "rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["namespaces"]}]}));
+        let all = webhook(
+            json!({"namespaceSelector": {"matchLabels": {"env": "prod"}}, "rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["namespaces"]}]}),
+        );
         let mut a = attrs(&user, &plain, None);
         a.namespace = "";
         a.resource = "namespaces";
@@ -781,7 +792,8 @@ mod tests {
 
     #[test]
     fn reviews_carry_kubes_request_fields() {
-        let user = UserInfo { name: "alice".into(), uid: "u-1".into(), groups: vec!["devs".into()], ..UserInfo::default() };
+        let user =
+            UserInfo { name: "alice".into(), uid: "u-1".into(), groups: vec!["devs".into()], ..UserInfo::default() };
         let object = json!({"metadata": {"name": "one"}});
         let mut a = attrs(&user, &object, None);
         a.dry_run = true;
@@ -795,7 +807,10 @@ mod tests {
         assert_eq!(r["requestKind"], r["kind"]);
         assert_eq!(r["subResource"], "status");
         assert_eq!(r["requestSubResource"], "status");
-        assert_eq!((r["name"].as_str(), r["namespace"].as_str(), r["operation"].as_str()), (Some("one"), Some("default"), Some("CREATE")));
+        assert_eq!(
+            (r["name"].as_str(), r["namespace"].as_str(), r["operation"].as_str()),
+            (Some("one"), Some("default"), Some("CREATE"))
+        );
         assert_eq!(r["userInfo"], json!({"username": "alice", "uid": "u-1", "groups": ["devs"]}));
         assert_eq!(r["object"], object);
         assert_eq!(r["oldObject"], Value::Null);
@@ -806,13 +821,17 @@ mod tests {
     }
 
     fn answer(response: Value) -> Vec<u8> {
-        serde_json::to_vec(&json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})).unwrap()
+        serde_json::to_vec(
+            &json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}),
+        )
+        .unwrap()
     }
 
     #[test]
     fn answers_are_checked_as_kube_checks_them() {
         use base64::Engine;
-        let ok = read_answer(&answer(json!({"uid": "u", "allowed": true, "warnings": ["w1"]})), "u", false, "v1").unwrap();
+        let ok =
+            read_answer(&answer(json!({"uid": "u", "allowed": true, "warnings": ["w1"]})), "u", false, "v1").unwrap();
         assert!(ok.allowed);
         assert_eq!(ok.warnings, ["w1"]);
         let e = read_answer(&answer(json!({"uid": "other", "allowed": true})), "u", false, "v1").unwrap_err();
@@ -820,11 +839,19 @@ mod tests {
         let e = read_answer(b"{\"apiVersion\":\"admission.k8s.io/v1\"}", "u", false, "v1").unwrap_err();
         assert!(e.ends_with("webhook response was absent"), "{e}");
         let patch = base64::engine::general_purpose::STANDARD.encode(b"[]");
-        let e = read_answer(&answer(json!({"uid": "u", "allowed": true, "patch": patch})), "u", false, "v1").unwrap_err();
+        let e =
+            read_answer(&answer(json!({"uid": "u", "allowed": true, "patch": patch})), "u", false, "v1").unwrap_err();
         assert!(e.ends_with("validating webhook may not return response.patch"), "{e}");
-        let e = read_answer(&answer(json!({"uid": "u", "allowed": true, "patch": patch})), "u", true, "v1").unwrap_err();
+        let e =
+            read_answer(&answer(json!({"uid": "u", "allowed": true, "patch": patch})), "u", true, "v1").unwrap_err();
         assert!(e.ends_with("webhook returned response.patch but not response.patchType"), "{e}");
-        let m = read_answer(&answer(json!({"uid": "u", "allowed": true, "patch": patch, "patchType": "JSONPatch"})), "u", true, "v1").unwrap();
+        let m = read_answer(
+            &answer(json!({"uid": "u", "allowed": true, "patch": patch, "patchType": "JSONPatch"})),
+            "u",
+            true,
+            "v1",
+        )
+        .unwrap();
         assert_eq!(m.patch.as_deref(), Some(&b"[]"[..]));
         // v1beta1 answers are not checked for uid or kind.
         let beta = serde_json::to_vec(&json!({"response": {"allowed": false}})).unwrap();
@@ -858,7 +885,10 @@ mod tests {
         assert_eq!(d.message, "admission webhook \"deny.example.com\" denied the request: NotAllowed");
         let d = denial("deny.example.com", None);
         assert_eq!(d.message, "admission webhook \"deny.example.com\" denied the request without explanation");
-        assert_eq!(calling_error("w", "failed to call webhook: x"), "failed calling webhook \"w\": failed to call webhook: x");
+        assert_eq!(
+            calling_error("w", "failed to call webhook: x"),
+            "failed calling webhook \"w\": failed to call webhook: x"
+        );
         assert_eq!(dry_run_unsupported("w"), "admission webhook \"w\" does not support dry run");
         let mut w = webhook(json!({}));
         assert_eq!(dry_run_allowed(&w), Ok(()));
