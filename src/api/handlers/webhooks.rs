@@ -426,12 +426,14 @@ async fn mutate_rounds(
 }
 
 /// A patched object decodes and is defaulted as the request's kind (kube
-/// decodes each webhook's result into its Go type: one that does not fit is
-/// its 500).
+/// decodes each webhook's result into its Go type, without strictness:
+/// unknown fields are dropped, a custom resource pruned and defaulted by its
+/// schema; a value that does not fit its field is kube's 500).
 fn typecheck(request: &Request<'_>, current: &mut Value) -> Result<(), ApiError> {
     let Value::Object(map) = current else {
         return Err(ApiError::Internal("the patched object is not a JSON object".into()));
     };
+    let _dropped = crate::api::field_validation::problems(map, &request.resolved.info, None);
     crate::strategy::decode_and_default(&request.resolved.info, map)
         .map_err(|r| ApiError::Internal(super::rejection(&request.resolved.info, request.name, r).message()))
 }
@@ -673,6 +675,21 @@ mod tests {
             assert_eq!(calls.iter().filter(|p| *p == "/first").count(), first_calls, "{policy}: {calls:?}");
             assert_eq!(calls.iter().filter(|p| *p == "/second").count(), 1, "{calls:?}");
         }
+    }
+
+    #[test]
+    fn fields_a_patch_adds_that_the_kind_lacks_are_dropped() {
+        let backend = backend();
+        serve(&backend, |_, _| {
+            patch(
+                json!([{"op": "add", "path": "/spec", "value": {"x": 1}}, {"op": "add", "path": "/data/b", "value": "2"}]),
+            )
+        });
+        register(&backend, true, "adder", vec![hook("add.example.com", "/add", json!({}))]);
+        let (code, body) = create(&backend, "one");
+        assert_eq!(code, 201, "{body}");
+        assert_eq!(body["data"], json!({"a": "1", "b": "2"}));
+        assert!(body.get("spec").is_none(), "a ConfigMap has no spec: {body}");
     }
 
     #[test]
