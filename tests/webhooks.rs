@@ -201,6 +201,7 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
             "clientConfig": {"url": hooks.url("/mutate"), "caBundle": ca},
             "rules": rules(&["configmaps"], &["CREATE", "UPDATE"]),
             "objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]},
+            "matchConditions": [{"name": "not-unconditioned", "expression": "object.metadata.name != 'unconditioned'"}],
             "sideEffects": "None", "admissionReviewVersions": ["v1"], "timeoutSeconds": 5,
         }],
     });
@@ -326,6 +327,9 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
     let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("skipped", json!({"skip": "1"})));
     assert_eq!(r.status, 201, "{}", r.text());
     assert_eq!(r.json()["metadata"]["labels"], json!({"skip": "1"}), "the objectSelector excludes it");
+    let r = server.post_json("/api/v1/namespaces/default/configmaps", &configmap("unconditioned", json!({"app": "y"})));
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.json()["metadata"]["labels"], json!({"app": "y"}), "the matchCondition is false");
 
     // failurePolicy on an unreachable webhook: Ignore admits, Fail refuses with kube's 500.
     let r =

@@ -53,6 +53,13 @@ struct Request<'a> {
 }
 
 impl Request<'_> {
+    /// kube's 403 for a match condition that failed to evaluate
+    /// (`apierrors.NewForbidden(resource, name, err)`).
+    fn forbidden(&self, message: String) -> ApiError {
+        let info = &self.resolved.info;
+        ApiError::Forbidden { target: crate::api::status::Target::new(&info.group, &info.resource, self.name), message }
+    }
+
     fn attributes<'b>(&'b self, object: Option<&'b Value>, old: Option<&'b Value>) -> Attributes<'b> {
         let info = &self.resolved.info;
         Attributes {
@@ -162,11 +169,6 @@ async fn call(backend: &impl Backend, hook: &Webhook, attrs: &Attributes<'_>) ->
             Err(true) => return Outcome::CallFailed("Webhook SideEffects is nil".into()),
             Err(false) => return Outcome::Refused(ApiError::BadRequest(webhook::dry_run_unsupported(&hook.name))),
         }
-    }
-    if hook.has_match_conditions {
-        return Outcome::CallFailed(
-            "matchConditions are not evaluated by this server (it has no CEL interpreter)".into(),
-        );
     }
     let Some(version) = hook.review_version else {
         return Outcome::CallFailed("webhook does not accept known AdmissionReview versions (v1, v1beta1)".into());
@@ -385,6 +387,7 @@ async fn mutate_rounds(
                 match hook.matches(&attrs) {
                     Match::No => continue,
                     Match::Error(e) => return Err(ApiError::Internal(e)),
+                    Match::Refused(e) => return Err(request.forbidden(e)),
                     Match::Yes => {}
                 }
                 call(backend, hook, &attrs).await
@@ -485,6 +488,7 @@ pub async fn validate(
         match hook.matches(&attrs) {
             Match::No => {}
             Match::Error(e) => return Err(ApiError::Internal(e)),
+            Match::Refused(e) => return Err(request.forbidden(e)),
             Match::Yes => matching.push(hook),
         }
     }
@@ -546,6 +550,7 @@ pub async fn admit_delete(
         match hook.matches(&attrs) {
             Match::No => continue,
             Match::Error(e) => return Err(ApiError::Internal(e)),
+            Match::Refused(e) => return Err(request.forbidden(e)),
             Match::Yes => {}
         }
         match call(backend, hook, &attrs).await {
@@ -745,14 +750,16 @@ mod tests {
         );
         send_json(&backend, "DELETE", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/b", None);
         assert_eq!(create(&backend, "three").0, 201);
-        // matchConditions are not evaluated: treated as an evaluation error
-        // (refused under Fail, even though the webhook would answer).
-        serve(&backend, |_, _| json!({"allowed": true}));
-        let conditions = json!({"matchConditions": [{"name": "c", "expression": "true"}]});
-        register(&backend, true, "c", vec![hook("conditional.example.com", "/x", conditions)]);
-        let (code, body) = create(&backend, "four");
-        assert_eq!(code, 500, "{body}");
-        assert!(body["message"].as_str().unwrap().contains("matchConditions are not evaluated"), "{body}");
+        // matchConditions: false skips the (unreachable) webhook; an error
+        // under Fail is kube's 403 for the object.
+        let skip = json!({"matchConditions": [{"name": "never", "expression": "object.metadata.name == 'x'"}]});
+        register(&backend, true, "c", vec![hook("conditional.example.com", "/x", skip)]);
+        assert_eq!(create(&backend, "four").0, 201);
+        let broken = json!({"matchConditions": [{"name": "broken", "expression": "object.spec.missing"}]});
+        register(&backend, true, "d", vec![hook("broken.example.com", "/x", broken)]);
+        let (code, body) = create(&backend, "five");
+        assert_eq!(code, 403, "{body}");
+        assert!(body["message"].as_str().unwrap().starts_with("configmaps \"five\" is forbidden: "), "{body}");
     }
 
     #[test]

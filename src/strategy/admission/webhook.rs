@@ -20,9 +20,12 @@
 //!
 //! Shardline serves one version per resource, so `matchPolicy: Equivalent`
 //! is `Exact` here (no other version of the same resource exists to match
-//! by equivalence). `matchConditions` (CEL) are not evaluated: a webhook
-//! with any is treated as kube treats a condition whose evaluation failed
-//! (`failurePolicy: Ignore` skips the webhook, `Fail` refuses the request).
+//! by equivalence). `matchConditions` are CEL expressions, evaluated with
+//! the `cel` crate over `object`, `oldObject` and `request` (kube's
+//! `matchconditions/matcher.go`): any false skips the webhook, an error
+//! skips it under `failurePolicy: Ignore` and is kube's 403 under `Fail`.
+//! `authorizer` is not bound (Shardline has no authorizer for CEL): an
+//! expression that uses it fails to evaluate.
 //!
 //! Invariant: no I/O; any stored configuration, however malformed, and any
 //! answer, however malformed, gives a value or an error, never a panic.
@@ -118,8 +121,8 @@ pub struct Webhook {
     pub review_version: Option<&'static str>,
     /// `reinvocationPolicy: IfNeeded` (mutating only; default `Never`).
     pub reinvoke_if_needed: bool,
-    /// Whether it has `matchConditions` (not evaluated: see the module doc).
-    pub has_match_conditions: bool,
+    /// `matchConditions`: each condition's name and CEL expression.
+    pub match_conditions: Vec<(String, String)>,
 }
 
 /// The webhook configurations a shard has applied, each kind in name order
@@ -237,7 +240,12 @@ fn parse_webhook(configuration: &str, mutating: bool, w: &Value) -> Webhook {
             .unwrap_or(TIMEOUT_SECONDS_DEFAULT),
         review_version,
         reinvoke_if_needed: mutating && w["reinvocationPolicy"].as_str() == Some("IfNeeded"),
-        has_match_conditions: w["matchConditions"].as_array().is_some_and(|c| !c.is_empty()),
+        match_conditions: w["matchConditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| (c["name"].as_str().unwrap_or("").to_string(), c["expression"].as_str().unwrap_or("").to_string()))
+            .collect(),
     }
 }
 
@@ -270,9 +278,12 @@ pub struct Attributes<'a> {
 pub enum Match {
     Yes,
     No,
-    /// kube could not decide (a malformed selector): the webhook's failure
-    /// policy decides (the text is the reason).
+    /// kube could not decide (a malformed selector): its 500, whatever the
+    /// failure policy (the text is the reason).
     Error(String),
+    /// A matchCondition failed to evaluate under `failurePolicy: Fail`:
+    /// kube's 403 for the request's resource and name (the text is why).
+    Refused(String),
 }
 
 impl Webhook {
@@ -305,7 +316,15 @@ impl Webhook {
                 return Match::No;
             }
         }
-        Match::Yes
+        if self.match_conditions.is_empty() {
+            return Match::Yes;
+        }
+        match evaluate_conditions(&self.match_conditions, attrs) {
+            Ok(true) => Match::Yes,
+            Ok(false) => Match::No,
+            Err(_) if self.ignore_failures => Match::No,
+            Err(e) => Match::Refused(e),
+        }
     }
 
     /// kube's namespace matcher: cluster-scoped objects (other than
@@ -399,6 +418,67 @@ pub fn selector_matches(selector: &Value, labels: Option<&Map<String, Value>>) -
         }
     }
     Ok(true)
+}
+
+/// kube's match-condition matcher: every condition true matches; any false
+/// does not (whatever the others' errors); otherwise the errors, joined as
+/// Go's `utilerrors.NewAggregate` joins them.
+fn evaluate_conditions(conditions: &[(String, String)], attrs: &Attributes<'_>) -> Result<bool, String> {
+    let mut request = review(attrs, "", "v1")["request"].take();
+    if let Some(request) = request.as_object_mut() {
+        request.remove("object");
+        request.remove("oldObject");
+        request.remove("uid");
+    }
+    let mut context = cel::Context::default();
+    context.add_variable_from_value("object", to_cel(attrs.object.unwrap_or(&Value::Null)));
+    context.add_variable_from_value("oldObject", to_cel(attrs.old_object.unwrap_or(&Value::Null)));
+    context.add_variable_from_value("request", to_cel(&request));
+    let mut errors = Vec::new();
+    for (name, expression) in conditions {
+        let program = match cel::Program::compile(expression) {
+            Ok(program) => program,
+            Err(e) => {
+                errors.push(format!("compilation failed for match condition {name:?}: {e}"));
+                continue;
+            }
+        };
+        match program.execute(&context) {
+            Ok(cel::Value::Bool(true)) => {}
+            Ok(cel::Value::Bool(false)) => return Ok(false),
+            Ok(other) => {
+                errors.push(format!("match condition {name:?} evaluated to {:?}, not a bool", other.type_of()))
+            }
+            Err(e) => errors.push(format!("expression '{expression}' resulted in error: {e}")),
+        }
+    }
+    match errors.len() {
+        0 => Ok(true),
+        1 => Err(errors.remove(0)),
+        _ => Err(format!("[{}]", errors.join(", "))),
+    }
+}
+
+/// A JSON value as CEL sees it (integers as `int` where they fit, as
+/// kube's unstructured conversion makes them).
+fn to_cel(value: &Value) -> cel::Value {
+    use std::sync::Arc;
+    match value {
+        Value::Null => cel::Value::Null,
+        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => cel::Value::Int(i),
+            (None, Some(u)) => cel::Value::UInt(u),
+            _ => cel::Value::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+        Value::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
+        Value::Object(map) => {
+            let entries: std::collections::HashMap<cel::objects::Key, cel::Value> =
+                map.iter().map(|(k, v)| (cel::objects::Key::String(Arc::new(k.clone())), to_cel(v))).collect();
+            cel::Value::Map(cel::objects::Map { map: Arc::new(entries) })
+        }
+    }
 }
 
 /// The `AdmissionReview` a webhook is sent (kube's `CreateV1AdmissionReview`;
@@ -788,6 +868,34 @@ mod tests {
         assert_eq!(all.matches(&a), Match::No);
         a.namespace_labels = Some(&ns_labels);
         assert_eq!(all.matches(&a), Match::Yes);
+    }
+
+    #[test]
+    fn match_conditions_are_evaluated_as_kube() {
+        let user = UserInfo { name: "alice".into(), ..UserInfo::default() };
+        let object = json!({"metadata": {"name": "one", "labels": {"team": "a"}}, "data": {"n": "1"}});
+        let with =
+            |conditions: Value, policy: &str| webhook(json!({"matchConditions": conditions, "failurePolicy": policy}));
+        let a = attrs(&user, &object, None);
+        let yes = json!([
+            {"name": "team", "expression": "object.metadata.labels.team == 'a'"},
+            {"name": "user", "expression": "request.userInfo.username == 'alice' && request.operation == 'CREATE'"},
+            {"name": "no-old", "expression": "oldObject == null"},
+        ]);
+        assert_eq!(with(yes, "Fail").matches(&a), Match::Yes);
+        let no = json!([{"name": "other", "expression": "has(object.metadata.annotations)"}]);
+        assert_eq!(with(no, "Fail").matches(&a), Match::No);
+        // A false condition wins over another's error.
+        let mixed = json!([{"name": "err", "expression": "object.nothing.here"}, {"name": "f", "expression": "false"}]);
+        assert_eq!(with(mixed, "Fail").matches(&a), Match::No);
+        let error = json!([{"name": "err", "expression": "object.nothing.here == 1"}]);
+        assert!(matches!(with(error.clone(), "Fail").matches(&a), Match::Refused(_)));
+        assert_eq!(with(error, "Ignore").matches(&a), Match::No);
+        let not_bool = json!([{"name": "n", "expression": "1 + 1"}]);
+        assert!(matches!(with(not_bool, "Fail").matches(&a), Match::Refused(m) if m.contains("not a bool")));
+        let authorizer =
+            json!([{"name": "a", "expression": "authorizer.group('').resource('pods').check('get').allowed()"}]);
+        assert!(matches!(with(authorizer, "Fail").matches(&a), Match::Refused(_)), "authorizer is not bound");
     }
 
     #[test]
