@@ -196,6 +196,18 @@ pub struct Config {
     /// in parallel); the rest wait for a slot. Each call holds one
     /// connection and its answer.
     pub admission_webhook_parallel_max: usize,
+    /// A webhook matchCondition (CEL) longer than this is not evaluated (an
+    /// evaluation error): the interpreter's recursion grows with the
+    /// expression, and a long chain needs a deep stack.
+    pub admission_cel_expression_bytes_max: usize,
+    /// A matchCondition with more operator characters and open brackets
+    /// (outside string literals) than this is not evaluated: the `cel`
+    /// crate's parser recurses per operator and bracket, some 20 to 30 KiB
+    /// of stack each in a debug build (a chain of 300 `+` overflows 8 MiB).
+    pub admission_cel_operators_max: usize,
+    /// The stack of the thread a request's matchConditions are evaluated
+    /// on (reserved address space; only what is touched is memory).
+    pub admission_cel_stack_bytes: usize,
     /// Read-only requests (get, list, discovery, ...) served at once across
     /// all shards; past it a request gets 429 with Retry-After instead of
     /// queuing without bound. kube-apiserver's `--max-requests-inflight`
@@ -452,6 +464,9 @@ impl Config {
             admission_webhook_timeout_max: Duration::from_secs(30),
             admission_webhook_response_bytes_max: 3 * 1024 * 1024,
             admission_webhook_parallel_max: 16,
+            admission_cel_expression_bytes_max: 4096,
+            admission_cel_operators_max: 256,
+            admission_cel_stack_bytes: 64 * 1024 * 1024,
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
             watches_per_user_max: 10_000,

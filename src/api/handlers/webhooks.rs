@@ -50,6 +50,7 @@ struct Request<'a> {
     operation: Operation,
     namespace_labels: Option<Map<String, Value>>,
     options: Value,
+    cel: webhook::CelLimits,
 }
 
 impl Request<'_> {
@@ -77,6 +78,7 @@ impl Request<'_> {
             dry_run: self.head.params.dry_run_all,
             user: &self.head.user,
             options: self.options.clone(),
+            cel: self.cel,
         }
     }
 }
@@ -90,6 +92,15 @@ fn active(backend: &impl Backend, plugin: crate::strategy::admission::Plugin) ->
 
 const MUTATING: crate::strategy::admission::Plugin = crate::strategy::admission::Plugin::MutatingAdmissionWebhook;
 const VALIDATING: crate::strategy::admission::Plugin = crate::strategy::admission::Plugin::ValidatingAdmissionWebhook;
+
+fn cel_limits(backend: &impl Backend) -> webhook::CelLimits {
+    let config = backend.config();
+    webhook::CelLimits {
+        expression_bytes_max: config.admission_cel_expression_bytes_max,
+        operators_max: config.admission_cel_operators_max,
+        stack_bytes: config.admission_cel_stack_bytes,
+    }
+}
 
 /// The options object kube passes to admission for this request.
 fn options(head: &RequestHead, operation: Operation) -> Value {
@@ -356,6 +367,7 @@ pub async fn mutate(
         operation,
         namespace_labels: namespace_labels(backend, resolved, Some(object), old).await?,
         options: options(head, operation),
+        cel: cel_limits(backend),
     };
     let old_value = old.map(|o| Value::Object(o.clone()));
     let mut current = Value::Object(std::mem::take(object));
@@ -479,6 +491,7 @@ pub async fn validate(
         operation,
         namespace_labels: namespace_labels(backend, resolved, object, old).await?,
         options: options(head, operation),
+        cel: cel_limits(backend),
     };
     let object = object.map(|o| Value::Object(o.clone()));
     let old = old.map(|o| Value::Object(o.clone()));
@@ -544,6 +557,7 @@ pub async fn admit_delete(
         operation,
         namespace_labels: namespace_labels(backend, resolved, None, Some(old)).await?,
         options: options(head, operation),
+        cel: cel_limits(backend),
     };
     for hook in index.mutating().filter(|_| active(backend, MUTATING)) {
         let attrs = request.attributes(None, None);

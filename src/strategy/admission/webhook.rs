@@ -271,6 +271,29 @@ pub struct Attributes<'a> {
     /// The request's options object (`CreateOptions`, `UpdateOptions`,
     /// `PatchOptions`, `DeleteOptions`).
     pub options: Value,
+    /// The bounds matchConditions are evaluated within.
+    pub cel: CelLimits,
+}
+
+/// What a matchCondition may be: the `cel` crate's parser recurses once per
+/// operator and bracket (a chain of 300 `+` overflows an 8 MiB stack in a
+/// debug build; a hundred nested parentheses overflow 2 MiB), so an
+/// expression is refused (an evaluation error) past `operators_max`
+/// operator characters and open brackets (outside string literals) or
+/// `expression_bytes_max` bytes, and evaluated on a thread of its own with
+/// `stack_bytes` of stack (`config.rs`: `admission_cel_*`; 256 of each kind
+/// measured to fit 64 MiB).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CelLimits {
+    pub expression_bytes_max: usize,
+    pub operators_max: usize,
+    pub stack_bytes: usize,
+}
+
+impl Default for CelLimits {
+    fn default() -> Self {
+        CelLimits { expression_bytes_max: 4096, operators_max: 256, stack_bytes: 64 * 1024 * 1024 }
+    }
 }
 
 /// Whether a webhook applies, and why not when it cannot tell.
@@ -424,16 +447,56 @@ pub fn selector_matches(selector: &Value, labels: Option<&Map<String, Value>>) -
 /// does not (whatever the others' errors); otherwise the errors, joined as
 /// Go's `utilerrors.NewAggregate` joins them.
 fn evaluate_conditions(conditions: &[(String, String)], attrs: &Attributes<'_>) -> Result<bool, String> {
+    let limits = attrs.cel;
+    let mut errors = Vec::new();
+    let mut runnable = Vec::new();
+    for (name, expression) in conditions {
+        match expression_shape(expression, &limits) {
+            Ok(()) => runnable.push((name.clone(), expression.clone())),
+            Err(e) => errors.push(format!("compilation failed for match condition {name:?}: {e}")),
+        }
+    }
     let mut request = review(attrs, "", "v1")["request"].take();
     if let Some(request) = request.as_object_mut() {
         request.remove("object");
         request.remove("oldObject");
         request.remove("uid");
     }
+    let object = attrs.object.cloned().unwrap_or(Value::Null);
+    let old = attrs.old_object.cloned().unwrap_or(Value::Null);
+    // On a thread of its own: the interpreter's recursion gets a known stack.
+    let evaluated = std::thread::Builder::new()
+        .name("cel".into())
+        .stack_size(limits.stack_bytes)
+        .spawn(move || run_conditions(&runnable, &object, &old, &request))
+        .map_err(|e| format!("evaluating match conditions: {e}"))?
+        .join()
+        .map_err(|_| "evaluating match conditions: the CEL interpreter failed".to_string())?;
+    match evaluated {
+        Evaluated::False => Ok(false),
+        Evaluated::True(run_errors) => {
+            errors.extend(run_errors);
+            match errors.len() {
+                0 => Ok(true),
+                1 => Err(errors.remove(0)),
+                _ => Err(format!("[{}]", errors.join(", "))),
+            }
+        }
+    }
+}
+
+/// What the conditions came to: one false, or the errors of those that
+/// were not true (none: all true).
+enum Evaluated {
+    False,
+    True(Vec<String>),
+}
+
+fn run_conditions(conditions: &[(String, String)], object: &Value, old: &Value, request: &Value) -> Evaluated {
     let mut context = cel::Context::default();
-    context.add_variable_from_value("object", to_cel(attrs.object.unwrap_or(&Value::Null)));
-    context.add_variable_from_value("oldObject", to_cel(attrs.old_object.unwrap_or(&Value::Null)));
-    context.add_variable_from_value("request", to_cel(&request));
+    context.add_variable_from_value("object", to_cel(object));
+    context.add_variable_from_value("oldObject", to_cel(old));
+    context.add_variable_from_value("request", to_cel(request));
     let mut errors = Vec::new();
     for (name, expression) in conditions {
         let program = match cel::Program::compile(expression) {
@@ -445,18 +508,50 @@ fn evaluate_conditions(conditions: &[(String, String)], attrs: &Attributes<'_>) 
         };
         match program.execute(&context) {
             Ok(cel::Value::Bool(true)) => {}
-            Ok(cel::Value::Bool(false)) => return Ok(false),
+            Ok(cel::Value::Bool(false)) => return Evaluated::False,
             Ok(other) => {
                 errors.push(format!("match condition {name:?} evaluated to {:?}, not a bool", other.type_of()))
             }
             Err(e) => errors.push(format!("expression '{expression}' resulted in error: {e}")),
         }
     }
-    match errors.len() {
-        0 => Ok(true),
-        1 => Err(errors.remove(0)),
-        _ => Err(format!("[{}]", errors.join(", "))),
+    Evaluated::True(errors)
+}
+
+/// An expression the interpreter can take within [`CelLimits`]: not longer
+/// than `expression_bytes_max`, at most `operators_max` operator characters
+/// and open brackets outside string literals (each is a level of the
+/// parser's recursion, at worst).
+fn expression_shape(expression: &str, limits: &CelLimits) -> Result<(), String> {
+    if expression.len() > limits.expression_bytes_max {
+        return Err(format!("the expression is longer than {} bytes", limits.expression_bytes_max));
     }
+    let (mut operators, mut quote, mut escaped) = (0usize, None::<char>, false);
+    for c in expression.chars() {
+        if let Some(q) = quote {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                _ if c == q => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '(' | '[' | '{' | '.' | '+' | '-' | '*' | '/' | '%' | '<' | '>' | '=' | '!' | '&' | '|' | '?' | ':' => {
+                operators += 1;
+                if operators > limits.operators_max {
+                    return Err(format!(
+                        "the expression has more than {} operators and brackets",
+                        limits.operators_max
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A JSON value as CEL sees it (integers as `int` where they fit, as
@@ -754,6 +849,7 @@ mod tests {
             dry_run: false,
             user,
             options: options("CreateOptions", false, Some("kubectl"), Map::new()),
+            cel: CelLimits::default(),
         }
     }
 
@@ -893,6 +989,19 @@ mod tests {
         assert_eq!(with(error, "Ignore").matches(&a), Match::No);
         let not_bool = json!([{"name": "n", "expression": "1 + 1"}]);
         assert!(matches!(with(not_bool, "Fail").matches(&a), Match::Refused(m) if m.contains("not a bool")));
+        // Past the bounds: refused before the interpreter sees it (it would overflow its stack).
+        let deep = json!([{"name": "deep", "expression": format!("{}true{}", "(".repeat(300), ")".repeat(300))}]);
+        assert!(matches!(with(deep, "Fail").matches(&a), Match::Refused(m) if m.contains("more than 256 operators")));
+        let chain = json!([{"name": "chain", "expression": vec!["1"; 300].join("+") + " > 0"}]);
+        assert!(matches!(with(chain, "Fail").matches(&a), Match::Refused(m) if m.contains("more than 256 operators")));
+        let long = json!([{"name": "long", "expression": format!("'{}' != ''", "x".repeat(5000))}]);
+        assert!(matches!(with(long, "Fail").matches(&a), Match::Refused(m) if m.contains("longer than 4096")));
+        let nested_in_text = json!([{"name": "text", "expression": format!("'{}' != ''", "(".repeat(100))}]);
+        assert_eq!(with(nested_in_text, "Fail").matches(&a), Match::Yes, "brackets in a string literal");
+        let at_bound = json!([{"name": "bound", "expression": format!("{}true{}", "(".repeat(64), ")".repeat(64))}]);
+        assert_eq!(with(at_bound, "Fail").matches(&a), Match::Yes);
+        let chain = json!([{"name": "chain", "expression": vec!["1"; 255].join("+") + " > 0"}]);
+        assert_eq!(with(chain, "Fail").matches(&a), Match::Yes, "a chain at the bound");
         let authorizer =
             json!([{"name": "a", "expression": "authorizer.group('').resource('pods').check('get').allowed()"}]);
         assert!(matches!(with(authorizer, "Fail").matches(&a), Match::Refused(_)), "authorizer is not bound");
