@@ -712,6 +712,28 @@ mod tests {
     }
 
     #[test]
+    fn what_a_patch_adds_is_defaulted_as_the_kind() {
+        let backend = backend();
+        serve(&backend, |_, _| {
+            patch(
+                json!([{"op": "add", "path": "/spec/containers/-", "value": {"name": "sidecar", "image": "busybox:1.36"}}]),
+            )
+        });
+        let mut pods = hook("sidecar.example.com", "/inject", json!({}));
+        pods["rules"][0]["resources"] = json!(["pods"]);
+        register(&backend, true, "injector", vec![pods]);
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                         "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}});
+        let answer = send_json(&backend, "POST", "/api/v1/namespaces/default/pods", Some(pod));
+        assert_eq!(answer.code, 201, "{}", answer.body);
+        let sidecar = &answer.body["spec"]["containers"][1];
+        assert_eq!(sidecar["name"], "sidecar");
+        assert_eq!(sidecar["imagePullPolicy"], "IfNotPresent", "{sidecar}");
+        assert_eq!(sidecar["terminationMessagePath"], "/dev/termination-log", "{sidecar}");
+        assert_eq!(sidecar["terminationMessagePolicy"], "File", "{sidecar}");
+    }
+
+    #[test]
     fn a_patch_that_breaks_the_type_is_refused_and_nothing_is_stored() {
         let backend = backend();
         serve(&backend, |_, _| patch(json!([{"op": "replace", "path": "/data/a", "value": 5}])));
