@@ -183,6 +183,31 @@ pub struct Config {
     /// past the bound the write is refused (503) rather than admitted on a
     /// partial view.
     pub admission_list_objects_max: usize,
+    /// The longest an admission webhook call may take, whatever its
+    /// `timeoutSeconds` (kube's default 10 s, its largest 30 s): bounds how
+    /// long one write can wait on one webhook.
+    pub admission_webhook_timeout_max: Duration,
+    /// The most of a webhook's answer read (head and body); past it the
+    /// call failed (the webhook's failurePolicy decides). 3 MiB, kube's
+    /// request-body limit: a patch larger than any storable object is
+    /// refused anyway.
+    pub admission_webhook_response_bytes_max: usize,
+    /// Validating webhooks one write calls at once (kube calls all of them
+    /// in parallel); the rest wait for a slot. Each call holds one
+    /// connection and its answer.
+    pub admission_webhook_parallel_max: usize,
+    /// A webhook matchCondition (CEL) longer than this is not evaluated (an
+    /// evaluation error): the interpreter's recursion grows with the
+    /// expression, and a long chain needs a deep stack.
+    pub admission_cel_expression_bytes_max: usize,
+    /// A matchCondition with more operator characters and open brackets
+    /// (outside string literals) than this is not evaluated: the `cel`
+    /// crate's parser recurses per operator and bracket, some 20 to 30 KiB
+    /// of stack each in a debug build (a chain of 300 `+` overflows 8 MiB).
+    pub admission_cel_operators_max: usize,
+    /// The stack of the thread a request's matchConditions are evaluated
+    /// on (reserved address space; only what is touched is memory).
+    pub admission_cel_stack_bytes: usize,
     /// Read-only requests (get, list, discovery, ...) served at once across
     /// all shards; past it a request gets 429 with Retry-After instead of
     /// queuing without bound. kube-apiserver's `--max-requests-inflight`
@@ -447,6 +472,12 @@ impl Config {
             authorization_mode: crate::auth::authz::AuthorizationMode::AlwaysAllow,
             admission_plugins: crate::strategy::admission::Plugins::default(),
             admission_list_objects_max: 1000,
+            admission_webhook_timeout_max: Duration::from_secs(30),
+            admission_webhook_response_bytes_max: 3 * 1024 * 1024,
+            admission_webhook_parallel_max: 16,
+            admission_cel_expression_bytes_max: 4096,
+            admission_cel_operators_max: 256,
+            admission_cel_stack_bytes: 64 * 1024 * 1024,
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
             watches_per_user_max: 10_000,

@@ -95,6 +95,11 @@ pub const TARGETS: &[Target] = &[
         parses: "auth::serviceaccount (verify, sign, from_pem), handlers::review::protobuf_{eviction,token_request}",
     },
     Target {
+        name: "admission_review",
+        run: admission_review,
+        parses: "strategy::admission::webhook::{read_answer, apply_patch, denial, parse_configuration} and matchConditions (CEL)",
+    },
+    Target {
         name: "typed_layer",
         run: typed_layer,
         parses: "strategy::{decode_and_default, create, update, finish} (decode, defaults, rules, validation, order)",
@@ -1292,4 +1297,68 @@ pub fn typed_layer(data: &[u8]) {
         "the typed layer is not idempotent for {}",
         info.kind
     );
+}
+
+// --- Admission webhooks ----------------------------------------------------------
+
+/// A webhook's answer (the bytes after the first) as a v1 or v1beta1,
+/// mutating or validating AdmissionReview: read, its patch applied to a
+/// ConfigMap, its status worded as a denial; and the input as a stored
+/// configuration and as a matchCondition expression, matched against a
+/// request. Nothing panics; a denial is a 4xx or 5xx with kube's prefix; an
+/// applied patch leaves a JSON object.
+pub fn admission_review(data: &[u8]) {
+    use crate::strategy::admission::webhook::{self, Attributes, Operation};
+    let (selector, body) = match data {
+        [a, rest @ ..] => (*a, rest),
+        [] => (0, data),
+    };
+    let mutating = selector % 2 == 0;
+    let version = if selector & 2 == 0 { "v1" } else { "v1beta1" };
+    if let Ok(answer) = webhook::read_answer(body, "uid-1", mutating, version) {
+        assert!(mutating || answer.patch.is_none(), "a validating answer with a patch");
+        let mut object =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
+        if let Some(patch) = &answer.patch {
+            if webhook::apply_patch(&mut object, patch).is_ok() {
+                assert!(object.is_object(), "a patch left a non-object");
+            }
+        }
+        let denial = webhook::denial("w", answer.status.as_ref());
+        assert!((400..600).contains(&denial.code), "denial code {}", denial.code);
+        assert!(denial.message.starts_with("admission webhook \"w\" denied the request"));
+    }
+    let user = crate::auth::UserInfo::default();
+    let object = json!({"metadata": {"name": "c", "labels": {"a": "b"}}});
+    let attrs = Attributes {
+        operation: Operation::Create,
+        group: "",
+        version: "v1",
+        kind: "ConfigMap",
+        resource: "configmaps",
+        subresource: "",
+        namespace: "default",
+        name: "c",
+        object: Some(&object),
+        old_object: None,
+        namespace_labels: None,
+        dry_run: false,
+        user: &user,
+        options: json!({}),
+        cel: webhook::CelLimits::default(),
+    };
+    if let Ok(config) = serde_json::from_slice::<Value>(body) {
+        for hook in webhook::parse_configuration("c", mutating, &config) {
+            let _ = hook.matches(&attrs);
+            let _ = webhook::request_url(&hook);
+        }
+    }
+    let expression = text(body);
+    let conditions = json!({"webhooks": [{
+        "name": "w", "rules": [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}],
+        "matchConditions": [{"name": "m", "expression": expression}],
+    }]});
+    for hook in webhook::parse_configuration("c", mutating, &conditions) {
+        let _ = hook.matches(&attrs);
+    }
 }

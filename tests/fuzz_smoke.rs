@@ -333,6 +333,11 @@ fn service_account_token() {
     smoke("service_account_token");
 }
 
+#[test]
+fn admission_review() {
+    smoke("admission_review");
+}
+
 /// Every target in `fuzzing::TARGETS` has a smoke test above, a target file
 /// calling its body, a `[[bin]]` in `fuzz/Cargo.toml` and a corpus folder;
 /// and the fuzz crate has no target that `TARGETS` lacks.

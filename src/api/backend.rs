@@ -75,6 +75,35 @@ pub struct ConsistentReadStats {
     pub fences: u64,
 }
 
+/// One call of an admission webhook (`Backend::call_webhook`): an HTTPS
+/// POST of `body` (an `AdmissionReview`), the server verified with
+/// `ca_bundle`.
+#[derive(Clone, Debug)]
+pub struct WebhookCall {
+    /// The URL as kube words it in errors (`https://HOST:PORT/PATH?timeout=10s`).
+    pub url: String,
+    /// The URL's host (a name or an IP literal) and port.
+    pub host: String,
+    pub port: u16,
+    /// Connect here instead of resolving `host` (a Service's endpoint).
+    pub address: Option<std::net::IpAddr>,
+    /// The name the server's certificate must be valid for.
+    pub server_name: String,
+    pub path_and_query: String,
+    pub body: Vec<u8>,
+    /// PEM certificates that verify the server (`clientConfig.caBundle`).
+    pub ca_bundle: Vec<u8>,
+    pub timeout: std::time::Duration,
+    pub response_bytes_max: usize,
+}
+
+/// A webhook's HTTP answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookAnswer {
+    pub code: u16,
+    pub body: Vec<u8>,
+}
+
 #[allow(async_fn_in_trait)]
 pub trait Backend {
     fn config(&self) -> &Config;
@@ -159,6 +188,18 @@ pub trait Backend {
     /// asks another core. The default is an empty index (grants nothing).
     async fn rbac_index(&self) -> std::rc::Rc<crate::auth::rbac::RbacIndex> {
         std::rc::Rc::default()
+    }
+    /// This shard's admission webhook configurations, read like
+    /// [`Backend::rbac_index`] (after this shard has applied the commit
+    /// point). None by default.
+    async fn admission_webhooks(&self) -> std::rc::Rc<crate::strategy::admission::webhook::WebhookIndex> {
+        std::rc::Rc::default()
+    }
+    /// Calls an admission webhook; `Err` is Go's text for what failed
+    /// (`Post "URL": dial tcp ...: connect: connection refused`). The
+    /// default (no client) fails every call.
+    async fn call_webhook(&self, call: WebhookCall) -> Result<WebhookAnswer, String> {
+        Err(format!("Post {:?}: this server has no webhook client", call.url))
     }
     /// This shard's Node authorizer graph, read like [`Backend::rbac_index`]
     /// (after this shard has applied the commit point). Empty by default.

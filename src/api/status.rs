@@ -125,6 +125,11 @@ pub enum ApiError {
     /// the message and causes list the fields and their managers).
     #[error("apply conflict: {message}")]
     ApplyConflict { message: String, causes: Vec<Cause> },
+    /// An admission webhook's refusal: its own Status (code, reason,
+    /// details) with kube's message (`admission webhook "NAME" denied the
+    /// request: ...`), passed on as kube's `ToStatusErr` builds it.
+    #[error("{message}")]
+    WebhookDenied { code: u16, reason: String, message: String, details: Option<Value> },
 }
 
 impl ApiError {
@@ -149,6 +154,7 @@ impl ApiError {
             ApiError::PatchDoesNotApply(_) => 422,
             ApiError::TooManyPatchOperations(_) => 413,
             ApiError::ApplyConflict { .. } => 409,
+            ApiError::WebhookDenied { code, .. } => *code,
         }
     }
 
@@ -176,6 +182,8 @@ impl ApiError {
             ApiError::PatchDoesNotApply(_) => "Invalid",
             ApiError::TooManyPatchOperations(_) => "RequestEntityTooLarge",
             ApiError::ApplyConflict { .. } => "Conflict",
+            // The webhook's own reason (any text) is written by `to_status_json`.
+            ApiError::WebhookDenied { .. } => "",
         }
     }
 
@@ -261,6 +269,7 @@ impl ApiError {
             ApiError::PatchDoesNotApply(_) => "the server rejected our request due to an error in our request".into(),
             ApiError::TooManyPatchOperations(m) => format!("Request entity too large: {m}"),
             ApiError::ApplyConflict { message, .. } => message.clone(),
+            ApiError::WebhookDenied { message, .. } => message.clone(),
         }
     }
 
@@ -340,6 +349,7 @@ impl ApiError {
                     .collect();
                 Some(json!({"causes": causes}))
             }
+            ApiError::WebhookDenied { details, .. } => details.clone(),
             _ => None,
         }
     }
@@ -356,8 +366,14 @@ impl ApiError {
         status.insert("metadata".into(), metadata);
         status.insert("status".into(), json!("Failure"));
         status.insert("message".into(), json!(self.message()));
-        if !self.reason().is_empty() {
-            status.insert("reason".into(), json!(self.reason()));
+        match self {
+            ApiError::WebhookDenied { reason, .. } if !reason.is_empty() => {
+                status.insert("reason".into(), json!(reason));
+            }
+            _ if !self.reason().is_empty() => {
+                status.insert("reason".into(), json!(self.reason()));
+            }
+            _ => {}
         }
         if let Some(details) = self.details() {
             status.insert("details".into(), details);

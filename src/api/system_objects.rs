@@ -224,9 +224,12 @@ pub async fn ensure(backend: &impl Backend, facts: &Facts) -> Result<Ensured, Ap
             match handlers::create::create_object(backend, head, &resolved, object).await {
                 Ok(_) => Ok(Some(Ok(()))),
                 Err(ApiError::AlreadyExists(_)) => Ok(None),
-                Err(e @ (ApiError::Invalid { .. } | ApiError::Conflict { .. } | ApiError::Forbidden { .. })) => {
-                    Ok(Some(Err(format!("{} {}/{}: {e}", key.resource, key.namespace, key.name))))
-                }
+                Err(
+                    e @ (ApiError::Invalid { .. }
+                    | ApiError::Conflict { .. }
+                    | ApiError::Forbidden { .. }
+                    | ApiError::WebhookDenied { .. }),
+                ) => Ok(Some(Err(format!("{} {}/{}: {e}", key.resource, key.namespace, key.name)))),
                 Err(e) => Err(e),
             }
         }

@@ -34,7 +34,15 @@ pub struct MemoryBackend {
     spawned: RefCell<Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>>>,
     /// Request, list and watch-delivery metrics (one set: one thread).
     metrics: std::rc::Rc<crate::metrics::ShardMetrics>,
+    /// The admission webhook configurations appended so far.
+    webhooks: RefCell<std::rc::Rc<crate::strategy::admission::webhook::WebhookIndex>>,
+    /// What answers webhook calls (none: every call fails), set by
+    /// [`MemoryBackend::serve_webhooks`].
+    webhook_server: RefCell<Option<WebhookServer>>,
 }
+
+/// An in-process stand-in for webhook servers: the call in, the answer out.
+pub type WebhookServer = Box<dyn Fn(&super::backend::WebhookCall) -> Result<super::backend::WebhookAnswer, String>>;
 
 impl MemoryBackend {
     /// A backend with `shard_count` shards and the default namespace.
@@ -59,6 +67,8 @@ impl MemoryBackend {
             ),
             spawned: RefCell::new(Vec::new()),
             metrics: std::rc::Rc::new(crate::metrics::ShardMetrics::new(commit_times_max)),
+            webhooks: RefCell::default(),
+            webhook_server: RefCell::new(None),
         };
         let namespace = br#"{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"default"}}"#;
         let key = crate::types::key::ObjectKey::new("", "namespaces", "", "default").encode();
@@ -70,6 +80,11 @@ impl MemoryBackend {
         // Appending to an empty index with an Absent precondition cannot fail.
         let _ = backend.append_now(proposal);
         backend
+    }
+
+    /// Answers webhook calls with `server` from now on.
+    pub fn serve_webhooks(&self, server: WebhookServer) {
+        *self.webhook_server.borrow_mut() = Some(server);
     }
 
     /// Polls every background task once (their timers never fire here);
@@ -135,6 +150,9 @@ impl MemoryBackend {
             let mut next = Registry::clone(&self.registry.borrow());
             crate::types::crd::apply_to_registry(&mut next, &entry.key, value);
             *self.registry.borrow_mut() = std::rc::Rc::new(next);
+        }
+        if crate::strategy::admission::webhook::is_webhook_key(&entry.key) {
+            std::rc::Rc::make_mut(&mut self.webhooks.borrow_mut()).apply(&entry.key, value);
         }
         let registry = self.registry.borrow().clone();
         for shard in self.shards.borrow_mut().iter_mut() {
@@ -244,6 +262,19 @@ impl Backend for MemoryBackend {
 
     fn metrics(&self) -> Option<&std::rc::Rc<crate::metrics::ShardMetrics>> {
         Some(&self.metrics)
+    }
+
+    async fn admission_webhooks(&self) -> std::rc::Rc<crate::strategy::admission::webhook::WebhookIndex> {
+        self.webhooks.borrow().clone()
+    }
+
+    async fn call_webhook(&self, call: super::backend::WebhookCall) -> Result<super::backend::WebhookAnswer, String> {
+        match &*self.webhook_server.borrow() {
+            Some(server) => server(&call),
+            None => {
+                Err(format!("Post {:?}: dial tcp {}:{}: connect: connection refused", call.url, call.host, call.port))
+            }
+        }
     }
 }
 

@@ -24,6 +24,7 @@ pub mod process;
 pub mod tls;
 #[cfg(feature = "etcd")]
 mod upstream;
+pub mod webhook;
 
 use crate::api::{self, Backend, BackendError, HealthCheck};
 use crate::config::Config;
@@ -268,6 +269,8 @@ struct Local {
     /// This shard's Node authorizer graph (only with `Node,RBAC`), kept
     /// like `rbac`.
     node_graph: RefCell<Rc<crate::auth::node::NodeGraph>>,
+    /// This shard's admission webhook configurations, kept like `rbac`.
+    webhooks: RefCell<Rc<crate::strategy::admission::webhook::WebhookIndex>>,
     /// Open watches (on any shard) of the users this shard keeps the count
     /// of (`user_watch_owner`).
     user_watches: RefCell<std::collections::HashMap<String, usize>>,
@@ -656,6 +659,20 @@ impl Backend for ShardBackend {
             let _ = applied.await;
         }
         self.local.rbac.borrow().clone()
+    }
+
+    async fn admission_webhooks(&self) -> Rc<crate::strategy::admission::webhook::WebhookIndex> {
+        // The same commit-point wait as rbac_index: a configuration
+        // acknowledged before this write is seen by it.
+        let _ = self.rbac_index().await;
+        self.local.webhooks.borrow().clone()
+    }
+
+    async fn call_webhook(
+        &self,
+        call: crate::api::backend::WebhookCall,
+    ) -> Result<crate::api::backend::WebhookAnswer, String> {
+        webhook::call(call).await
     }
 
     async fn node_graph(&self) -> Rc<crate::auth::node::NodeGraph> {
@@ -1091,6 +1108,7 @@ async fn shard_main(
         started: Instant::now(),
         rbac: RefCell::default(),
         node_graph: RefCell::default(),
+        webhooks: RefCell::default(),
         user_watches: RefCell::default(),
         delivery: Rc::default(),
         metrics: Rc::new(crate::metrics::ShardMetrics::new(config.metrics_commit_times_max)),
@@ -1500,6 +1518,14 @@ fn load_initial(local: &Local, shared: &Shared, initial: &InitialState) {
         }
         *local.rbac.borrow_mut() = Rc::new(index);
     }
+    {
+        use crate::strategy::admission::webhook::{is_webhook_key, WebhookIndex};
+        let mut index = WebhookIndex::default();
+        for kv in initial.live.iter().filter(|kv| is_webhook_key(&kv.key)) {
+            index.apply(&kv.key, Some(&kv.value));
+        }
+        *local.webhooks.borrow_mut() = Rc::new(index);
+    }
     if config.authorization_mode.has_node() {
         let mut graph = crate::auth::node::NodeGraph::default();
         for kv in initial.live.iter().filter(|kv| crate::auth::node::is_node_graph_key(&kv.key)) {
@@ -1575,6 +1601,7 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
         let registry = local.registry.borrow().clone();
         local.store.borrow_mut().apply(&batch, now_ms, &*registry);
         apply_rbac(&local, &batch);
+        apply_webhooks(&local, &batch);
         if shared.config.authorization_mode.has_node() {
             apply_node_graph(&local, &batch);
         }
@@ -1623,6 +1650,24 @@ fn apply_rbac(local: &Local, batch: &[Entry]) {
     }
     let mut rbac = local.rbac.borrow_mut();
     let index = Rc::make_mut(&mut rbac);
+    for entry in changes {
+        match &entry.operation {
+            Operation::Put(value) => index.apply(&entry.key, Some(value)),
+            Operation::Delete => index.apply(&entry.key, None),
+        }
+    }
+}
+
+/// Applies a batch's webhook configuration changes to this shard's index
+/// (copy-on-write, as `apply_rbac`).
+fn apply_webhooks(local: &Local, batch: &[Entry]) {
+    use crate::strategy::admission::webhook::is_webhook_key;
+    let mut changes = batch.iter().filter(|e| is_webhook_key(&e.key)).peekable();
+    if changes.peek().is_none() {
+        return;
+    }
+    let mut webhooks = local.webhooks.borrow_mut();
+    let index = Rc::make_mut(&mut webhooks);
     for entry in changes {
         match &entry.operation {
             Operation::Put(value) => index.apply(&entry.key, Some(value)),

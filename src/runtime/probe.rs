@@ -84,7 +84,7 @@ fn outcome_of_answer(code: u16, body: &[u8]) -> Outcome {
 
 /// Go's text for a connect error (`syscall.Errno`'s strings are lower case,
 /// without Rust's "(os error N)").
-fn go_error_text(e: &std::io::Error) -> String {
+pub(super) fn go_error_text(e: &std::io::Error) -> String {
     if e.kind() == std::io::ErrorKind::ConnectionRefused {
         return "connection refused".into();
     }
@@ -159,16 +159,22 @@ async fn get(addr: SocketAddr) -> Result<(u16, Vec<u8>), ProbeError> {
 }
 
 /// An HTTP/1.1 answer read so far.
-struct Parsed {
-    code: u16,
-    body: Vec<u8>,
+pub(super) struct Parsed {
+    pub(super) code: u16,
+    pub(super) body: Vec<u8>,
     /// The whole body is here (by Content-Length or the last chunk).
-    complete: bool,
+    pub(super) complete: bool,
 }
 
 /// The answer's status code and body (Content-Length, chunked, or up to the
 /// end), once its head is complete; the body is cut at [`BODY_BYTES_MAX`].
 fn parse(answer: &[u8]) -> Option<Parsed> {
+    parse_limited(answer, BODY_BYTES_MAX)
+}
+
+/// [`parse`] with the body cut at `body_bytes_max` (the webhook client's
+/// bound).
+pub(super) fn parse_limited(answer: &[u8], body_bytes_max: usize) -> Option<Parsed> {
     let head_end = answer.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&answer[..head_end]).ok()?;
     let mut lines = head.split("\r\n");
@@ -191,18 +197,18 @@ fn parse(answer: &[u8]) -> Option<Parsed> {
     }
     let raw = &answer[head_end + 4..];
     let (mut body, complete) = if chunked {
-        dechunk(raw)
+        dechunk(raw, body_bytes_max)
     } else if let Some(length) = length {
         (raw[..raw.len().min(length)].to_vec(), raw.len() >= length)
     } else {
         (raw.to_vec(), false)
     };
-    body.truncate(BODY_BYTES_MAX);
+    body.truncate(body_bytes_max);
     Some(Parsed { code, body, complete })
 }
 
 /// A chunked body's data so far, and whether its last chunk came.
-fn dechunk(mut raw: &[u8]) -> (Vec<u8>, bool) {
+fn dechunk(mut raw: &[u8], body_bytes_max: usize) -> (Vec<u8>, bool) {
     let mut body = Vec::new();
     loop {
         let Some(line_end) = raw.windows(2).position(|w| w == b"\r\n") else { return (body, false) };
@@ -218,7 +224,7 @@ fn dechunk(mut raw: &[u8]) -> (Vec<u8>, bool) {
             return (body, false);
         }
         body.extend_from_slice(&data[..size]);
-        if body.len() >= BODY_BYTES_MAX {
+        if body.len() >= body_bytes_max {
             return (body, true);
         }
         raw = data.get(size + 2..).unwrap_or(&[]);

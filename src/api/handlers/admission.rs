@@ -61,6 +61,8 @@ pub async fn mutate(
     let needs = plugins::needs(plugins, &attrs, object, old);
     let inputs = read(backend, &attrs, &needs).await?;
     plugins::mutate(plugins, &attrs, object, old, &inputs).map_err(|r| super::rejection(&resolved.info, name, r))?;
+    // The mutating webhooks come after the in-tree mutating plugins (kube's order).
+    super::webhooks::mutate(backend, head, resolved, name, object, old).await?;
     Ok(Admission { operation, inputs })
 }
 
@@ -80,6 +82,12 @@ pub async fn validate(
     let refused = |r| super::rejection(&resolved.info, name, r);
     let mut inputs = admission.inputs;
     let mut admitted = plugins::validate(plugins, &attrs, object, old, &inputs).map_err(refused)?;
+    // The validating webhooks, before ResourceQuota records the usage (kube's order).
+    let operation = match admission.operation {
+        Operation::Create => crate::strategy::admission::webhook::Operation::Create,
+        _ => crate::strategy::admission::webhook::Operation::Update,
+    };
+    super::webhooks::validate(backend, head, resolved, name, operation, Some(object), old).await?;
     {
         // A write retried after a conflict is admitted again: warn once.
         let mut warnings = head.warnings.borrow_mut();

@@ -451,13 +451,20 @@ fn precondition_failed(resolved: &Resolved, message: String) -> ApiError {
 
 /// Deletes the object `resolved` names: reads it, checks the preconditions,
 /// and appends the plan's write or removal conditionally on what it read.
+///
+/// `head` is the client's request (`None` for the server's own deletes: the
+/// namespace controller, the garbage collector, an eviction); a client's
+/// delete is admitted by the admission webhooks once, after the
+/// preconditions.
 pub async fn delete_object(
     backend: &impl Backend,
+    head: Option<&RequestHead>,
     resolved: &Resolved,
     options: &DeleteOptions,
 ) -> Result<Outcome, ApiError> {
     let name = resolved.name.clone().unwrap_or_default();
     let key = resolved.key(&name);
+    let mut admitted = head.is_none();
     for _ in 0..DELETE_ATTEMPTS_MAX {
         let current = read_current(backend, &key, backend.committed_revision())
             .await?
@@ -504,6 +511,10 @@ pub async fn delete_object(
                     ),
                 ));
             }
+        }
+        if let (false, Some(head)) = (admitted, head) {
+            super::webhooks::admit_delete(backend, head, resolved, &name, &stored).await?;
+            admitted = true;
         }
         let (operation, written) = match plan(&resolved.info, &stored, options, backend.now()) {
             Plan::Unchanged => return Ok(Outcome::Kept(current.json.clone())),
@@ -574,7 +585,7 @@ pub async fn serve<B: Backend + 'static>(
             message: "this namespace may not be deleted".into(),
         });
     }
-    match delete_object(backend, resolved, &options).await? {
+    match delete_object(backend, Some(head), resolved, &options).await? {
         Outcome::Removed(last) => {
             let body = if returns_deleted_object(resolved) {
                 super::versions::convert(&resolved.info, &last.json)
@@ -661,7 +672,7 @@ pub async fn serve_collection<B: Backend + 'static>(
         if is_namespace(&resolved.info) && PROTECTED_NAMESPACES.contains(&object.meta().name()) {
             continue;
         }
-        match delete_object(backend, &target, &options).await {
+        match delete_object(backend, Some(head), &target, &options).await {
             Ok(Outcome::Kept(_)) => {
                 if is_namespace(&resolved.info) && !options.dry_run_all && backend.config().controllers.namespace {
                     let (backend, name) = (shared.clone(), object.meta().name().to_string());

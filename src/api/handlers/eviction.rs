@@ -71,7 +71,7 @@ pub async fn serve(
         if phase == "Pending" && !deleting && options.resource_version.is_none() {
             options.resource_version = Some(pod_version);
         }
-        delete::delete_object(backend, &pod_resolved, &options).await?;
+        delete::delete_object(backend, None, &pod_resolved, &options).await?;
         return Ok(created_status());
     }
     let labels: Vec<(String, String)> = metadata(&pod)
@@ -116,7 +116,7 @@ pub async fn serve(
         if unready_pod && delete_options.resource_version.is_none() {
             delete_options.resource_version = Some(pod_version);
         }
-        return match delete::delete_object(backend, &pod_resolved, &delete_options).await {
+        return match delete::delete_object(backend, None, &pod_resolved, &delete_options).await {
             Err(ApiError::Conflict { .. }) if unready_pod && options.resource_version.is_none() => {
                 Err(still_processing(&budget_name))
             }
@@ -124,7 +124,7 @@ pub async fn serve(
             Ok(_) => Ok(created_status()),
         };
     }
-    delete::delete_object(backend, &pod_resolved, &delete_options).await?;
+    delete::delete_object(backend, None, &pod_resolved, &delete_options).await?;
     Ok(created_status())
 }
 

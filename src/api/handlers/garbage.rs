@@ -416,7 +416,7 @@ async fn attempt(
     };
     let options =
         DeleteOptions { uid: Some(own_uid), propagation_policy: Some(policy.into()), ..DeleteOptions::default() };
-    match delete_object(backend, resolved, &options).await {
+    match delete_object(backend, None, resolved, &options).await {
         Ok(Outcome::Removed(_)) | Err(ApiError::NotFound(_)) => Ok(Attempted::Gone),
         Ok(Outcome::Kept(_)) => Ok(Attempted::Stays),
         // The uid precondition failed: another object has the name now.

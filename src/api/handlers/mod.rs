@@ -32,6 +32,7 @@ pub mod token;
 pub mod update;
 pub mod versions;
 pub mod watch;
+pub mod webhooks;
 
 use super::route::ResourcePath;
 use super::status::{ApiError, Target};

@@ -119,7 +119,7 @@ async fn delete_contents(backend: &impl Backend, namespace: &str) -> Result<usiz
     let mut remaining = 0;
     for info in resources {
         for object in list_current(backend, &info, Some(namespace), None).await? {
-            match delete_object(backend, &resolved_for(&info, &object), &options).await {
+            match delete_object(backend, None, &resolved_for(&info, &object), &options).await {
                 Ok(Outcome::Removed(_)) | Err(ApiError::NotFound(_)) => {}
                 Ok(Outcome::Kept(_)) => remaining += 1,
                 Err(e) => return Err(e),

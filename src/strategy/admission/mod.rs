@@ -39,6 +39,7 @@ pub mod storageclass;
 pub mod storageprotection;
 pub mod tolerations;
 pub mod topologylabels;
+pub mod webhook;
 
 use super::{Object, Rejection};
 use serde_json::{Map, Value};
@@ -61,11 +62,14 @@ pub enum Plugin {
     RuntimeClass,
     DefaultIngressClass,
     PodTopologyLabels,
+    /// The admission webhooks (`webhook.rs`; called by `api/handlers/webhooks.rs`).
+    MutatingAdmissionWebhook,
+    ValidatingAdmissionWebhook,
     ResourceQuota,
 }
 
 impl Plugin {
-    pub const ALL: [Plugin; 14] = [
+    pub const ALL: [Plugin; 16] = [
         Plugin::NamespaceLifecycle,
         Plugin::LimitRanger,
         Plugin::ServiceAccount,
@@ -79,6 +83,8 @@ impl Plugin {
         Plugin::RuntimeClass,
         Plugin::DefaultIngressClass,
         Plugin::PodTopologyLabels,
+        Plugin::MutatingAdmissionWebhook,
+        Plugin::ValidatingAdmissionWebhook,
         Plugin::ResourceQuota,
     ];
 
@@ -97,6 +103,8 @@ impl Plugin {
             Plugin::RuntimeClass => "RuntimeClass",
             Plugin::DefaultIngressClass => "DefaultIngressClass",
             Plugin::PodTopologyLabels => "PodTopologyLabels",
+            Plugin::MutatingAdmissionWebhook => "MutatingAdmissionWebhook",
+            Plugin::ValidatingAdmissionWebhook => "ValidatingAdmissionWebhook",
             Plugin::ResourceQuota => "ResourceQuota",
         }
     }
