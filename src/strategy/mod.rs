@@ -27,6 +27,7 @@
 
 pub mod admission;
 pub mod allocate;
+pub mod cel;
 pub mod connect;
 pub mod decode;
 pub mod defaults;
