@@ -95,17 +95,26 @@ fn protobuf_get_list_and_watch() {
 fn mutating_admission_policies_speak_protobuf() {
     let s = Server::start();
     let base = "/apis/admissionregistration.k8s.io/v1";
-    let rule = json!({"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"]});
+    let rule =
+        json!({"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"]});
     let objects = [
-        ("mutatingadmissionpolicies", "MutatingAdmissionPolicy", json!({
+        (
+            "mutatingadmissionpolicies",
+            "MutatingAdmissionPolicy",
+            json!({
             "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
             "metadata": {"name": "map-pb"},
             "spec": {"matchConstraints": {"resourceRules": [rule]}, "reinvocationPolicy": "Never",
-                "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{}"}}]}})),
-        ("mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", json!({
+                "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{}"}}]}}),
+        ),
+        (
+            "mutatingadmissionpolicybindings",
+            "MutatingAdmissionPolicyBinding",
+            json!({
             "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicyBinding",
             "metadata": {"name": "mapb-pb"},
-            "spec": {"policyName": "map-pb", "paramRef": {"name": "p", "parameterNotFoundAction": "Deny"}}})),
+            "spec": {"policyName": "map-pb", "paramRef": {"name": "p", "parameterNotFoundAction": "Deny"}}}),
+        ),
     ];
     for (resource, kind, object) in objects {
         let collection = format!("{base}/{resource}");
@@ -126,7 +135,10 @@ fn mutating_admission_policies_speak_protobuf() {
 
         let r = get_as(&s, &format!("{collection}/{name}"), PB);
         assert_eq!(r.status, 200, "{kind}: {}", r.text());
-        assert_eq!(Value::Object(protobuf::decode_object(&r.body, kind).unwrap()), s.get_ok(&format!("{collection}/{name}")));
+        assert_eq!(
+            Value::Object(protobuf::decode_object(&r.body, kind).unwrap()),
+            s.get_ok(&format!("{collection}/{name}"))
+        );
 
         let list_kind = format!("{kind}List");
         let r = get_as(&s, &collection, PB);
@@ -135,7 +147,11 @@ fn mutating_admission_policies_speak_protobuf() {
         assert_eq!(list["kind"], list_kind.as_str());
         assert_eq!(items(&list), untyped_items(&s.get_ok(&collection)));
 
-        let r = get_as(&s, &format!("{collection}?watch=1&resourceVersion=0&timeoutSeconds=1"), &format!("{PB};stream=watch"));
+        let r = get_as(
+            &s,
+            &format!("{collection}?watch=1&resourceVersion=0&timeoutSeconds=1"),
+            &format!("{PB};stream=watch"),
+        );
         assert_eq!(r.status, 200, "{kind}: {}", r.text());
         let events = protobuf_frames(&r.body);
         assert_eq!(events.len(), 1, "{kind}: {events:?}");

@@ -967,7 +967,8 @@ mod tests {
         use k8s_pb::api::admissionregistration::{v1 as registration, v1beta1 as beta};
         use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
         use prost::Message as _;
-        let object_meta = |name: &str| meta::ObjectMeta { name: Some(name.into()), generation: Some(0), ..Default::default() };
+        let object_meta =
+            |name: &str| meta::ObjectMeta { name: Some(name.into()), generation: Some(0), ..Default::default() };
         let policy = beta::MutatingAdmissionPolicy {
             metadata: Some(object_meta("map")),
             spec: Some(beta::MutatingAdmissionPolicySpec {
@@ -1022,7 +1023,10 @@ mod tests {
         let group = "admissionregistration.k8s.io";
         let stored_protobuf = stored(group, "MutatingAdmissionPolicy", from_protobuf);
         assert_eq!(stored_protobuf, stored(group, "MutatingAdmissionPolicy", from_json));
-        assert!(!stored_protobuf.contains("reinvocationPolicy"), "an empty omitempty string is dropped: {stored_protobuf}");
+        assert!(
+            !stored_protobuf.contains("reinvocationPolicy"),
+            "an empty omitempty string is dropped: {stored_protobuf}"
+        );
 
         let binding = beta::MutatingAdmissionPolicyBinding {
             metadata: Some(object_meta("mapb")),

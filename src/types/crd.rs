@@ -246,9 +246,8 @@ pub fn set_status(crd: &mut Value, registry: &Registry, now: &str) {
     let requested = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
     let plural = text(&requested, "/plural").to_string();
     let kind = text(&requested, "/kind").to_string();
-    let others = || {
-        registry.iter().filter(|r| r.group == group && r.custom.as_ref().is_none_or(|c| c.definition != name))
-    };
+    let others =
+        || registry.iter().filter(|r| r.group == group && r.custom.as_ref().is_none_or(|c| c.definition != name));
     let accepted_before = crd.pointer("/status/acceptedNames").cloned().unwrap_or(json!({}));
     let fresh = |requested: &str, accepted: &str, used: &dyn Fn(&ResourceInfo) -> bool| {
         requested == accepted || !others().any(|r| used(r))
@@ -266,7 +265,9 @@ pub fn set_status(crd: &mut Value, registry: &Registry, now: &str) {
     };
     let names = match (plural_ok, kind_ok) {
         (_, false) => condition("NamesAccepted", "False", "KindConflict", &format!("{kind:?} is already in use")),
-        (false, true) => condition("NamesAccepted", "False", "PluralConflict", &format!("{plural:?} is already in use")),
+        (false, true) => {
+            condition("NamesAccepted", "False", "PluralConflict", &format!("{plural:?} is already in use"))
+        }
         (true, true) => condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
     };
     let old_established = previous.iter().find(|c| text(c, "/type") == "Established").cloned();
@@ -279,12 +280,14 @@ pub fn set_status(crd: &mut Value, registry: &Registry, now: &str) {
         None => condition("Established", "False", "NotAccepted", "not all names are accepted"),
     };
     // CustomResourceDefinitionNames in Go order: plural, singular,
-    // shortNames, kind, listKind, categories (the last three omitted when
-    // empty, as their `omitempty` tags say; plural and kind never are).
+    // shortNames, kind, listKind, categories (all but plural and kind
+    // omitted when empty, as their `omitempty` tags say).
     let mut accepted = serde_json::Map::new();
     let pick = |field: &str, ok: bool| if ok { requested.get(field) } else { accepted_before.get(field) };
     accepted.insert("plural".into(), pick("plural", plural_ok).cloned().unwrap_or(json!("")));
-    for (field, ok) in [("singular", true), ("shortNames", true), ("kind", kind_ok), ("listKind", true), ("categories", true)] {
+    for (field, ok) in
+        [("singular", true), ("shortNames", true), ("kind", kind_ok), ("listKind", true), ("categories", true)]
+    {
         let value = pick(field, ok).filter(|v| match v {
             Value::String(s) => !s.is_empty(),
             Value::Array(a) => !a.is_empty(),
@@ -465,9 +468,8 @@ mod tests {
         ))
         .unwrap();
         let stored = &list["items"][0];
-        let applied = stored["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
-            .as_str()
-            .unwrap();
+        let applied =
+            stored["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].as_str().unwrap();
         let mut crd: Value = serde_json::from_str(applied).unwrap();
         assert!(crd.pointer("/spec/conversion").is_none() && crd.pointer("/spec/names/listKind").is_none());
         set_defaults(&mut crd);
@@ -529,7 +531,8 @@ mod tests {
         // keeps its accepted value, the other names move, and Established
         // stays True (kube's establishing controller never reverts it).
         registry.set_definition("gadgets.example.com", served_resources(&gadgets));
-        gadgets["spec"]["names"] = json!({"plural": "doohickeys", "singular": "doohickey", "kind": "Widget", "listKind": "DoohickeyList"});
+        gadgets["spec"]["names"] =
+            json!({"plural": "doohickeys", "singular": "doohickey", "kind": "Widget", "listKind": "DoohickeyList"});
         set_status(&mut gadgets, &registry, "t2");
         let status = &gadgets["status"];
         assert_eq!(status.pointer("/conditions/0/reason"), Some(&json!("KindConflict")));

@@ -749,13 +749,18 @@ mod tests {
         assert_eq!(messages.len(), 1);
         assert_eq!(messages[0].path, "api::x::v1::A");
         let f = &messages[0].fields;
-        assert_eq!((f[0].tag, f[0].rust_name.as_str(), f[0].ty.as_str(), f[0].shape), (1, "metadata", "message", "One"));
+        assert_eq!(
+            (f[0].tag, f[0].rust_name.as_str(), f[0].ty.as_str(), f[0].shape),
+            (1, "metadata", "message", "One")
+        );
         assert_eq!(f[0].message.as_deref(), Some("apimachinery::pkg::apis::meta::v1::ObjectMeta"));
         assert_eq!((f[1].tag, f[1].shape, f[1].message.as_deref()), (3, "Repeated", Some("api::x::v1::B")));
         assert_eq!((f[2].ty.as_str(), f[2].shape, f[2].message.as_deref()), ("string", "Repeated", None));
         assert_eq!((f[3].tag, f[3].ty.as_str(), f[3].shape), (5, "int64", "One"));
-        assert_eq!(pb_path_of_openapi("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON"),
-            "apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON");
+        assert_eq!(
+            pb_path_of_openapi("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON"),
+            "apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON"
+        );
     }
 
     #[test]
