@@ -75,15 +75,7 @@ fn main() {
     let out = PathBuf::from(&args[2]);
     let src = k8s_pb_source_dir();
     let mut messages = read_k8s_pb(&src);
-    for message in extra::read(&read_text(&proto_fields_path())) {
-        let key = normalize_path(&message.path);
-        assert!(
-            !messages.contains_key(&key),
-            "k8s-pb {K8S_PB_VERSION} has {}: delete its line from tools/gen-proto-tables/proto_fields.txt",
-            message.path
-        );
-        messages.insert(key, message);
-    }
+    add_extra(&mut messages, extra::read(&read_text(&proto_fields_path())));
     let (schemas, kinds) = read_openapi(&openapi_dir);
 
     // Messages reachable from every schema with a group/version/kind.
@@ -617,6 +609,20 @@ fn read_text(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
+/// Adds the messages of `proto_fields.txt` to k8s-pb's; one k8s-pb already
+/// has is refused (its line is stale after a k8s-pb bump).
+fn add_extra(messages: &mut BTreeMap<String, PbMessage>, extra: Vec<PbMessage>) {
+    for message in extra {
+        let key = normalize_path(&message.path);
+        assert!(
+            !messages.contains_key(&key),
+            "k8s-pb {K8S_PB_VERSION} has {}: delete its line from tools/gen-proto-tables/proto_fields.txt",
+            message.path
+        );
+        messages.insert(key, message);
+    }
+}
+
 /// `io.k8s.api.core.v1.Pod` -> the k8s-pb path `api::core::v1::Pod` (module
 /// segments with `_` for `-`, the type name as written).
 fn pb_path_of_openapi(name: &str) -> String {
@@ -773,6 +779,15 @@ mod tests {
     #[should_panic(expected = "NUMBER=name:TYPE")]
     fn extra_facts_refuse_a_malformed_field() {
         extra::read("package io.k8s.api.x.v1\nA: one=a:string\n");
+    }
+
+    #[test]
+    #[should_panic(expected = "delete its line")]
+    fn extra_facts_refuse_a_message_k8s_pb_has() {
+        let mut messages = BTreeMap::new();
+        let pod = || PbMessage { path: "api::core::v1::Pod".into(), fields: Vec::new() };
+        messages.insert(normalize_path("api::core::v1::Pod"), pod());
+        add_extra(&mut messages, extra::read("package io.k8s.api.core.v1\nPod: 1=metadata:string\n"));
     }
 
     /// kube v1.36 promoted MutatingAdmissionPolicy to v1 with the numbers of
