@@ -250,7 +250,7 @@ pub fn set_status(crd: &mut Value, registry: &Registry, now: &str) {
         || registry.iter().filter(|r| r.group == group && r.custom.as_ref().is_none_or(|c| c.definition != name));
     let accepted_before = crd.pointer("/status/acceptedNames").cloned().unwrap_or(json!({}));
     let fresh = |requested: &str, accepted: &str, used: &dyn Fn(&ResourceInfo) -> bool| {
-        requested == accepted || !others().any(|r| used(r))
+        requested == accepted || !others().any(used)
     };
     let plural_ok = fresh(&plural, text(&accepted_before, "/plural"), &|r: &ResourceInfo| r.resource == plural);
     let kind_ok = fresh(&kind, text(&accepted_before, "/kind"), &|r: &ResourceInfo| r.kind == kind);
