@@ -61,7 +61,10 @@ fn round(stores: &[ShardStore], prefix: &[u8], after: Option<&[u8]>, per_shard: 
     let all = |_: &CachedObject| true;
     let runs: Vec<_> = stores
         .iter()
-        .map(|s| s.list_matching_at(prefix, Revision(PODS), after, per_shard, &all).unwrap_or_default())
+        .map(|s| {
+            let start = after.map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+            s.list_matching_at(prefix, Revision(PODS), start, per_shard, &all).unwrap_or_default()
+        })
         .collect();
     merge(runs, per_shard)
 }

@@ -191,7 +191,9 @@ fn bench_match(c: &mut Criterion) {
             let expected = pods.iter().filter(|o| selectors.matches(o)).count().min(limit);
             group.bench_function(format!("{name}/{limit_name}"), |b| {
                 b.iter(|| {
-                    let run = store.list_matching_at(prefix.as_bytes(), Revision(PODS), None, limit, &filter).unwrap();
+                    let run = store
+                        .list_matching_at(prefix.as_bytes(), Revision(PODS), std::ops::Bound::Unbounded, limit, &filter)
+                        .unwrap();
                     assert_eq!(run.len(), expected);
                     run
                 })

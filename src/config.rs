@@ -218,6 +218,17 @@ pub struct Config {
     /// lists the namespace's objects once per resource on every shard. The
     /// garbage collector's passes (`orphan` / `foregroundDeletion`) use it too.
     pub namespace_finalize_retry_max: Duration,
+    /// Longest time between two passes of kube-apiserver's own controllers
+    /// of its bootstrap objects (`api/handlers/apiserver_controllers.rs`: the
+    /// `kubernetes` ServiceCIDR, the Priority and Fairness bootstrap
+    /// configuration, the FlowSchemas' `Dangling` conditions). A pass also
+    /// runs after every write to a FlowSchema, PriorityLevelConfiguration or
+    /// ServiceCIDR, so this only bounds how long a failed write waits at
+    /// worst (retries start 200 ms apart and double up to it). Each pass
+    /// reads one ServiceCIDR and both Priority and Fairness collections
+    /// (some twenty objects) and writes nothing when all is current. 10 s, as
+    /// kube's default ServiceCIDR controller (its config producer: 1 min).
+    pub system_objects_resync_interval: Duration,
     /// `--controllers`: which of Shardline's built-in controllers run
     /// (kube-controller-manager's names and syntax). All by default, so a
     /// Shardline alone behaves like a cluster with a controller manager for
@@ -442,6 +453,7 @@ impl Config {
             overload_retry_after_seconds: 1,
             patch_conflict_attempts_max: 64,
             namespace_finalize_retry_max: Duration::from_secs(5),
+            system_objects_resync_interval: Duration::from_secs(10),
             controllers: Controllers::default(),
             allow_unsafe_malformed_object_deletion: false,
             etcd_request_timeout: Duration::from_secs(5),

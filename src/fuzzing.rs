@@ -62,7 +62,7 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "continue_token",
         run: continue_token,
-        parses: "list::continue_token::ContinueToken::decode, list::plan",
+        parses: "list::continue_token::ContinueToken::decode (base64, Go's JSON scanner and decoder), list::plan",
     },
     Target {
         name: "credentials",
@@ -244,7 +244,10 @@ pub fn field_selector(data: &[u8]) {
 /// Writes parsed parameters back as a query string.
 pub fn render_params(p: &Params) -> String {
     let mut q = form_urlencoded::Serializer::new(String::new());
-    let bools = [("pretty", p.pretty), ("watch", p.watch), ("verbose", p.verbose)];
+    if let Some(pretty) = p.pretty {
+        q.append_pair("pretty", if pretty { "true" } else { "false" });
+    }
+    let bools = [("watch", p.watch), ("verbose", p.verbose)];
     for (name, value) in bools {
         if value {
             q.append_pair(name, "true");
@@ -878,17 +881,40 @@ pub fn log_record(data: &[u8]) {
 
 // --- Continue tokens and list options --------------------------------------------
 
-/// Continue tokens and the list options table. Decoding never panics; a
-/// decoded token encodes to a token that decodes to the same position; the
+/// Continue tokens and the list options table. Decoding never panics, on
+/// the bytes as a token and on the bytes as the token's JSON (base64 of
+/// them); every refusal is kube's "continue key is not valid"; a decoded
+/// token never leaves the prefix it is joined to (no empty, `.` or `..`
+/// segment) and, unless its start is empty (kube's own token for the
+/// prefix itself), encodes to a token that decodes to it again; the
 /// options table never panics and refuses only with a 400 or a 422 field
 /// error naming resourceVersionMatch.
 pub fn continue_token(data: &[u8]) {
-    use crate::list::continue_token::ContinueToken;
+    use crate::list::continue_token::{ContinueToken, TokenError};
     use crate::list::{plan, ListOptions, PlanError};
+    use base64::Engine;
     let text = String::from_utf8_lossy(data);
-    if let Ok(token) = ContinueToken::decode(&text) {
-        let again = ContinueToken::decode(&token.encode()).expect("an encoded token decodes");
-        assert_eq!(again, token);
+    let as_json = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(data);
+    for candidate in [text.as_ref(), as_json.as_str()] {
+        match ContinueToken::decode(candidate) {
+            Ok(token) => {
+                assert_ne!(token.resource_version, 0, "rv 0 is refused");
+                if !token.start.is_empty() {
+                    assert!(
+                        token.start.split('/').all(|s| !matches!(s, "" | "." | "..")),
+                        "a start that climbs: {:?}",
+                        token.start
+                    );
+                    let again = ContinueToken::decode(&token.encode()).expect("an encoded token decodes");
+                    assert_eq!(again, token);
+                } else {
+                    assert_eq!(ContinueToken::decode(&token.encode()), Err(TokenError::EmptyStartKey));
+                }
+                let prefix = b"/registry/core/pods/ns/";
+                assert!(token.start_key(prefix).starts_with(prefix));
+            }
+            Err(e) => assert!(e.to_string().starts_with("continue key is not valid"), "{e}"),
+        }
     }
     // The same bytes as list options: rv | match | limit | continue.
     let mut parts = text.split('|');
@@ -899,7 +925,9 @@ pub fn continue_token(data: &[u8]) {
     let options = ListOptions { resource_version: rv, resource_version_match: rv_match, limit, continue_token: token };
     match plan(&options) {
         Ok(_) | Err(PlanError::BadRequest(_)) => {}
-        Err(PlanError::Invalid { field, .. }) => assert_eq!(field, "resourceVersionMatch"),
+        Err(PlanError::Invalid(errors)) => {
+            assert!(!errors.is_empty() && errors.iter().all(|e| e.field == "resourceVersionMatch"), "{errors:?}")
+        }
     }
 }
 

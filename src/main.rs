@@ -134,6 +134,11 @@ struct ServeArgs {
     /// Longest wait between passes of a Terminating namespace's cleanup (e.g. 5s).
     #[arg(long, value_parser = parse_duration)]
     namespace_finalize_retry_max: Option<Duration>,
+    /// Longest time between passes of kube-apiserver's own controllers of
+    /// its bootstrap objects (e.g. 10s); they also run after every write to
+    /// the objects they keep.
+    #[arg(long, value_parser = parse_duration)]
+    system_objects_resync_interval: Option<Duration>,
     /// Built-in controllers to run, kube-controller-manager's syntax and names
     /// (`*`, `-name`, `name`): garbage-collector-controller and
     /// namespace-controller. `-*` beside a real kube-controller-manager.
@@ -303,6 +308,9 @@ fn config_from(args: ServeArgs) -> Config {
     }
     if let Some(v) = args.namespace_finalize_retry_max {
         config.namespace_finalize_retry_max = v.max(Duration::from_millis(100));
+    }
+    if let Some(v) = args.system_objects_resync_interval {
+        config.system_objects_resync_interval = v.max(Duration::from_millis(200));
     }
     if let Some(v) = args.log_segment_bytes_max {
         config.log_segment_bytes_max = v.max(64 * 1024);

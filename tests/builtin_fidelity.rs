@@ -844,6 +844,73 @@ fn refused_rows() -> Vec<Refused> {
             message: "MutatingAdmissionPolicyBinding.admissionregistration.k8s.io \"mapb\" is invalid: spec.paramRef: Required value: one of name or selector must be specified",
             causes: &[("spec.paramRef", "FieldValueRequired")],
         },
+        // The messages checked against kube's source in the validation audit
+        // (docs/types.md): ResourceQuota's scope selector ('Exists' since
+        // v1.31), a claim's repeated request name (at the index, after the
+        // requests' own errors), the operations a mutating policy may match,
+        // a priority level's v1beta3 round-trip annotation.
+        Refused {
+            method: "POST",
+            url: "/api/v1/namespaces/refusals/resourcequotas",
+            body: json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+                "spec": {"hard": {"pods": "1"}, "scopeSelector": {"matchExpressions": [
+                    {"scopeName": "Terminating", "operator": "In", "values": ["x"]}]}}}),
+            code: 422,
+            reason: "Invalid",
+            message: "ResourceQuota \"q\" is invalid: spec.scopeSelector.matchExpressions.operator: Invalid value: \"In\": must be 'Exists' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
+            causes: &[("spec.scopeSelector.matchExpressions.operator", "FieldValueInvalid")],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/resource.k8s.io/v1/namespaces/refusals/resourceclaims",
+            body: json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "twice"},
+                "spec": {"devices": {"requests": [
+                    {"name": "gpu", "exactly": {"deviceClassName": "gpu"}},
+                    {"name": "gpu", "exactly": {"deviceClassName": "gpu", "allocationMode": "All", "count": 2}}]}}}),
+            code: 422,
+            reason: "Invalid",
+            message: "ResourceClaim.resource.k8s.io \"twice\" is invalid: [spec.devices.requests[1].exactly.count: Invalid value: 2: must not be specified when allocationMode is 'All', spec.devices.requests[1]: Duplicate value: \"gpu\"]",
+            causes: &[
+                ("spec.devices.requests[1].exactly.count", "FieldValueInvalid"),
+                ("spec.devices.requests[1]", "FieldValueDuplicate"),
+            ],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies",
+            body: json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+                "metadata": {"name": "map-delete"}, "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""],
+                    "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]}]},
+                    "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": "[]"}}]}}),
+            code: 422,
+            reason: "Invalid",
+            message: "MutatingAdmissionPolicy.admissionregistration.k8s.io \"map-delete\" is invalid: spec.matchConstraints.resourceRules.operations: Unsupported value: \"DELETE\": supported values: \"*\", \"CONNECT\", \"CREATE\", \"UPDATE\"",
+            causes: &[("spec.matchConstraints.resourceRules.operations", "FieldValueNotSupported")],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations",
+            body: json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
+                "metadata": {"name": "plc-annotated", "annotations": {
+                    "flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares": ""}},
+                "spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Reject"}}}}),
+            code: 422,
+            reason: "Invalid",
+            message: "PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io \"plc-annotated\" is invalid: metadata.annotations: Forbidden: annotation 'flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares' is forbidden",
+            causes: &[("metadata.annotations", "FieldValueForbidden")],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+            body: json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                "metadata": {"name": "vap-syntax"}, "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"],
+                    "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["deployments"]}]},
+                    "validations": [{"expression": "object.spec.replicas <"}]}}),
+            code: 422,
+            reason: "Invalid",
+            message: "ValidatingAdmissionPolicy.admissionregistration.k8s.io \"vap-syntax\" is invalid: spec.validations[0].expression: Invalid value: \"object.spec.replicas <\": compilation failed: ERROR: <input>:1:23: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | object.spec.replicas <\n | ......................^",
+            causes: &[("spec.validations[0].expression", "FieldValueInvalid")],
+        },
         // pkg/apis/admissionregistration/validation: validateValidatingWebhook.
         Refused {
             method: "POST",

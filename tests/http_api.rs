@@ -667,3 +667,58 @@ fn large_list_survives_a_slow_reader() {
         assert_eq!(item["data"]["payload"].as_str().unwrap().len(), 4000);
     }
 }
+
+/// The bytes of a JSON answer as kube-apiserver's serializers write them:
+/// `json.Encoder`'s final newline; indented (`json.MarshalIndent`, two
+/// spaces) for `pretty=true` or a person's tool (curl, Wget, a browser) that
+/// says nothing; never for a watch; `/version` always indented.
+#[test]
+fn json_answers_are_shaped_as_kubes_serializers_shape_them() {
+    let s = Server::start();
+    let cm = "/api/v1/namespaces/default/configmaps";
+    let r = s.post_json(cm, &json!({"metadata": {"name": "shape"}, "data": {"k": "v"}}));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let client = [("User-Agent", "kubectl/v1.36.0 (linux/amd64) kubernetes/abcdef")];
+    // A client's answer: compact, ending in one newline (object, list, Status, discovery).
+    for path in [format!("{cm}/shape"), cm.to_string(), format!("{cm}/missing"), "/api/v1".to_string()] {
+        let r = s.request("GET", &path, &client, None);
+        let text = r.text();
+        assert!(text.ends_with("}\n") && !text.ends_with("\n\n"), "{path}: {text:?}");
+        assert!(!text.contains("\n "), "{path} is compact: {text}");
+        let _: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    }
+    // curl with nothing said, or pretty=true: indented, without the newline.
+    let curl = [("User-Agent", "curl/8.5.0")];
+    let r = s.request("GET", &format!("{cm}/shape"), &curl, None);
+    let text = r.text();
+    assert!(
+        text.starts_with(
+            "{\n  \"kind\": \"ConfigMap\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {\n    \"name\": \"shape\","
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("\n}"), "{text:?}");
+    assert!(text.contains("\"data\": {\n    \"k\": \"v\"\n  }"), "{text}");
+    let r = s.request("GET", &format!("{cm}?pretty=true"), &client, None);
+    assert!(r.text().starts_with("{\n  \"kind\": \"ConfigMapList\""), "{}", r.text());
+    let r = s.request("GET", &format!("{cm}/missing"), &curl, None);
+    assert_eq!(r.status, 404);
+    assert!(r.text().starts_with("{\n  \"kind\": \"Status\""), "{}", r.text());
+    // pretty=false (or one Go cannot read) wins over the User-Agent.
+    for q in ["pretty=false", "pretty=maybe"] {
+        let r = s.request("GET", &format!("{cm}/shape?{q}"), &curl, None);
+        assert_eq!(r.status, 200, "{q}");
+        assert!(r.text().ends_with("}\n") && !r.text().contains("\n "), "{q}: {}", r.text());
+    }
+    // A pretty answer is not gzipped; a compact large one still may be.
+    let r = s.request("GET", cm, &[("User-Agent", "Mozilla/5.0 (X11)"), ("Accept-Encoding", "gzip")], None);
+    assert_eq!(r.header("Content-Encoding"), None);
+    assert!(r.text().starts_with("{\n  \"kind\""), "{}", r.text());
+    // A watch is not reshaped, even for curl.
+    let r = s.request("GET", &format!("{cm}?watch=true&timeoutSeconds=1"), &curl, None);
+    let first = r.text().lines().next().unwrap_or_default().to_string();
+    assert!(first.starts_with("{\"type\":\"ADDED\""), "{first}");
+    // /version is indented whoever asks.
+    let r = s.request("GET", "/version", &client, None);
+    assert!(r.text().starts_with("{\n  \""), "{}", r.text());
+}

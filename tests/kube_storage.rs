@@ -225,6 +225,16 @@ fn kube_path(group: &str, version: &str, resource: &str) -> String {
     }
 }
 
+/// kube-apiserver's token for the page after `key`, as its `EncodeContinue`
+/// writes it for `key` and a NUL: base64 (URL, no padding) of Go's JSON. The
+/// fixture's keys need no JSON escapes (checked).
+fn kube_continue(key: &str, prefix: &str, rv: u64) -> String {
+    let relative = key.strip_prefix(prefix).expect("a key under the prefix");
+    assert!(relative.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.:_/".contains(&b)), "{relative}");
+    let json = format!(r#"{{"v":"meta.k8s.io/v1","rv":{rv},"start":"{relative}\u0000"}}"#);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+}
+
 /// Lists kube's answers hold that these keys cannot give (justified):
 /// componentstatuses are kube-apiserver's probes of its own components, not
 /// stored objects. (events.k8s.io/v1 events are served converted from the
@@ -278,6 +288,67 @@ fn a_kubernetes_etcd_is_served_as_kube_apiserver_served_it() {
         compared += 1;
     }
     assert!(compared >= 55, "only {compared} lists compared");
+
+    // Continue tokens: page through collections at R and compare each token
+    // with the one kube-apiserver's EncodeContinue writes for the same page,
+    // built by hand from kube's own etcd keys (its key prefix for the
+    // collection stripped, a NUL appended, rv R). A kube token continues
+    // here, so a client may switch servers between pages.
+    let keys: Vec<String> =
+        range["kvs"].as_array().unwrap().iter().map(|kv| String::from_utf8(b64(&kv["key"])).unwrap()).collect();
+    let collections = [
+        ("/api/v1/configmaps", "/registry/configmaps/", 1),
+        ("/api/v1/services", "/registry/services/specs/", 1),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings",
+            "/registry/rolebindings/kube-system/",
+            1,
+        ),
+        ("/apis/rbac.authorization.k8s.io/v1/clusterroles", "/registry/clusterroles/", 7),
+        ("/apis/example.com/v1/widgets", "/registry/example.com/widgets/", 2),
+    ];
+    for (path, kube_prefix, limit) in collections {
+        let mut under: Vec<&str> = keys.iter().map(String::as_str).filter(|k| k.starts_with(kube_prefix)).collect();
+        under.sort_unstable();
+        assert!(under.len() > limit, "{path}: {} keys, too few to page", under.len());
+        let mut token: Option<String> = None;
+        let mut served = Vec::new();
+        loop {
+            let url = match &token {
+                None => format!("{path}?limit={limit}&resourceVersion={revision_at}"),
+                Some(t) => format!("{path}?limit={limit}&continue={t}"),
+            };
+            let page = s.get_ok(&url);
+            assert_eq!(page["metadata"]["resourceVersion"], revision_at.to_string(), "{url}");
+            let items = page["items"].as_array().unwrap();
+            assert!(!items.is_empty() && served.len() + items.len() <= under.len(), "{url}: {page}");
+            for item in items {
+                let ns = item["metadata"]["namespace"].as_str().map(|n| format!("{n}/")).unwrap_or_default();
+                served.push(format!("{ns}{}", item["metadata"]["name"].as_str().unwrap()));
+            }
+            let next = page["metadata"]["continue"].as_str().unwrap_or("").to_string();
+            if served.len() == under.len() {
+                assert_eq!(next, "", "{url}: no token after the last page");
+                break;
+            }
+            let last = under[served.len() - 1];
+            assert_eq!(next, kube_continue(last, kube_prefix, revision_at), "{url}: kube's token after {last}");
+            token = Some(next);
+        }
+        let relative: Vec<&str> = under.iter().map(|k| &k[kube_prefix.len()..]).collect();
+        let expected: Vec<String> = if path.contains("/namespaces/") {
+            let ns = kube_prefix.trim_end_matches('/').rsplit('/').next().unwrap();
+            relative.iter().map(|name| format!("{ns}/{name}")).collect()
+        } else {
+            relative.iter().map(|k| k.to_string()).collect()
+        };
+        assert_eq!(served, expected, "{path}: every object once, in kube's key order");
+        // A token kube-apiserver wrote after the first key continues here.
+        let page = s.get_ok(&format!("{path}?limit=1&continue={}", kube_continue(under[0], kube_prefix, revision_at)));
+        assert_eq!(page["metadata"]["resourceVersion"], revision_at.to_string());
+        let name = page["items"][0]["metadata"]["name"].as_str().unwrap();
+        assert!(under[1].ends_with(&format!("/{name}")), "{path}: after {} comes {}, got {name}", under[0], under[1]);
+    }
 
     // The changes of watch.json, replayed in order, as kube's watches saw them.
     let watch: Value = serde_json::from_slice(&std::fs::read(fixtures().join("watch.json")).unwrap()).unwrap();

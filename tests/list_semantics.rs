@@ -8,8 +8,9 @@
 //! rejections of invalid combinations; the 504 (with `Retry-After`) for a
 //! resourceVersion the server has not reached; the 410 Expired for a
 //! resourceVersion or continue token that left the history window; page
-//! contents, `continue` and `remainingItemCount`; malformed continue tokens;
-//! label and field selectors on lists.
+//! contents, `continue` and `remainingItemCount`; continue tokens in kube's
+//! format (their JSON, hand-made ones continuing a list, rv -1, kube's words
+//! for malformed ones); label and field selectors on lists.
 //!
 //! Each test starts its own server on a free loopback port. Tests that need a
 //! short resourceVersion wait or a short history window pass
@@ -52,6 +53,9 @@ fn expect_too_large_message(requested: u64, current: u64) -> String {
 const EXPECT_TOO_OLD_PREFIX: &str = "The resourceVersion for the provided list is too old.";
 /// Substring of the 400 for resourceVersion together with continue.
 const EXPECT_RV_WITH_CONTINUE: &str = "specifying resource version is not allowed when using continue";
+/// The 410 for a continue token whose revision left the history (etcd3's
+/// `inconsistentContinue`).
+const EXPECT_CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 /// Substring of the 400 for a field selector the type does not support.
 const EXPECT_FIELD_NOT_SUPPORTED: &str = "field label not supported";
 
@@ -839,8 +843,31 @@ fn match_with_continue_is_invalid() {
     create_configmaps(&s, CM, &["a", "b", "c"]);
     let token = must_continue(&list(&s, CM, &[("limit", "1")]));
     for m in ["Exact", "NotOlderThan"] {
-        assert_invalid_match(&s.get(&url(CM, &[("resourceVersionMatch", m), ("limit", "1"), ("continue", &token)])));
+        let status = assert_invalid_match(
+            &s.get(&url(CM, &[("resourceVersionMatch", m), ("limit", "1"), ("continue", &token)])),
+        );
+        // kube's ValidateListOptions reports every error at once: without a
+        // resourceVersion, and with continue.
+        assert_eq!(
+            status["message"],
+            "ListOptions.meta.k8s.io \"\" is invalid: [\
+             resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, \
+             resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided]",
+            "{m}"
+        );
+        assert_eq!(status["details"]["causes"].as_array().map(Vec::len), Some(2), "{status}");
     }
+    // With resourceVersion "0" and Exact: continue, and exact with "0".
+    let status = assert_invalid_match(&s.get(&url(
+        CM,
+        &[("resourceVersion", "0"), ("resourceVersionMatch", "Exact"), ("limit", "1"), ("continue", &token)],
+    )));
+    assert_eq!(
+        status["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: [\
+         resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided, \
+         resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"]"
+    );
 }
 
 // ======================================================================
@@ -900,6 +927,9 @@ fn expired_continue_token_is_gone_with_a_fresh_inconsistent_token() {
         .unwrap_or_else(|| panic!("the 410 must carry a fresh continue token: {status}"))
         .to_string();
     assert_ne!(fresh, token);
+    // kube's inconsistent continuation: the same start at rv -1.
+    assert_eq!(token_json(&fresh), r#"{"v":"meta.k8s.io/v1","rv":-1,"start":"cm-1\u0000"}"#);
+    assert_eq!(status["message"], EXPECT_CONTINUE_EXPIRED);
     // Continuing with it returns the rest from the current state.
     let now = current_rv(&s);
     let next = list(&s, CM, &[("limit", "2"), ("continue", &fresh)]);
@@ -914,49 +944,209 @@ fn expired_continue_token_is_gone_with_a_fresh_inconsistent_token() {
 }
 
 #[test]
-fn malformed_continue_tokens_are_bad_request() {
+fn malformed_continue_tokens_are_bad_request_with_kubes_words() {
     let s = Server::start();
     create_configmaps(&s, CM, &["a", "b", "c"]);
     let token = must_continue(&list(&s, CM, &[("limit", "1")]));
-    assert!(token.len() >= 4, "token too short to mangle: {token:?}");
-    let mut bad = vec![
-        "garbage".to_string(),
-        "%%%".to_string(),
-        token[..token.len() / 2].to_string(),
-        token[..token.len() - 1].to_string(),
+    let rv = list_rv(&list(&s, CM, &[]));
+    let cases: Vec<(String, String)> = vec![
+        ("%%%".into(), "illegal base64 data at input byte 0".into()),
+        ("eyJ2=".into(), "illegal base64 data at input byte 4".into()),
+        // One character short of the real token: a lone last character.
+        (
+            format!("{}A", &token[..token.len() - token.len() % 4]),
+            format!("illegal base64 data at input byte {}", token.len() - token.len() % 4),
+        ),
+        (kube_token_json("garbage"), "invalid character 'g' looking for beginning of value".into()),
+        (kube_token_json(r#"{"v":"meta.k8s.io/v1","rv":5"#), "unexpected end of JSON input".into()),
+        (
+            kube_token_json(r#"{"v":"meta.k8s.io/v1","rv":"5","start":"b\u0000"}"#),
+            "json: cannot unmarshal string into Go struct field continueToken.rv of type int64".into(),
+        ),
+        (
+            kube_token("meta.k8s.io/v1", 0, "b\0"),
+            "incorrect encoded start resourceVersion (version meta.k8s.io/v1)".into(),
+        ),
+        (kube_token("meta.k8s.io/v1", rv as i64, ""), "encoded start key empty (version meta.k8s.io/v1)".into()),
+        (
+            kube_token("meta.k8s.io/v2", rv as i64, "b\0"),
+            "server does not recognize this encoded version meta.k8s.io/v2".into(),
+        ),
+        // kube's traversal defence: a start path.Clean would change.
+        (kube_token("meta.k8s.io/v1", rv as i64, "../../secrets/default/x"), "../../secrets/default/x".into()),
+        (kube_token("meta.k8s.io/v1", rv as i64, "a/../b"), "a/../b".into()),
+        (kube_token("meta.k8s.io/v1", rv as i64, "a//b"), "a//b".into()),
     ];
-    // One character changed, at several places (never the last two, whose
-    // spare bits a base64 decoder may ignore).
-    let bytes = token.as_bytes();
-    for at in [0, token.len() / 4, token.len() / 2, token.len() * 3 / 4] {
-        if at + 2 >= token.len() {
-            continue;
-        }
-        let mut changed = bytes.to_vec();
-        changed[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
-        bad.push(String::from_utf8(changed).unwrap());
-    }
-    for t in &bad {
+    for (t, words) in &cases {
         let r = s.get(&url(CM, &[("limit", "1"), ("continue", t)]));
-        assert_status(&r, 400, "BadRequest");
+        let status = assert_status(&r, 400, "BadRequest");
+        assert_eq!(status["message"], format!("invalid continue token: continue key is not valid: {words}"), "{t}");
     }
+    // A bad token is refused before a resourceVersion beside it, as kube's storage does.
+    let r = s.get(&url(CM, &[("limit", "1"), ("resourceVersion", "5"), ("continue", "%%%")]));
+    let status = assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        "invalid continue token: continue key is not valid: illegal base64 data at input byte 0"
+    );
     // The real token still works.
     assert_eq!(names(&list(&s, CM, &[("limit", "1"), ("continue", &token)])), ["b"]);
 }
 
+/// Base64 (URL alphabet, no padding) of `json`, as kube's tokens are.
+fn kube_token_json(json: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+}
+
+/// A token as kube-apiserver's `EncodeContinue` writes it, by hand: Go's
+/// JSON of `{v, rv, start}` (NUL as `\u0000`), then base64.
+fn kube_token(version: &str, rv: i64, start: &str) -> String {
+    let start = start.replace('\0', "\\u0000");
+    kube_token_json(&format!(r#"{{"v":"{version}","rv":{rv},"start":"{start}"}}"#))
+}
+
+/// A token's JSON, decoded from its base64.
+fn token_json(token: &str) -> String {
+    use base64::Engine;
+    let raw =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).expect("a token is base64 (URL, no padding)");
+    String::from_utf8(raw).expect("a token is JSON text")
+}
+
 #[test]
-fn continue_token_from_another_resource_is_bad_request() {
+fn tokens_are_kubes_json_with_the_start_relative_to_the_collection() {
     let s = Server::start();
+    create_namespace(&s, "other");
     create_configmaps(&s, CM, &["a", "b", "c"]);
-    for name in ["p1", "p2", "p3"] {
+    create_configmaps(&s, CM_OTHER, &["d"]);
+    // A namespace's list: the start is the name, then NUL.
+    let page = list(&s, CM, &[("limit", "2")]);
+    let rv = list_rv(&page);
+    assert_eq!(token_json(&must_continue(&page)), format!(r#"{{"v":"meta.k8s.io/v1","rv":{rv},"start":"b\u0000"}}"#));
+    // Every namespace's: namespace/name.
+    let page = list(&s, CM_ALL, &[("limit", "1")]);
+    let first = &keys(&page)[0];
+    let rv = list_rv(&page);
+    assert_eq!(
+        token_json(&must_continue(&page)),
+        format!(r#"{{"v":"meta.k8s.io/v1","rv":{rv},"start":"{first}\u0000"}}"#)
+    );
+    // Cluster-scoped: the name.
+    let page = list(&s, NAMESPACES, &[("limit", "1")]);
+    let first = names(&page)[0].clone();
+    let rv = list_rv(&page);
+    assert_eq!(
+        token_json(&must_continue(&page)),
+        format!(r#"{{"v":"meta.k8s.io/v1","rv":{rv},"start":"{first}\u0000"}}"#)
+    );
+    // A client following the tokens sees every object once.
+    assert_eq!(all_names(&paginate(&s, CM_ALL, 1, &[])), names(&list(&s, CM_ALL, &[])));
+}
+
+#[test]
+fn kubectl_follows_the_tokens() {
+    let s = Server::start();
+    create_configmaps(&s, CM, &["a", "b", "c", "d", "e"]);
+    let pages = s.kubectl_ok(&["get", "configmaps", "-n", "default", "--chunk-size=2", "-o", "name", "-v=6"]);
+    let listed: Vec<&str> = pages.stdout.lines().filter(|l| !l.contains("kube-root-ca")).collect();
+    assert_eq!(listed, ["configmap/a", "configmap/b", "configmap/c", "configmap/d", "configmap/e"], "{}", pages.stderr);
+    assert!(pages.stderr.matches("continue=").count() >= 2, "kubectl asked for the next pages:\n{}", pages.stderr);
+    // The table kubectl prints by default is paged the same way.
+    let table = s.kubectl_ok(&["get", "configmaps", "-n", "default", "--chunk-size=2", "--no-headers"]);
+    let rows: Vec<&str> = table.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(rows.iter().filter(|r| r.len() == 1).count(), 5, "{}", table.stdout);
+}
+
+#[test]
+fn a_hand_made_kube_token_continues_the_list() {
+    let s = Server::start();
+    create_namespace(&s, "other");
+    create_configmaps(&s, CM, &["a", "b", "c", "d"]);
+    create_configmaps(&s, CM_OTHER, &["e"]);
+    let rv = list_rv(&list(&s, CM, &[])) as i64;
+    update_configmap(&s, CM, "c", "2");
+    // After "b", at rv: the state at rv.
+    let page = list(&s, CM, &[("limit", "1"), ("continue", &kube_token("meta.k8s.io/v1", rv, "b\0"))]);
+    assert_eq!(names(&page), ["c"]);
+    assert_eq!(list_rv(&page) as i64, rv);
+    assert_eq!(data_v(&page, "c").as_deref(), Some("1"), "as of {rv}: {page}");
+    let rest = follow(&s, CM, &[("limit", "1")], page);
+    assert_eq!(all_names(&rest), ["c", "d"]);
+    // A start without NUL starts at that key (inclusive), as etcd's range does.
+    let page = list(&s, CM, &[("limit", "2"), ("continue", &kube_token("meta.k8s.io/v1", rv, "b"))]);
+    assert_eq!(names(&page), ["b", "c"]);
+    // A leading slash is cleaned away, as kube's path.Clean leaves it.
+    let page = list(&s, CM, &[("limit", "2"), ("continue", &kube_token("meta.k8s.io/v1", rv, "/b\0"))]);
+    assert_eq!(names(&page), ["c", "d"]);
+    // Every namespace's list: namespace/name.
+    let page = list(&s, CM_ALL, &[("limit", "10"), ("continue", &kube_token("meta.k8s.io/v1", rv, "default/d\0"))]);
+    let after_d = keys(&page);
+    assert!(after_d.contains(&"other/e".to_string()) && after_d.iter().all(|k| k.as_str() > "default/d"), "{page}");
+    // A continue without limit reads the rest, at the token's revision.
+    let rest = list(&s, CM, &[("continue", &kube_token("meta.k8s.io/v1", rv, "a\0"))]);
+    assert_eq!(names(&rest), ["b", "c", "d"]);
+    assert!(continue_token(&rest).is_none(), "{rest}");
+    // rv -1: the latest revision from that key.
+    let now = current_rv(&s);
+    let latest = list(&s, CM, &[("limit", "1"), ("continue", &kube_token("meta.k8s.io/v1", -1, "b\0"))]);
+    assert_eq!(names(&latest), ["c"]);
+    assert_eq!(data_v(&latest, "c").as_deref(), Some("2"), "the current c: {latest}");
+    assert!(list_rv(&latest) >= now, "{latest}");
+    // Its own next token is at the revision it was served at.
+    let next = must_continue(&latest);
+    assert_eq!(token_json(&next), format!(r#"{{"v":"meta.k8s.io/v1","rv":{},"start":"c\u0000"}}"#, list_rv(&latest)));
+}
+
+#[test]
+fn a_token_of_another_collection_continues_this_one_and_never_leaves_it() {
+    let s = Server::start();
+    create_namespace(&s, "other");
+    create_configmaps(&s, CM, &["a", "b", "c"]);
+    for name in ["b", "p2", "p3"] {
         create(&s, PODS, &pod(name, "n1"));
     }
+    // kube's tokens carry a key relative to the collection: a pods token
+    // on configmaps continues configmaps after the same relative key.
     let pods_token = must_continue(&list(&s, PODS, &[("limit", "1")]));
-    let r = s.get(&url(CM, &[("limit", "1"), ("continue", &pods_token)]));
-    assert_status(&r, 400, "BadRequest");
-    // A configmaps token on the namespaces list.
-    let cm_token = must_continue(&list(&s, CM, &[("limit", "1")]));
-    assert_status(&s.get(&url(NAMESPACES, &[("limit", "1"), ("continue", &cm_token)])), 400, "BadRequest");
+    assert_eq!(names(&list(&s, CM, &[("limit", "5"), ("continue", &pods_token)])), ["c"]);
+    // A namespace's token on another namespace's list stays in that namespace.
+    let page = list(&s, CM_OTHER, &[("limit", "5"), ("continue", &pods_token)]);
+    assert!(items(&page).is_empty(), "{page}");
+    // A start past the collection's keys is an empty page, never another collection's objects.
+    let rv = list_rv(&list(&s, CM, &[])) as i64;
+    let page = list(&s, CM, &[("limit", "5"), ("continue", &kube_token("meta.k8s.io/v1", rv, "\u{7f}"))]);
+    assert!(items(&page).is_empty(), "{page}");
+}
+
+#[test]
+fn a_token_from_the_future_waits_then_is_too_large() {
+    // kube's watch cache waits for a continue token's revision (a client may
+    // take its first page from a server ahead of this one), then gives up
+    // with the 504 of any read past the current revision.
+    let s = start_waiting();
+    create_configmaps(&s, CM, &["a", "b"]);
+    let current = current_rv(&s);
+    let future = current + 1000;
+    let r = s.get(&url(CM, &[("limit", "1"), ("continue", &kube_token("meta.k8s.io/v1", future as i64, "a\0"))]));
+    assert_too_large(&s, &r, future, current);
+}
+
+#[test]
+fn a_token_one_revision_ahead_waits_for_it() {
+    let s = start_with_args(&["--resource-version-wait", "20s"]);
+    create_configmaps(&s, CM, &["a", "b"]);
+    let next = current_rv(&s) + 1;
+    let token = kube_token("meta.k8s.io/v1", next as i64, "a\0");
+    let r = with_write_during(
+        &s,
+        |s| create_configmaps(s, CM, &["c"]),
+        |s| s.get(&url(CM, &[("limit", "5"), ("continue", &token)])),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let page = r.json();
+    assert_eq!(list_rv(&page), next, "{page}");
+    assert_eq!(names(&page), ["b", "c"], "the state at {next}: {page}");
 }
 
 #[test]

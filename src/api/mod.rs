@@ -18,6 +18,7 @@ pub mod negotiate;
 pub mod object;
 pub mod params;
 pub mod pipeline;
+pub mod pretty;
 pub mod protobuf;
 pub mod protobuf_encode;
 pub mod route;
@@ -135,8 +136,12 @@ where
     let received = std::time::Instant::now();
     // A handle on the header's bytes (no copy), read only if the answer is an error.
     let accept = request.headers().get(header::ACCEPT).cloned();
+    let pretty = pretty::wanted(
+        Params::parse(request.uri().query()).ok().and_then(|p| p.pretty),
+        request.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()),
+    );
     let mut held = Held { in_flight: None, record: None };
-    match serve(backend, request, received, &mut held).await {
+    match serve(backend, request, received, &mut held, pretty).await {
         // The in-flight slot and the request's record are held until the body
         // ends (a streamed list, a watch).
         Ok(response) => {
@@ -153,7 +158,7 @@ where
             if let Some(record) = &mut held.record {
                 record.set_code(error.code());
             }
-            error_response_negotiated(&error, accept.as_ref().and_then(|v| v.to_str().ok()))
+            pretty::shape(error_response_negotiated(&error, accept.as_ref().and_then(|v| v.to_str().ok())), pretty)
         }
     }
 }
@@ -169,6 +174,7 @@ async fn serve<B, Bd>(
     request: Request<Bd>,
     received: std::time::Instant,
     held: &mut Held,
+    pretty: bool,
 ) -> Result<Response<ResponseBody>, ApiError>
 where
     B: Backend + 'static,
@@ -227,7 +233,8 @@ where
         content_length: header_text(header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
         query: parts.uri.query().map(str::to_string),
         user,
-        accept_encoding: header_text(header::ACCEPT_ENCODING),
+        // A pretty answer is reshaped on the way out: it is not gzipped.
+        accept_encoding: if pretty { None } else { header_text(header::ACCEPT_ENCODING) },
         user_agent: header_text(header::USER_AGENT),
         warnings: Default::default(),
     };
@@ -243,6 +250,20 @@ where
         held.in_flight = in_flight;
         return Ok(response);
     }
+    // Which answers are a serializer's JSON document (`pretty.rs`).
+    enum Shaping {
+        Serialized,
+        Indented,
+        AsIs,
+    }
+    let shaping = match &route {
+        Route::Resource(path) if head.params.watch || path.legacy_watch => Shaping::AsIs,
+        Route::Resource(_) | Route::CoreVersions | Route::Groups | Route::Group(_) | Route::GroupVersion { .. } => {
+            Shaping::Serialized
+        }
+        Route::Version => Shaping::Indented,
+        _ => Shaping::AsIs,
+    };
     let response = match route {
         Route::Resource(path) if handlers::review::serves(&path) => {
             Box::pin(handlers::review::serve(shared, &head, &path, &body)).await
@@ -262,7 +283,11 @@ where
             handlers::discovery::serve(backend, &head, &other).await
         }
     }?;
-    let mut response = response;
+    let mut response = match shaping {
+        Shaping::Serialized => pretty::shape(response, pretty),
+        Shaping::Indented => pretty::indented(response),
+        Shaping::AsIs => response,
+    };
     field_validation::add_warnings(&mut response, &head.warnings.borrow());
     held.in_flight = in_flight;
     Ok(response)

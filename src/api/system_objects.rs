@@ -19,27 +19,41 @@
 //!
 //! Each is created through the typed layer (defaults, validation,
 //! allocation of the Service's cluster IP, managedFields as
-//! `kube-apiserver`), only where absent, so an operator's later change is
-//! kept across restarts, as kube keeps it where the object does not carry
-//! `apf.kubernetes.io/autoupdate-spec: "true"`.
+//! `kube-apiserver`) by [`ensure`] at start-up, only where absent.
 //!
-//! Then the statuses kube-apiserver's own controllers give them
-//! ([`sync_statuses`]), by server-side apply of `/status` as those
-//! controllers apply it: the `kubernetes` ServiceCIDR's `Ready` condition
-//! (the default ServiceCIDR controller, pkg/controlplane/controller/
-//! defaultservicecidr: set to True when absent or Unknown and the spec's
-//! CIDRs are the flag's) and each FlowSchema's `Dangling` condition (the
-//! Priority and Fairness config consumer: False/`Found` when the
-//! PriorityLevelConfiguration it names exists, True/`NotFound` when not,
-//! written only when status, reason or message differ). kube's controllers
-//! keep these current as objects change; Shardline computes them at
-//! start-up, so a FlowSchema created or a level deleted later has the
-//! condition it had then (or none) until the next start.
+//! Then kube-apiserver's own controllers keep some of them current
+//! (driven by `handlers/apiserver_controllers.rs`, which writes what the
+//! pure decisions here say):
 //!
-//! Architecture invariant: what the objects are is pure data here
-//! ([`objects`], [`service_cidr_status`], [`flow_schema_status`]);
-//! [`ensure`] and [`sync_statuses`] write them through the `Backend` trait
-//! and the create and patch handlers, never the log directly.
+//! - the default ServiceCIDR controller (pkg/controlplane/controller/
+//!   defaultservicecidr, `kubernetes-service-cidr-controller`): the
+//!   `kubernetes` ServiceCIDR is created again when absent, and its `Ready`
+//!   condition set to True when absent or Unknown and the spec's CIDRs are
+//!   the flag's ([`service_cidr_status`]);
+//! - the Priority and Fairness config producer (pkg/registry/flowcontrol/
+//!   ensurer, `api-priority-and-fairness-config-producer-v1`): every
+//!   bootstrap FlowSchema and PriorityLevelConfiguration absent is created
+//!   again; a mandatory one's (`exempt`, `catch-all`) spec is put back
+//!   whatever its `apf.kubernetes.io/autoupdate-spec` says, a suggested
+//!   one's only when that annotation says true (or, absent or not a
+//!   boolean, when `metadata.generation` is 1); the annotation is set to
+//!   what was decided ([`revise_configuration`]); an object not in the
+//!   bootstrap set whose annotation says true is deleted
+//!   ([`unwanted_configuration`]);
+//! - the Priority and Fairness config consumer (apiserver's
+//!   util/flowcontrol/apf_controller.go, `api-priority-and-fairness-config-
+//!   consumer-v1`): each FlowSchema's `Dangling` condition, False/`Found`
+//!   when the level it names is usable (a PriorityLevelConfiguration that is
+//!   not broken, [`level_usable`], or a mandatory level, which the consumer
+//!   imagines when its object is absent), True/`NotFound` when not, written
+//!   only when status, reason or message differ ([`flow_schema_status`]),
+//!   at most six times a minute per FlowSchema ([`StatusWrites`]).
+//!
+//! Architecture invariant: what the objects are and what the controllers
+//! decide is pure data here ([`objects`], [`service_cidr_status`],
+//! [`flow_schema_status`], [`revise_configuration`], ...); [`ensure`] and the
+//! controllers write them through the `Backend` trait and the create,
+//! update, patch and delete handlers, never the log directly.
 
 use super::handlers;
 use super::status::ApiError;
@@ -307,55 +321,174 @@ pub fn flow_schema_status(current: &Value, level_exists: bool, now: &str) -> Opt
     }))
 }
 
-/// Applies `status` to `/status` of the object at `key` as `manager`
-/// (server-side apply, forced, as kube's controllers apply their statuses).
-async fn apply_status(backend: &impl Backend, key: &ObjectKey, manager: &str, status: &Value) -> Result<(), String> {
-    let Some(mut resolved) = handlers::garbage::resolved_for_key(&backend.registry(), &key.encode()) else {
-        return Ok(());
-    };
-    resolved.subresource = Some("status".into());
-    let mut head = system_request(http::Method::PATCH, "application/apply-patch+yaml");
-    head.params.field_manager = Some(manager.into());
-    head.params.force = Some(true);
-    let body = status.to_string();
-    Box::pin(handlers::patch::serve(backend, &head, &resolved, body.as_bytes()))
-        .await
-        .map(|_| ())
-        .map_err(|e| e.message())
+/// The annotation saying who controls a Priority and Fairness bootstrap
+/// object's spec (`flowcontrolv1.AutoUpdateAnnotationKey`).
+pub const AUTO_UPDATE_SPEC: &str = "apf.kubernetes.io/autoupdate-spec";
+/// The mandatory configuration objects' names (a FlowSchema and a
+/// PriorityLevelConfiguration each): kube's config producer keeps their
+/// specs, and its consumer imagines the levels when their objects are absent.
+pub const MANDATORY: [&str; 2] = ["exempt", "catch-all"];
+
+/// Go's `strconv.ParseBool`.
+fn parse_bool(text: &str) -> Option<bool> {
+    match text {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
 }
 
-/// Gives the objects of [`objects`] the statuses kube-apiserver's own
-/// controllers give them (the module's doc); returns what could not be
-/// written, each with why.
-pub async fn sync_statuses(backend: &impl Backend, facts: &Facts) -> Result<Vec<String>, ApiError> {
-    let now = crate::api::object::timestamp(backend.now());
-    let revision = backend.committed_revision();
-    let read = |key: ObjectKey| async move {
-        Ok::<_, ApiError>(match handlers::read_current(backend, &key, revision).await? {
-            Some(current) => serde_json::from_slice::<Value>(&current.json).ok(),
-            None => None,
-        })
-    };
-    let mut applies = Vec::new();
-    let cidr = ObjectKey::new("networking.k8s.io", "servicecidrs", "", "kubernetes");
-    if let Some(current) = read(cidr.clone()).await? {
-        if let Some(status) = service_cidr_status(&current, &facts.service_cidr, &now) {
-            applies.push((cidr, SERVICE_CIDR_MANAGER, status));
+/// The `apf.kubernetes.io/autoupdate-spec` annotation of `object`, parsed as
+/// Go parses it: `None` when absent or not a boolean.
+fn auto_update_spec(object: &Value) -> Option<bool> {
+    object["metadata"]["annotations"][AUTO_UPDATE_SPEC].as_str().and_then(parse_bool)
+}
+
+/// Equality as Go's `equality.Semantic.DeepEqual` sees two decoded specs:
+/// an absent field, `null` and an empty list are the same (a nil and an
+/// empty slice compare equal; an omitted pointer is nil).
+fn semantically_equal(a: &Value, b: &Value) -> bool {
+    fn empty(v: &Value) -> bool {
+        v.is_null() || v.as_array().is_some_and(Vec::is_empty)
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let null = Value::Null;
+            x.keys().chain(y.keys()).all(|k| semantically_equal(x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null)))
+        }
+        (Value::Array(x), Value::Array(y)) if !x.is_empty() || !y.is_empty() => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| semantically_equal(a, b))
+        }
+        _ if empty(a) && empty(b) => true,
+        _ => a == b,
+    }
+}
+
+/// Whether `current`'s spec is what the config producer keeps, given the
+/// `bootstrap` object (defaulted as the server defaults it): kube's
+/// `flowSchemaSpecEqual` and `plcSpecEqualish`, which leaves the `exempt`
+/// level's `nominalConcurrencyShares` and `lendablePercent` to the operator.
+fn spec_equalish(current: &Value, bootstrap: &Value) -> bool {
+    let mut expected = bootstrap["spec"].clone();
+    if bootstrap["kind"] == "PriorityLevelConfiguration" && bootstrap["metadata"]["name"] == "exempt" {
+        let Some(actual) = current["spec"]["exempt"].as_object() else { return false };
+        if let Some(exempt) = expected.get_mut("exempt").and_then(Value::as_object_mut) {
+            for field in ["nominalConcurrencyShares", "lendablePercent"] {
+                match actual.get(field) {
+                    Some(v) => exempt.insert(field.into(), v.clone()),
+                    None => exempt.shift_remove(field),
+                };
+            }
         }
     }
-    for (key, _) in objects(facts).into_iter().filter(|(k, _)| k.resource == "flowschemas") {
-        let Some(current) = read(key.clone()).await? else { continue };
-        let level = current["spec"]["priorityLevelConfiguration"]["name"].as_str().unwrap_or_default().to_string();
-        let level_key = ObjectKey::new("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "", &level);
-        let exists = read(level_key).await?.is_some();
-        if let Some(status) = flow_schema_status(&current, exists, &now) {
-            applies.push((key, FLOW_SCHEMA_MANAGER, status));
+    semantically_equal(&expected, &current["spec"])
+}
+
+/// What Priority and Fairness' config producer writes over `current`, a
+/// stored bootstrap object, if anything (kube's `ReviseIfNeeded`): the
+/// whole object to PUT, with `bootstrap`'s spec when the servers control the
+/// spec and it differs, and the `autoupdate-spec` annotation set to who
+/// controls it. A `mandatory` object's spec is always the servers'; a
+/// suggested one's is when the annotation says true, or, absent or not a
+/// boolean, when the operator has not changed it (`metadata.generation` 1).
+pub fn revise_configuration(current: &Value, bootstrap: &Value, mandatory: bool) -> Option<Value> {
+    if !current["metadata"].is_object() || !matches!(current["metadata"]["annotations"], Value::Object(_) | Value::Null)
+    {
+        return None;
+    }
+    let servers_control =
+        mandatory || auto_update_spec(current).unwrap_or_else(|| current["metadata"]["generation"].as_i64() == Some(1));
+    let update_annotation = auto_update_spec(current) != Some(servers_control);
+    let replace_spec = servers_control && !spec_equalish(current, bootstrap);
+    if !update_annotation && !replace_spec {
+        return None;
+    }
+    let mut revised = current.clone();
+    if replace_spec {
+        revised["spec"] = bootstrap["spec"].clone();
+    }
+    if update_annotation {
+        let metadata = &mut revised["metadata"];
+        if !metadata["annotations"].is_object() {
+            metadata["annotations"] = json!({});
+        }
+        metadata["annotations"][AUTO_UPDATE_SPEC] = json!(servers_control.to_string());
+    }
+    Some(revised)
+}
+
+/// Whether the config producer deletes `object`, a FlowSchema or
+/// PriorityLevelConfiguration whose name is not in the bootstrap set
+/// (kube's `RemoveUnwantedObjects`): only when its `autoupdate-spec`
+/// annotation says true (one without it is an operator's own object).
+pub fn unwanted_configuration(object: &Value, bootstrap_names: &[&str]) -> bool {
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    !bootstrap_names.contains(&name) && auto_update_spec(object) == Some(true)
+}
+
+/// Whether the config consumer can use the PriorityLevelConfiguration
+/// `level` (kube's `queueSetCompleterForPL`): a broken one counts as absent,
+/// and the FlowSchemas naming it are dangling. Validation refuses most
+/// breakage; what it lets through is checked here all the same.
+pub fn level_usable(level: &Value) -> bool {
+    let spec = &level["spec"];
+    let present = |v: &Value| !v.is_null();
+    let exempt_type = spec["type"] == "Exempt";
+    if (spec["type"] == "Limited") != present(&spec["limited"]) || exempt_type != present(&spec["exempt"]) {
+        return false;
+    }
+    if exempt_type != (level["metadata"]["name"] == "exempt") {
+        return false;
+    }
+    let response = &spec["limited"]["limitResponse"];
+    if present(&spec["limited"]) && (response["type"] == "Reject") == present(&response["queuing"]) {
+        return false;
+    }
+    let queuing = &response["queuing"];
+    if present(queuing) {
+        // The shuffle-sharding dealer's own checks.
+        let (queues, hand) = (queuing["queues"].as_i64().unwrap_or(0), queuing["handSize"].as_i64().unwrap_or(0));
+        if queues < 1 || hand < 1 || hand > queues {
+            return false;
         }
     }
-    let writes = applies.iter().map(|(key, manager, status)| async move {
-        apply_status(backend, key, manager, status).await.err().map(|e| format!("{} {}: {e}", key.resource, key.name))
-    });
-    Ok(futures_util::future::join_all(writes).await.into_iter().flatten().collect())
+    true
+}
+
+/// Recent `Dangling` writes per FlowSchema: kube's config consumer writes
+/// one FlowSchema's status at most six times a minute, and waits 30 to 75
+/// seconds before trying again past that, so two writers disagreeing about
+/// it cannot spin. Bounded: at most six instants per FlowSchema that exists.
+#[derive(Debug, Default)]
+pub struct StatusWrites {
+    recent: std::collections::HashMap<String, std::collections::VecDeque<std::time::SystemTime>>,
+}
+
+impl StatusWrites {
+    /// Writes of one FlowSchema allowed in a minute.
+    pub const PER_MINUTE_MAX: usize = 6;
+
+    /// Whether a write to `name` now must wait.
+    pub fn must_wait(&self, name: &str, now: std::time::SystemTime) -> bool {
+        let minute_ago = now.checked_sub(std::time::Duration::from_secs(60)).unwrap_or(std::time::UNIX_EPOCH);
+        self.recent
+            .get(name)
+            .is_some_and(|times| times.iter().filter(|t| **t > minute_ago).count() >= Self::PER_MINUTE_MAX)
+    }
+
+    /// Records a write to `name` now.
+    pub fn record(&mut self, name: &str, now: std::time::SystemTime) {
+        let times = self.recent.entry(name.to_string()).or_default();
+        if times.len() == Self::PER_MINUTE_MAX {
+            times.pop_front();
+        }
+        times.push_back(now);
+    }
+
+    /// Forgets the FlowSchemas not in `names` (deleted ones).
+    pub fn retain(&mut self, names: &std::collections::HashSet<&str>) {
+        self.recent.retain(|name, _| names.contains(name.as_str()));
+    }
 }
 
 #[cfg(test)]
@@ -404,6 +537,148 @@ mod tests {
             missing["status"]["conditions"][0]["message"],
             "This FlowSchema references the PriorityLevelConfiguration object named \"catch-all\" but there is no such object"
         );
+    }
+
+    fn bootstrap(kind: &str, name: &str) -> Value {
+        let (_, object) = objects(&facts())
+            .into_iter()
+            .find(|(k, o)| o["kind"] == kind && k.name == name)
+            .unwrap_or_else(|| panic!("{kind} {name}"));
+        object
+    }
+
+    /// `object` as stored: with a generation and `annotations` replaced.
+    fn stored(object: &Value, generation: i64, annotations: Value) -> Value {
+        let mut stored = object.clone();
+        stored["metadata"]["generation"] = json!(generation);
+        stored["metadata"]["annotations"] = annotations;
+        stored
+    }
+
+    #[test]
+    fn a_mandatory_spec_is_put_back_whatever_the_annotation_says() {
+        let boot = bootstrap("FlowSchema", "catch-all");
+        let mut changed = stored(&boot, 2, json!({AUTO_UPDATE_SPEC: "false"}));
+        changed["spec"]["matchingPrecedence"] = json!(9999);
+        let revised = revise_configuration(&changed, &boot, true).unwrap();
+        assert_eq!(revised["spec"], boot["spec"]);
+        assert_eq!(revised["metadata"]["annotations"][AUTO_UPDATE_SPEC], "true");
+        assert_eq!(revised["metadata"]["generation"], 2, "the rest of the object is kept");
+        // Current and owned by the servers: nothing to write.
+        assert_eq!(revise_configuration(&stored(&boot, 1, json!({AUTO_UPDATE_SPEC: "true"})), &boot, true), None);
+        // The spec right but the annotation not: only the annotation.
+        let revised = revise_configuration(&stored(&boot, 3, json!({AUTO_UPDATE_SPEC: "false"})), &boot, true).unwrap();
+        assert_eq!(
+            (&revised["spec"], &revised["metadata"]["annotations"][AUTO_UPDATE_SPEC]),
+            (&boot["spec"], &json!("true"))
+        );
+    }
+
+    #[test]
+    fn a_suggested_spec_is_the_operators_when_the_annotation_or_generation_says_so() {
+        let boot = bootstrap("PriorityLevelConfiguration", "workload-low");
+        let edit = |generation: i64, annotations: Value| {
+            let mut object = stored(&boot, generation, annotations);
+            object["spec"]["limited"]["nominalConcurrencyShares"] = json!(7);
+            object
+        };
+        // `false` (any of Go's spellings): the operator's; nothing written.
+        for spelling in ["false", "F", "0", "FALSE"] {
+            assert_eq!(
+                revise_configuration(&edit(5, json!({AUTO_UPDATE_SPEC: spelling})), &boot, false),
+                None,
+                "{spelling}"
+            );
+        }
+        // `true`: the servers'; the spec is put back.
+        let revised = revise_configuration(&edit(5, json!({AUTO_UPDATE_SPEC: "true"})), &boot, false).unwrap();
+        assert_eq!(revised["spec"], boot["spec"]);
+        // No annotation (or not a boolean): generation 1 is the servers' ...
+        let revised = revise_configuration(&edit(1, json!(null)), &boot, false).unwrap();
+        assert_eq!(
+            (&revised["spec"], &revised["metadata"]["annotations"][AUTO_UPDATE_SPEC]),
+            (&boot["spec"], &json!("true"))
+        );
+        // ... a later one the operator's: the spec kept, the annotation says so.
+        let revised = revise_configuration(&edit(2, json!({AUTO_UPDATE_SPEC: "yes"})), &boot, false).unwrap();
+        assert_eq!(revised["spec"]["limited"]["nominalConcurrencyShares"], 7);
+        assert_eq!(revised["metadata"]["annotations"][AUTO_UPDATE_SPEC], "false");
+    }
+
+    #[test]
+    fn the_exempt_levels_shares_are_the_operators() {
+        let boot = bootstrap("PriorityLevelConfiguration", "exempt");
+        let mut tuned = stored(&boot, 2, json!({AUTO_UPDATE_SPEC: "true"}));
+        tuned["spec"]["exempt"] = json!({"nominalConcurrencyShares": 3, "lendablePercent": 50});
+        assert_eq!(revise_configuration(&tuned, &boot, true), None);
+        tuned["spec"]["exempt"] = json!(null);
+        assert_eq!(revise_configuration(&tuned, &boot, true).unwrap()["spec"], boot["spec"]);
+    }
+
+    #[test]
+    fn specs_compare_as_go_compares_them() {
+        assert!(semantically_equal(&json!({"a": 1, "b": []}), &json!({"a": 1})));
+        assert!(semantically_equal(&json!({"a": null}), &json!({})));
+        assert!(!semantically_equal(&json!({"a": {}}), &json!({})), "an empty struct is not a nil pointer");
+        assert!(!semantically_equal(&json!({"rules": [1, 2]}), &json!({"rules": [2, 1]})));
+    }
+
+    #[test]
+    fn only_objects_the_servers_own_are_removed() {
+        let names = ["exempt", "catch-all", "system"];
+        let object = |name: &str, annotations: Value| json!({"metadata": {"name": name, "annotations": annotations}});
+        assert!(unwanted_configuration(&object("retired", json!({AUTO_UPDATE_SPEC: "true"})), &names));
+        assert!(!unwanted_configuration(&object("retired", json!({AUTO_UPDATE_SPEC: "false"})), &names));
+        assert!(!unwanted_configuration(&object("mine", json!(null)), &names));
+        assert!(!unwanted_configuration(&object("system", json!({AUTO_UPDATE_SPEC: "true"})), &names));
+    }
+
+    #[test]
+    fn a_broken_level_is_not_usable() {
+        let level = |name: &str, spec: Value| json!({"metadata": {"name": name}, "spec": spec});
+        for (_, object) in objects(&facts()).iter().filter(|(k, _)| k.resource == "prioritylevelconfigurations") {
+            assert!(level_usable(object), "{object}");
+        }
+        assert!(!level_usable(&level("other", json!({"type": "Exempt", "exempt": {}}))), "exempt by another name");
+        assert!(!level_usable(&level(
+            "exempt",
+            json!({"type": "Limited", "limited": {"limitResponse": {"type": "Reject"}}})
+        )));
+        assert!(!level_usable(&level("x", json!({"type": "Limited"}))));
+        assert!(!level_usable(&level(
+            "x",
+            json!({"type": "Limited", "limited": {"limitResponse": {"type": "Queue"}}})
+        )));
+        let queuing = |queues: i64, hand: i64| {
+            level(
+                "x",
+                json!({"type": "Limited", "limited": {"limitResponse": {"type": "Queue",
+                "queuing": {"queues": queues, "handSize": hand, "queueLengthLimit": 50}}}}),
+            )
+        };
+        assert!(level_usable(&queuing(8, 8)));
+        assert!(!level_usable(&queuing(4, 8)));
+        assert!(!level_usable(&level(
+            "x",
+            json!({"type": "Limited", "limited": {"limitResponse": {"type": "Reject",
+            "queuing": {"queues": 1, "handSize": 1}}}})
+        )));
+    }
+
+    #[test]
+    fn a_flow_schemas_status_is_written_at_most_six_times_a_minute() {
+        let start = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        let at = |s: u64| start + std::time::Duration::from_secs(s);
+        let mut writes = StatusWrites::default();
+        for s in 0..6 {
+            assert!(!writes.must_wait("a", at(s)), "{s}");
+            writes.record("a", at(s));
+        }
+        assert!(writes.must_wait("a", at(10)));
+        assert!(!writes.must_wait("b", at(10)), "per FlowSchema");
+        assert!(!writes.must_wait("a", at(61)), "the first write is a minute old");
+        writes.retain(&["b"].into_iter().collect());
+        assert!(!writes.must_wait("a", at(10)), "a deleted FlowSchema is forgotten");
     }
 
     fn facts() -> Facts {

@@ -47,21 +47,27 @@ pub struct Plan {
     pub limit: Option<usize>,
 }
 
-/// Why the options were refused. `Invalid` becomes 422 naming the field,
+/// One field error of the ListOptions (`Forbidden`, `NotSupported`), as
+/// kube's `field.Error`: the field, the cause's reason, its message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: &'static str,
+    pub reason: &'static str,
+    pub detail: String,
+}
+
+/// Why the options were refused. `Invalid` becomes one 422 with every field
+/// error (kube's `ValidateListOptions` reports them all, in its order),
 /// `BadRequest` 400.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanError {
-    /// A field error of the ListOptions (`Forbidden`, `NotSupported`).
-    Invalid {
-        field: &'static str,
-        reason: &'static str,
-        detail: String,
-    },
+    Invalid(Vec<FieldError>),
     BadRequest(String),
 }
 
-pub fn parse_resource_version(text: &str) -> Result<Revision, PlanError> {
-    text.parse::<u64>().map(Revision).map_err(|_| PlanError::BadRequest(format!("invalid resource version \"{text}\"")))
+/// A resourceVersion's revision; the 400's message otherwise.
+pub fn parse_resource_version(text: &str) -> Result<Revision, String> {
+    text.parse::<u64>().map(Revision).map_err(|_| format!("invalid resource version \"{text}\""))
 }
 
 /// Resolves the options per the table "resourceVersionMatch and paging
@@ -72,41 +78,42 @@ pub fn plan(options: &ListOptions<'_>) -> Result<Plan, PlanError> {
     let continue_token = options.continue_token.filter(|v| !v.is_empty());
     let limit = options.limit.filter(|n| *n > 0).map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     if let Some(m) = rv_match {
-        if m != "Exact" && m != "NotOlderThan" {
-            return Err(PlanError::Invalid {
-                field: "resourceVersionMatch",
-                reason: "FieldValueNotSupported",
-                detail: format!("Unsupported value: \"{m}\": supported values: \"Exact\", \"NotOlderThan\""),
-            });
-        }
+        // kube's ValidateListOptions: every error, in this order.
+        let forbidden = |detail: &str| FieldError {
+            field: "resourceVersionMatch",
+            reason: "FieldValueForbidden",
+            detail: format!("Forbidden: {detail}"),
+        };
+        let mut errors = Vec::new();
         if rv.is_none() {
-            return Err(PlanError::Invalid {
-                field: "resourceVersionMatch",
-                reason: "FieldValueForbidden",
-                detail: "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided".into(),
-            });
+            errors.push(forbidden("resourceVersionMatch is forbidden unless resourceVersion is provided"));
         }
         if continue_token.is_some() {
-            return Err(PlanError::Invalid {
+            errors.push(forbidden("resourceVersionMatch is forbidden when continue is provided"));
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            // kube lists "" among the supported values.
+            errors.push(FieldError {
                 field: "resourceVersionMatch",
-                reason: "FieldValueForbidden",
-                detail: "Forbidden: resourceVersionMatch is forbidden when continue is provided".into(),
+                reason: "FieldValueNotSupported",
+                detail: format!("Unsupported value: \"{m}\": supported values: \"Exact\", \"NotOlderThan\", \"\""),
             });
         }
         if m == "Exact" && rv == Some("0") {
-            return Err(PlanError::Invalid {
-                field: "resourceVersionMatch",
-                reason: "FieldValueForbidden",
-                detail: "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".into(),
-            });
+            errors.push(forbidden("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
+        }
+        if !errors.is_empty() {
+            return Err(PlanError::Invalid(errors));
         }
     }
     if let Some(token) = continue_token {
+        // kube's storage decodes the token first, then refuses a
+        // resourceVersion beside it (etcd3 `GetList`).
+        let token = ContinueToken::decode(token)
+            .map_err(|e: TokenError| PlanError::BadRequest(format!("invalid continue token: {e}")))?;
         if rv.is_some_and(|v| v != "0") {
             return Err(PlanError::BadRequest("specifying resource version is not allowed when using continue".into()));
         }
-        let token = ContinueToken::decode(token)
-            .map_err(|e: TokenError| PlanError::BadRequest(format!("invalid continue token: {e}")))?;
         return Ok(Plan { consistency: Consistency::Continue(token), limit });
     }
     let consistency = match rv {
@@ -114,7 +121,7 @@ pub fn plan(options: &ListOptions<'_>) -> Result<Plan, PlanError> {
         // kube-apiserver serves resourceVersion=0 from its cache, whole.
         Some("0") => return Ok(Plan { consistency: Consistency::Any, limit: None }),
         Some(text) => {
-            let revision = parse_resource_version(text)?;
+            let revision = parse_resource_version(text).map_err(PlanError::BadRequest)?;
             match (rv_match, limit) {
                 (Some("Exact"), _) | (None, Some(_)) => Consistency::Exact(revision),
                 _ => Consistency::NotOlderThan(revision),
@@ -149,7 +156,6 @@ pub fn merge(runs: Vec<Vec<Arc<CachedObject>>>, take: usize) -> Vec<Arc<CachedOb
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
 
     fn opts<'a>(rv: Option<&'a str>, m: Option<&'a str>, limit: Option<u64>, c: Option<&'a str>) -> ListOptions<'a> {
         ListOptions { resource_version: rv, resource_version_match: m, limit, continue_token: c }
@@ -161,7 +167,9 @@ mod tests {
 
     fn invalid(o: ListOptions<'_>) -> String {
         match plan(&o) {
-            Err(PlanError::Invalid { field, detail, .. }) => format!("{field}: {detail}"),
+            Err(PlanError::Invalid(errors)) => {
+                errors.iter().map(|e| format!("{}: {}", e.field, e.detail)).collect::<Vec<_>>().join(", ")
+            }
             other => panic!("expected Invalid, got {other:?}"),
         }
     }
@@ -169,8 +177,7 @@ mod tests {
     /// Every cell of the specification's list table.
     #[test]
     fn the_list_table() {
-        let token =
-            ContinueToken { revision: Revision(9), start_after: Bytes::from_static(b"/registry/core/pods/a/b") };
+        let token = ContinueToken { resource_version: 9, start: "b\0".into() };
         let t = token.encode();
         let t = Some(t.as_str());
         // resourceVersionMatch unset, limit unset.
@@ -214,8 +221,33 @@ mod tests {
         // Other invalid combinations.
         assert!(invalid(opts(Some("7"), Some("Foo"), None, None)).contains("Unsupported value: \"Foo\""));
         assert!(invalid(opts(Some("7"), Some("Exact"), Some(5), t)).contains("when continue is provided"));
+        // Every error at once, in kube's order.
+        assert_eq!(
+            invalid(opts(None, Some("Foo"), Some(5), t)),
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, \
+             resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided, \
+             resourceVersionMatch: Unsupported value: \"Foo\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+        );
+        assert_eq!(
+            invalid(opts(Some("0"), Some("Exact"), None, t)),
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided, \
+             resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""
+        );
         assert!(matches!(plan(&opts(Some("x"), None, None, None)), Err(PlanError::BadRequest(_))));
-        assert!(matches!(plan(&opts(None, None, Some(5), Some("%%%"))), Err(PlanError::BadRequest(_))));
+        assert_eq!(
+            plan(&opts(None, None, Some(5), Some("%%%"))),
+            Err(PlanError::BadRequest(
+                "invalid continue token: continue key is not valid: illegal base64 data at input byte 0".into()
+            ))
+        );
+        // A bad token is reported before a resourceVersion beside it, as kube's storage does.
+        assert_eq!(
+            plan(&opts(Some("7"), None, Some(5), Some("e30"))),
+            Err(PlanError::BadRequest(
+                "invalid continue token: continue key is not valid: server does not recognize this encoded version "
+                    .into()
+            ))
+        );
         // Empty values are unset.
         assert_eq!(consistency(opts(Some(""), Some(""), None, Some(""))), Consistency::MostRecent);
     }

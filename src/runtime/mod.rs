@@ -279,6 +279,10 @@ struct Local {
     /// The garbage collector's owner index (`garbage.rs`), kept on the log's
     /// shard when `--controllers` runs the garbage-collector-controller.
     garbage: Option<api::handlers::garbage::SharedGraph>,
+    /// Wakes kube-apiserver's own controllers of its bootstrap objects
+    /// (`apiserver_controllers.rs`) when a FlowSchema, PriorityLevelConfiguration
+    /// or ServiceCIDR is committed; on the log's shard, unless `--upstream`.
+    apiserver_trigger: Option<Rc<api::handlers::apiserver_controllers::Trigger>>,
     /// The deadlines of `Backend::sleep` (watch timeouts), woken by one timer task.
     deadlines: Rc<deadlines::Deadlines>,
 }
@@ -1091,6 +1095,7 @@ async fn shard_main(
         delivery: Rc::default(),
         metrics: Rc::new(crate::metrics::ShardMetrics::new(config.metrics_commit_times_max)),
         garbage: (inbox.log_rx.is_some() && config.controllers.garbage_collector).then(Rc::default),
+        apiserver_trigger: (inbox.log_rx.is_some() && config.upstream.is_none()).then(Rc::default),
         deadlines: Rc::default(),
     });
 
@@ -1151,11 +1156,18 @@ async fn shard_main(
     if log.is_some() {
         let backend = ShardBackend { shared: shared.clone(), local: local.clone() };
         let namespace_controller = config.controllers.namespace;
+        let trigger = local.apiserver_trigger.clone();
         glommio::spawn_local(async move {
-            bootstrap_namespaces(&backend).await;
+            let controllers = bootstrap_namespaces(&backend).await;
+            let shard_backend = Rc::new(ShardBackend { shared: backend.shared.clone(), local: backend.local.clone() });
             // Namespaces a restart left Terminating finish their cleanup.
             if namespace_controller {
                 api::handlers::namespace::resume_terminating(Rc::new(backend)).await;
+            }
+            // kube-apiserver's own controllers keep its bootstrap objects
+            // current from here on (not with --upstream: no trigger).
+            if let (Some((facts, writes)), Some(trigger)) = (controllers, trigger) {
+                api::handlers::apiserver_controllers::run(shard_backend, facts, trigger, writes).await;
             }
         })
         .detach();
@@ -1370,11 +1382,13 @@ fn observe_commit(
     }
 }
 
-async fn bootstrap_namespaces(backend: &ShardBackend) {
+async fn bootstrap_namespaces(
+    backend: &ShardBackend,
+) -> Option<(api::system_objects::Facts, api::system_objects::StatusWrites)> {
     if backend.shared.config.upstream.is_some() {
         // The upstream kube-apiserver bootstraps the cluster it serves.
         backend.shared.bootstrapped.store(true, Ordering::Release);
-        return;
+        return None;
     }
     for name in DEFAULT_NAMESPACES {
         let key = ObjectKey::new("", "namespaces", "", name);
@@ -1397,12 +1411,12 @@ async fn bootstrap_namespaces(backend: &ShardBackend) {
             Ok(_) | Err(AppendError::Conflict { .. }) => {}
             Err(e) => {
                 eprintln!("shardline: creating namespace {name}: {e}");
-                return;
+                return None;
             }
         }
     }
     if backend.shared.config.authorization_mode.has_rbac() && !bootstrap_rbac(backend).await {
-        return;
+        return None;
     }
     let config = &backend.shared.config;
     let range = &config.service_ranges.cluster_ip;
@@ -1421,18 +1435,19 @@ async fn bootstrap_namespaces(backend: &ShardBackend) {
         }
         Err(e) => {
             eprintln!("shardline: creating kube-apiserver's own objects: {e}");
-            return;
+            return None;
         }
     }
-    match api::system_objects::sync_statuses(backend, &facts).await {
-        Ok(refused) => {
-            for refused in refused {
-                eprintln!("shardline: not writing the status of kube-apiserver's object {refused}");
-            }
-        }
-        Err(e) => eprintln!("shardline: writing the statuses of kube-apiserver's own objects: {e}"),
+    // kube-apiserver's own controllers' first pass (the statuses they give
+    // these objects) before the server reports ready, so a client's first
+    // read sees them; `apiserver_controllers::run` keeps them current after.
+    let mut writes = api::system_objects::StatusWrites::default();
+    let outcome = api::handlers::apiserver_controllers::pass(backend, &facts, &mut writes).await;
+    for failed in outcome.failed {
+        eprintln!("shardline: kube-apiserver's controllers: {failed}");
     }
     backend.shared.bootstrapped.store(true, Ordering::Release);
+    Some((facts, writes))
 }
 
 /// Writes kube-apiserver's bootstrap RBAC policy where absent (RBAC mode);
@@ -1539,6 +1554,9 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
                 shared.publish_watch_stats(local.id, &local.hub.borrow());
                 local.run_ready_jobs();
                 start_garbage_actions(&local, &shared);
+                if let Some(trigger) = &local.apiserver_trigger {
+                    trigger.fire();
+                }
                 continue;
             }
         };
@@ -1571,6 +1589,11 @@ async fn apply_loop(local: Rc<Local>, shared: Arc<Shared>, apply_rx: flume::Rece
             }
         }
         start_garbage_actions(&local, &shared);
+        if let Some(trigger) = &local.apiserver_trigger {
+            if batch.iter().any(|e| api::handlers::apiserver_controllers::is_watched_key(&e.key)) {
+                trigger.fire();
+            }
+        }
         {
             let mut hub = local.hub.borrow_mut();
             hub.dispatch(&batch, now_ms, &*registry);

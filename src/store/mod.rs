@@ -460,7 +460,8 @@ impl ShardStore {
 
     /// The objects under `prefix` as they were at `revision` (the newest
     /// version of each key not newer than it; keys deleted or not yet created
-    /// then are skipped), in key order, after `start_after` (exclusive). `Err`
+    /// then are skipped), in key order, from `start` (a key after the last
+    /// one served, or a continue token's start key, inclusive). `Err`
     /// with the compacted revision when `revision` is older than the history
     /// this shard keeps; at or after it, every version a read needs is
     /// retained, so a key with no version <= `revision` did not exist then.
@@ -468,13 +469,15 @@ impl ShardStore {
         &'a self,
         prefix: &'a [u8],
         revision: Revision,
-        start_after: Option<&[u8]>,
+        start: Bound<&[u8]>,
     ) -> Result<impl Iterator<Item = &'a Arc<CachedObject>> + 'a, Revision> {
         if revision < self.compacted {
             return Err(self.compacted);
         }
-        let lower = match start_after {
-            Some(k) if k >= prefix => Bound::Excluded(k),
+        // A start before the prefix (never given) reads from the prefix.
+        let lower = match start {
+            Bound::Excluded(k) if k >= prefix => Bound::Excluded(k),
+            Bound::Included(k) if k >= prefix => Bound::Included(k),
             _ => Bound::Included(prefix),
         };
         Ok(self
@@ -484,15 +487,15 @@ impl ShardStore {
             .filter_map(move |(_, chain)| chain.at(revision)?.object.as_ref()))
     }
 
-    /// Objects under `prefix` at `revision` after `start_after`, at most `limit`.
+    /// Objects under `prefix` at `revision` from `start`, at most `limit`.
     pub fn list_at(
         &self,
         prefix: &[u8],
         revision: Revision,
-        start_after: Option<&[u8]>,
+        start: Bound<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Arc<CachedObject>>, Revision> {
-        Ok(self.objects_at(prefix, revision, start_after)?.take(limit).cloned().collect())
+        Ok(self.objects_at(prefix, revision, start)?.take(limit).cloned().collect())
     }
 
     /// Like [`ShardStore::list_at`], keeping only objects `matches` accepts,
@@ -502,17 +505,17 @@ impl ShardStore {
         &self,
         prefix: &[u8],
         revision: Revision,
-        start_after: Option<&[u8]>,
+        start: Bound<&[u8]>,
         limit: usize,
         matches: &dyn Fn(&CachedObject) -> bool,
     ) -> Result<Vec<Arc<CachedObject>>, Revision> {
-        Ok(self.objects_at(prefix, revision, start_after)?.filter(|o| matches(o)).take(limit).cloned().collect())
+        Ok(self.objects_at(prefix, revision, start)?.filter(|o| matches(o)).take(limit).cloned().collect())
     }
 
-    /// How many objects under `prefix` existed at `revision` after
-    /// `start_after` (for `remainingItemCount`).
-    pub fn count_at(&self, prefix: &[u8], revision: Revision, start_after: Option<&[u8]>) -> Result<usize, Revision> {
-        Ok(self.objects_at(prefix, revision, start_after)?.count())
+    /// How many objects under `prefix` existed at `revision` from `start`
+    /// (for `remainingItemCount`).
+    pub fn count_at(&self, prefix: &[u8], revision: Revision, start: Bound<&[u8]>) -> Result<usize, Revision> {
+        Ok(self.objects_at(prefix, revision, start)?.count())
     }
 
     /// Current objects whose key starts with `prefix`, in key order, after
@@ -654,7 +657,7 @@ mod tests {
         let prefix = crate::types::key::collection_prefix("", "pods", Some("ns"));
         let at = |r: u64| -> Vec<(String, u64)> {
             store
-                .list_at(prefix.as_bytes(), Revision(r), None, 10)
+                .list_at(prefix.as_bytes(), Revision(r), Bound::Unbounded, 10)
                 .unwrap()
                 .iter()
                 .map(|o| (o.meta().name().to_string(), o.mod_revision.0))
@@ -666,9 +669,24 @@ mod tests {
         assert_eq!(at(4), [("a".to_string(), 3)]);
         assert_eq!(at(5), [("a".to_string(), 3), ("c".to_string(), 5)]);
         assert_eq!(at(0), Vec::<(String, u64)>::new());
+        // From a key: after it (a page's last key), at it (a continue token's
+        // start, inclusive), or at the key and NUL (kube's next start).
+        let names = |start: Bound<&[u8]>| -> Vec<String> {
+            let run = store.list_at(prefix.as_bytes(), Revision(5), start, 10).unwrap();
+            run.iter().map(|o| o.meta().name().to_string()).collect()
+        };
+        let a = format!("{prefix}a");
+        let a_nul = format!("{prefix}a\0");
+        assert_eq!(names(Bound::Excluded(a.as_bytes())), ["c"]);
+        assert_eq!(names(Bound::Included(a.as_bytes())), ["a", "c"]);
+        assert_eq!(names(Bound::Included(a_nul.as_bytes())), ["c"]);
+        // A start before the prefix reads from the prefix; none past its end.
+        assert_eq!(names(Bound::Included(b"/registry/core/a")), ["a", "c"]);
+        assert_eq!(names(Bound::Included(b"/registry/core/pods/nt/")), Vec::<String>::new());
+        assert_eq!(store.count_at(prefix.as_bytes(), Revision(5), Bound::Included(a.as_bytes())), Ok(2));
         // Once the window drops a's first version, revision 1 is unknown.
         store.apply(&[put(6, "z")], 5000, &fields);
-        assert_eq!(store.list_at(prefix.as_bytes(), Revision(1), None, 10).unwrap_err(), store.compacted());
+        assert_eq!(store.list_at(prefix.as_bytes(), Revision(1), Bound::Unbounded, 10).unwrap_err(), store.compacted());
         assert!(store.compacted() >= Revision(3));
     }
 
@@ -769,9 +787,13 @@ mod tests {
         store.apply(&[one("a", 5), one("a", 6)], 2, &fields);
         assert_eq!(store.compacted(), Revision(4));
         let prefix = crate::types::key::collection_prefix("", "pods", Some("ns"));
-        assert_eq!(store.list_at(prefix.as_bytes(), Revision(3), None, 10).unwrap_err(), Revision(4));
-        let at4: Vec<u64> =
-            store.list_at(prefix.as_bytes(), Revision(4), None, 10).unwrap().iter().map(|o| o.mod_revision.0).collect();
+        assert_eq!(store.list_at(prefix.as_bytes(), Revision(3), Bound::Unbounded, 10).unwrap_err(), Revision(4));
+        let at4: Vec<u64> = store
+            .list_at(prefix.as_bytes(), Revision(4), Bound::Unbounded, 10)
+            .unwrap()
+            .iter()
+            .map(|o| o.mod_revision.0)
+            .collect();
         assert_eq!(at4, [4]);
         assert_eq!(store.stats().retained_versions, 3);
         assert_eq!(store.memory(), store.recount());
@@ -869,7 +891,7 @@ mod tests {
                     let mut at: Vec<(Bytes, u64)> = Vec::new();
                     let mut complete = true;
                     for store in &stores {
-                        match store.list_at(prefix.as_bytes(), Revision(r), None, usize::MAX) {
+                        match store.list_at(prefix.as_bytes(), Revision(r), Bound::Unbounded, usize::MAX) {
                             Ok(objects) => at.extend(objects.iter().map(|o| (o.key.clone(), o.mod_revision.0))),
                             Err(_) => complete = false,
                         }

@@ -394,7 +394,7 @@ pub fn apply_to_registry(registry: &mut Registry, key: &[u8], value: Option<&[u8
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub fn widget_crd() -> Value {

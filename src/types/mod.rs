@@ -20,6 +20,8 @@ mod generated;
 pub mod jsonpath;
 pub mod key;
 pub mod openapi;
+pub mod openapi_crd;
+pub mod openapi_v2;
 pub mod printers;
 pub mod proto_schema;
 pub mod registry;

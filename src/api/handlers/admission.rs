@@ -194,7 +194,7 @@ async fn pods_of(backend: &impl Backend, namespace: &str) -> Result<(Vec<Object>
         let prefix = prefix.clone();
         let (found, count) = backend
             .on_shard(ShardId(shard), revision, move |store| {
-                let count = store.count_at(prefix.as_bytes(), store.applied(), None).unwrap_or(0);
+                let count = store.count_at(prefix.as_bytes(), store.applied(), std::ops::Bound::Unbounded).unwrap_or(0);
                 (store.list(prefix.as_bytes(), None, per_shard), count)
             })
             .await

@@ -89,15 +89,19 @@ pub fn parse_options(
         dry_run_all: head.params.dry_run_all,
         ..DeleteOptions::default()
     };
+    let (mut orphan_seen, mut ignore_seen) = (false, false);
     for (name, value) in form_urlencoded::parse(head.query.as_deref().unwrap_or("").as_bytes()) {
-        let flag = || match value.as_ref() {
-            "" | "true" | "1" => Ok(true),
-            "false" | "0" => Ok(false),
-            other => Err(ApiError::BadRequest(format!("invalid value {other:?} for query parameter {name}"))),
-        };
+        // The first value counts, read as apimachinery reads a boolean.
+        let flag = crate::api::params::Params::query_bool(&value);
         match name.as_ref() {
-            "orphanDependents" => options.orphan_dependents = Some(flag()?),
-            "ignoreStoreReadErrorWithClusterBreakingPotential" => options.ignore_store_read_error = flag()?,
+            "orphanDependents" if !orphan_seen => {
+                orphan_seen = true;
+                options.orphan_dependents = Some(flag);
+            }
+            "ignoreStoreReadErrorWithClusterBreakingPotential" if !ignore_seen => {
+                ignore_seen = true;
+                options.ignore_store_read_error = flag;
+            }
             _ => {}
         }
     }

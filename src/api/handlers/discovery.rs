@@ -10,7 +10,7 @@ use crate::api::negotiate::{self, Representation};
 use crate::api::route::Route;
 use crate::api::status::ApiError;
 use crate::api::{respond, Backend, RequestHead, ResponseBody};
-use crate::types::{discovery, openapi};
+use crate::types::{discovery, openapi, openapi_crd, openapi_v2};
 use bytes::Bytes;
 use http::{Method, Response, StatusCode};
 
@@ -103,6 +103,15 @@ async fn aggregated(backend: &impl Backend) -> Result<Vec<Aggregated>, ApiError>
     Ok(aggregated_of(&values, |g, v| registry.resources_of(g, v).next().is_some()))
 }
 
+/// The OpenAPI v3 documents of the served custom group-versions, by path
+/// (`apis/G/V`); `v2` gives each the schemas kube publishes in v2.
+fn custom_documents(registry: &crate::types::registry::Registry, v2: bool) -> Vec<(String, serde_json::Value)> {
+    openapi_crd::custom_group_versions(registry.iter())
+        .into_iter()
+        .map(|(path, resources)| (path, openapi_crd::document(&resources, v2)))
+        .collect()
+}
+
 pub async fn serve(
     backend: &impl Backend,
     head: &RequestHead,
@@ -172,7 +181,36 @@ pub async fn serve(
             None => Err(ApiError::PathNotFound),
         },
         Route::Version => ok(json(&discovery::version_info())),
-        Route::OpenApiV3Index => ok(openapi::openapi_v3_index()),
+        Route::OpenApiV3Index => {
+            let custom = custom_documents(registry, false);
+            if custom.is_empty() {
+                return ok(openapi::openapi_v3_index());
+            }
+            let mut index: serde_json::Value = serde_json::from_slice(&openapi::openapi_v3_index()).unwrap_or_default();
+            if let Some(paths) = index.get_mut("paths").and_then(|p| p.as_object_mut()) {
+                for (path, doc) in &custom {
+                    let hash = openapi_crd::content_hash(&json(doc));
+                    let url = format!("/openapi/v3/{path}?hash={hash}");
+                    paths.insert(path.clone(), serde_json::json!({"serverRelativeURL": url}));
+                }
+            }
+            ok(json(&index))
+        }
+        Route::OpenApiV3(path) if openapi::openapi_v3_document(path).is_none() => {
+            let path = path.trim_start_matches('/');
+            let found = custom_documents(registry, false).into_iter().find(|(p, _)| p == path);
+            let Some((_, doc)) = found else { return Err(ApiError::PathNotFound) };
+            let body = json(&doc);
+            let hash = openapi_crd::content_hash(&body);
+            let mut response = respond(StatusCode::OK, "application/json", body);
+            if let Ok(v) = http::HeaderValue::from_str(&format!("\"{hash}\"")) {
+                response.headers_mut().insert(http::header::ETAG, v);
+            }
+            let fixed = head.query.as_deref().is_some_and(|q| q.contains(&format!("hash={hash}")));
+            let cache = if fixed { "public, immutable" } else { "no-cache, private" };
+            response.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static(cache));
+            Ok(response)
+        }
         Route::OpenApiV3(path) => match openapi::openapi_v3_document(path) {
             Some(doc) => {
                 let mut response = respond(StatusCode::OK, "application/json", doc);
@@ -190,17 +228,37 @@ pub async fn serve(
             None => Err(ApiError::PathNotFound),
         },
         Route::OpenApiV2 => {
-            let wants_protobuf = head.accept.as_deref().is_some_and(|a| a.contains("protobuf"));
-            if wants_protobuf {
-                Ok(respond(
-                    StatusCode::OK,
-                    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
-                    openapi::openapi_v2_minimal_protobuf(),
-                ))
-            } else {
-                let doc = serde_json::json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": discovery::GIT_VERSION}, "paths": {}, "definitions": {}});
-                ok(json(&doc))
+            // kube-openapi's handler: JSON or gnostic protobuf by Accept (406
+            // with an empty body for anything else), one ETag for both, gzip
+            // when the client takes it.
+            let Some(encoding) = openapi_v2::negotiate(head.accept.as_deref()) else {
+                return Ok(respond(StatusCode::NOT_ACCEPTABLE, "text/plain", Bytes::new()));
+            };
+            let custom: Vec<serde_json::Value> = custom_documents(registry, true).into_iter().map(|(_, d)| d).collect();
+            let document = openapi_v2::openapi_v2_with(&custom);
+            let gzipped = crate::api::encode::accepts_gzip(head.accept_encoding.as_deref());
+            let body = match (encoding, gzipped) {
+                (openapi_v2::Encoding::Json, false) => document.json.clone(),
+                (openapi_v2::Encoding::Protobuf, false) => document.protobuf.clone(),
+                (openapi_v2::Encoding::Json, true) => document
+                    .json_gzip
+                    .get_or_init(|| crate::api::encode::gzip(std::slice::from_ref(&document.json)))
+                    .clone(),
+                (openapi_v2::Encoding::Protobuf, true) => document
+                    .protobuf_gzip
+                    .get_or_init(|| crate::api::encode::gzip(std::slice::from_ref(&document.protobuf)))
+                    .clone(),
+            };
+            let mut response = respond(StatusCode::OK, encoding.content_type(), body);
+            let headers = response.headers_mut();
+            headers.insert(http::header::VARY, http::HeaderValue::from_static("Accept"));
+            if gzipped {
+                headers.insert(http::header::CONTENT_ENCODING, http::HeaderValue::from_static("gzip"));
             }
+            if let Ok(v) = http::HeaderValue::from_str(&format!("\"{}\"", document.etag)) {
+                headers.insert(http::header::ETAG, v);
+            }
+            Ok(response)
         }
         _ => Err(ApiError::PathNotFound),
     }

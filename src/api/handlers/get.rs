@@ -42,10 +42,7 @@ pub async fn serve(
         None => backend.consistent_revision().await.map_err(super::backend_error)?,
         Some("0") => crate::log::Revision::ZERO,
         Some(text) => {
-            let wanted = crate::list::parse_resource_version(text).map_err(|e| match e {
-                crate::list::PlanError::BadRequest(m) => ApiError::BadRequest(m),
-                crate::list::PlanError::Invalid { detail, .. } => ApiError::BadRequest(detail),
-            })?;
+            let wanted = crate::list::parse_resource_version(text).map_err(ApiError::BadRequest)?;
             super::list::wait_for(backend, wanted).await?;
             wanted
         }

@@ -25,6 +25,7 @@ use crate::types::key::ShardId;
 use crate::types::selector::{parse_field_selector, parse_label_selector, Selector};
 use bytes::{BufMut, Bytes, BytesMut};
 use http::{Response, StatusCode};
+use std::ops::Bound;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -85,10 +86,13 @@ impl Selectors {
 fn plan_error(e: PlanError) -> ApiError {
     match e {
         PlanError::BadRequest(message) => ApiError::BadRequest(message),
-        PlanError::Invalid { field, reason, detail } => ApiError::Invalid {
+        PlanError::Invalid(errors) => ApiError::Invalid {
             kind: "ListOptions".into(),
             target: Target::new("meta.k8s.io", "", ""),
-            causes: vec![Cause { reason: reason.into(), message: detail, field: field.into() }],
+            causes: errors
+                .into_iter()
+                .map(|e| Cause { reason: e.reason.into(), message: e.detail, field: e.field.into() })
+                .collect(),
         },
     }
 }
@@ -102,19 +106,35 @@ pub async fn wait_for(backend: &impl Backend, revision: Revision) -> Result<(), 
         .map_err(|current| ApiError::TooLargeResourceVersion { requested: revision.0, current: current.0 })
 }
 
-/// kube-apiserver's words for a continue token whose snapshot is gone.
 /// kube-apiserver's 410 for a list at a resourceVersion older than the history.
 const LIST_EXPIRED: &str = "The resourceVersion for the provided list is too old.";
+/// kube-apiserver's 410 for a continue token whose revision left the history
+/// (etcd3 `handleCompactedErrorForPaging`'s `inconsistentContinue`); its
+/// Status carries a token for the same key at rv -1 (the latest revision).
 const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
-/// One round of reads: each shard's first `per_shard` matching objects after
-/// `start_after` at `revision`. `Err(compacted)` when a shard no longer
-/// holds that revision.
+/// Where a round of reads starts: after the last key of the previous round,
+/// or at a continue token's start key (inclusive); unbounded from the prefix.
+pub(super) fn after(cursor: Option<Bytes>) -> Bound<Bytes> {
+    cursor.map_or(Bound::Unbounded, Bound::Excluded)
+}
+
+fn as_slice(start: &Bound<Bytes>) -> Bound<&[u8]> {
+    match start {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// One round of reads: each shard's first `per_shard` matching objects from
+/// `start` at `revision`. `Err(compacted)` when a shard no longer holds that
+/// revision.
 pub(super) async fn fetch<B: Backend>(
     backend: &B,
     prefix: &Arc<str>,
     revision: Revision,
-    start_after: Option<Bytes>,
+    start: Bound<Bytes>,
     per_shard: usize,
     selectors: &Arc<Selectors>,
 ) -> Result<Result<Vec<Vec<Arc<CachedObject>>>, Revision>, ApiError> {
@@ -122,10 +142,10 @@ pub(super) async fn fetch<B: Backend>(
     for shard in 0..backend.shard_count() {
         let prefix = prefix.clone();
         let selectors = selectors.clone();
-        let start_after = start_after.clone();
+        let start = start.clone();
         calls.push(backend.on_shard(ShardId(shard), revision, move |store| {
             let matches = |o: &CachedObject| selectors.matches(o);
-            store.list_matching_at(prefix.as_bytes(), revision, start_after.as_deref(), per_shard, &matches)
+            store.list_matching_at(prefix.as_bytes(), revision, as_slice(&start), per_shard, &matches)
         }));
     }
     let mut runs = Vec::with_capacity(calls.len());
@@ -138,20 +158,20 @@ pub(super) async fn fetch<B: Backend>(
     Ok(Ok(runs))
 }
 
-/// Objects under `prefix` at `revision` after `start_after`, on every shard.
+/// Objects under `prefix` at `revision` from `start`, on every shard.
 async fn count_after<B: Backend>(
     backend: &B,
     prefix: &Arc<str>,
     revision: Revision,
-    start_after: Option<Bytes>,
+    start: Bound<Bytes>,
 ) -> Result<Option<usize>, ApiError> {
     let mut total = 0usize;
     for shard in 0..backend.shard_count() {
         let prefix = prefix.clone();
-        let start_after = start_after.clone();
+        let start = start.clone();
         let count = backend
             .on_shard(ShardId(shard), revision, move |store| {
-                store.count_at(prefix.as_bytes(), revision, start_after.as_deref())
+                store.count_at(prefix.as_bytes(), revision, as_slice(&start))
             })
             .await
             .map_err(backend_error)?;
@@ -181,29 +201,39 @@ pub async fn serve<B: Backend + 'static>(
     };
     let plan = lists::plan(&options).map_err(plan_error)?;
     let prefix: Arc<str> = resolved.collection_prefix().into();
-    let (revision, start_after, continuing) = match plan.consistency {
-        Consistency::MostRecent => (backend.consistent_revision().await.map_err(backend_error)?, None, false),
-        Consistency::Any => (backend.committed_revision(), None, false),
+    // The token the 410 carries when the token's revision left the history:
+    // the same start at rv -1 (kube's inconsistent continuation).
+    let mut inconsistent: Option<ContinueToken> = None;
+    let (revision, start) = match plan.consistency {
+        Consistency::MostRecent => (backend.consistent_revision().await.map_err(backend_error)?, Bound::Unbounded),
+        Consistency::Any => (backend.committed_revision(), Bound::Unbounded),
         Consistency::NotOlderThan(n) => {
             wait_for(backend, n).await?;
-            (backend.committed_revision(), None, false)
+            (backend.committed_revision(), Bound::Unbounded)
         }
         Consistency::Exact(n) => {
             wait_for(backend, n).await?;
-            (n, None, false)
+            (n, Bound::Unbounded)
         }
         Consistency::Continue(token) => {
-            if !token.start_after.starts_with(prefix.as_bytes()) {
-                return Err(ApiError::BadRequest(
-                    "invalid continue token: it was issued for another collection".into(),
-                ));
-            }
-            if token.revision > backend.committed_revision() {
-                return Err(ApiError::BadRequest(
-                    "invalid continue token: its resource version is in the future".into(),
-                ));
-            }
-            (token.revision, Some(token.start_after), true)
+            // The start is relative to this collection's prefix and clean
+            // (`ContinueToken::decode`), so it cannot reach outside it; a
+            // token of another collection continues this one from the same
+            // relative key, as on kube-apiserver.
+            let start = Bound::Included(Bytes::from(token.start_key(prefix.as_bytes())));
+            let revision = match token.revision() {
+                // A revision this instance has not reached (a first page from
+                // a server ahead of it): waited for, as kube's watch cache
+                // waits, then 504 "Too large resource version".
+                Some(n) => {
+                    wait_for(backend, n).await?;
+                    n
+                }
+                // rv < 0: the latest revision, from the token's key on.
+                None => backend.consistent_revision().await.map_err(backend_error)?,
+            };
+            inconsistent = Some(ContinueToken { resource_version: -1, start: token.start });
+            (revision, start)
         }
     };
     let config = backend.config();
@@ -218,11 +248,7 @@ pub async fn serve<B: Backend + 'static>(
         (None, None) => None,
     };
     let expired = |_compacted: Revision| {
-        if continuing {
-            let fresh = ContinueToken {
-                revision: backend.committed_revision(),
-                start_after: start_after.clone().unwrap_or_default(),
-            };
+        if let Some(fresh) = &inconsistent {
             ApiError::Expired { message: CONTINUE_EXPIRED.into(), continue_token: Some(fresh.encode()) }
         } else {
             // etcd's answer through kube-apiserver (storage/etcd3's
@@ -236,7 +262,7 @@ pub async fn serve<B: Backend + 'static>(
     let Some(limit) = limit else {
         if other_format {
             // Protobuf needs the whole length up front: read every round (handles, not copies), then assemble.
-            let objects = read_all(backend, &prefix, revision, &selectors).await?.map_err(expired)?;
+            let objects = read_all(backend, &prefix, revision, start, &selectors).await?.map_err(expired)?;
             if asks_for_one_object {
                 return Err(crate::api::metadata::is_a_list(&resolved.info));
             }
@@ -258,10 +284,10 @@ pub async fn serve<B: Backend + 'static>(
                 gzip_ok,
             ));
         }
-        return stream_list(shared.clone(), resolved, prefix, revision, selectors, expired, gzip_ok).await;
+        return stream_list(shared.clone(), resolved, prefix, revision, start, selectors, expired, gzip_ok).await;
     };
     // One page: each shard's first limit+1 matches decide whether more remain.
-    let runs = fetch(backend, &prefix, revision, start_after.clone(), limit.saturating_add(1), &selectors)
+    let runs = fetch(backend, &prefix, revision, start.clone(), limit.saturating_add(1), &selectors)
         .await?
         .map_err(expired)?;
     let mut page = lists::merge(runs, limit.saturating_add(1));
@@ -269,11 +295,20 @@ pub async fn serve<B: Backend + 'static>(
     page.truncate(limit);
     crate::api::instrument::list_returned(backend, &resolved.info, page.len());
     let continue_token = match (more, page.last()) {
-        (true, Some(last)) => Some(ContinueToken { revision, start_after: last.key.clone() }.encode()),
+        (true, Some(last)) => match ContinueToken::after(&last.key, prefix.as_bytes(), revision) {
+            Some(token) => Some(token.encode()),
+            // Never: every key read lies under the prefix. kube's words if it did not.
+            None => {
+                return Err(ApiError::Unknown(format!(
+                    "unable to encode next field: the key and key prefix do not match {prefix} {}",
+                    String::from_utf8_lossy(&last.key)
+                )))
+            }
+        },
         _ => None,
     };
     let remaining = if more && selectors.is_empty() {
-        count_after(backend, &prefix, revision, start_after).await?.map(|n| n.saturating_sub(page.len()))
+        count_after(backend, &prefix, revision, start).await?.map(|n| n.saturating_sub(page.len()))
     } else {
         None
     };
@@ -318,19 +353,21 @@ pub async fn serve<B: Backend + 'static>(
     Ok(respond(StatusCode::OK, "application/json", body))
 }
 
-/// Every matching object at `revision`, read in rounds of
+/// Every matching object at `revision` from `start`, read in rounds of
 /// `list_stream_batch_objects` per shard (handles to cached objects).
 async fn read_all<B: Backend>(
     backend: &B,
     prefix: &Arc<str>,
     revision: Revision,
+    start: Bound<Bytes>,
     selectors: &Arc<Selectors>,
 ) -> Result<Result<Vec<Arc<CachedObject>>, Revision>, ApiError> {
     let batch = backend.config().list_stream_batch_objects.max(1);
     let mut objects = Vec::new();
     let mut cursor: Option<Bytes> = None;
     loop {
-        let runs = match fetch(backend, prefix, revision, cursor.clone(), batch, selectors).await? {
+        let from = if cursor.is_some() { after(cursor.clone()) } else { start.clone() };
+        let runs = match fetch(backend, prefix, revision, from, batch, selectors).await? {
             Ok(runs) => runs,
             Err(compacted) => return Ok(Err(compacted)),
         };
@@ -344,20 +381,23 @@ async fn read_all<B: Backend>(
     }
 }
 
-/// A whole collection without `limit`: the first round is read before the
-/// response starts (so an expired revision is still a 410), the rest while
-/// the body is being sent.
+/// A whole collection (from `start`: a continue token without `limit` reads
+/// the rest) without `limit`: the first round is read before the response
+/// starts (so an expired revision is still a 410), the rest while the body
+/// is being sent.
+#[allow(clippy::too_many_arguments)]
 async fn stream_list<B: Backend + 'static>(
     shared: Rc<B>,
     resolved: &Resolved,
     prefix: Arc<str>,
     revision: Revision,
+    start: Bound<Bytes>,
     selectors: Arc<Selectors>,
     expired: impl Fn(Revision) -> ApiError,
     gzip_ok: bool,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let batch = shared.config().list_stream_batch_objects.max(1);
-    let first = fetch(&*shared, &prefix, revision, None, batch, &selectors).await?.map_err(expired)?;
+    let first = fetch(&*shared, &prefix, revision, start, batch, &selectors).await?.map_err(expired)?;
     // A list that ends within its first round and is small is not worth compressing
     // (kube-apiserver's threshold); anything else is compressed as it streams.
     let ends_in_first_round = first.iter().all(|run| run.len() < batch);
@@ -414,7 +454,7 @@ async fn stream_list<B: Backend + 'static>(
                     &*state.backend,
                     &state.prefix,
                     state.revision,
-                    state.cursor.clone(),
+                    after(state.cursor.clone()),
                     state.batch,
                     &state.selectors,
                 )

@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod allocate;
+pub mod apiserver_controllers;
 pub mod apply;
 pub mod binding;
 pub mod componentstatus;

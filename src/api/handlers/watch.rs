@@ -218,10 +218,7 @@ pub async fn serve<B: Backend + 'static>(
         (None, _) | (Some("0"), None) | (Some(_), Some(true)) => {
             // Not older than a given revision: wait for the log to reach it.
             if let Some(text) = requested.filter(|t| *t != "0") {
-                let wanted = crate::list::parse_resource_version(text).map_err(|e| match e {
-                    crate::list::PlanError::BadRequest(m) => ApiError::BadRequest(m),
-                    crate::list::PlanError::Invalid { detail, .. } => ApiError::BadRequest(detail),
-                })?;
+                let wanted = crate::list::parse_resource_version(text).map_err(ApiError::BadRequest)?;
                 // As kube-apiserver's cacher: past `resource_version_wait`
                 // the watch is an ERROR event (504 "Too large resource
                 // version"), once the request itself was valid.
@@ -237,7 +234,7 @@ pub async fn serve<B: Backend + 'static>(
                 None => backend.consistent_revision().await.map_err(super::backend_error)?,
                 Some(_) => backend.committed_revision(),
             };
-            let first = fetch(backend, &prefix, revision, None, batch, &selectors)
+            let first = fetch(backend, &prefix, revision, std::ops::Bound::Unbounded, batch, &selectors)
                 .await?
                 .map_err(|compacted| expired(revision, compacted))?;
             (revision, Some(first))
@@ -246,10 +243,7 @@ pub async fn serve<B: Backend + 'static>(
         // one the server has not reached yet: no wait, no error; events
         // start after it).
         (Some(text), _) => {
-            let revision = crate::list::parse_resource_version(text).map_err(|e| match e {
-                crate::list::PlanError::BadRequest(m) => ApiError::BadRequest(m),
-                crate::list::PlanError::Invalid { detail, .. } => ApiError::BadRequest(detail),
-            })?;
+            let revision = crate::list::parse_resource_version(text).map_err(ApiError::BadRequest)?;
             (revision, None)
         }
     };
@@ -570,7 +564,7 @@ fn initial_rounds<B: Backend + 'static>(
                     &*backend,
                     &state.prefix,
                     state.revision,
-                    state.cursor.clone(),
+                    super::list::after(state.cursor.clone()),
                     state.batch,
                     &state.selectors,
                 )

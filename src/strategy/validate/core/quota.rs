@@ -9,7 +9,8 @@
 //!
 //! The scope selector's requirements are checked as the scopes are (known,
 //! valid for the hard resources, not conflicting) with their operators and
-//! values. Go iterates maps in random order; errors here follow the
+//! values (compared with kubernetes/kubernetes 000f2605: the operator's
+//! message says 'Exists' since kube PR 124053, v1.31). Go iterates maps in random order; errors here follow the
 //! objects' key order.
 
 use super::pod::{container_resource_name, overcommit_allowed, resource_quantity, STANDARD_RESOURCES};
@@ -110,14 +111,45 @@ fn scope_valid_for(scope: &str, resource: &str) -> bool {
     }
 }
 
-/// `[]core.ResourceQuotaScope{"A", "B"}`: the scopes as Go's `%#v` prints them.
-fn go_scopes(scopes: &[Value]) -> String {
+/// `[]core.ResourceQuotaScope{"A", "B"}`: the scopes as Go's `%#v` prints them
+/// (absent is a nil slice, `[]` an empty one).
+fn go_scopes(scopes: Option<&Value>) -> String {
+    let Some(scopes) = scopes.and_then(Value::as_array) else { return "[]core.ResourceQuotaScope(nil)".into() };
     let items: Vec<String> =
         scopes.iter().map(|s| crate::types::validation::go_quote(s.as_str().unwrap_or_default())).collect();
-    if scopes.is_empty() {
-        return "[]core.ResourceQuotaScope(nil)".into();
-    }
     format!("[]core.ResourceQuotaScope{{{}}}", items.join(", "))
+}
+
+/// Go's `%#v` of a `core.ScopeSelector` (the value kube prints for a scope
+/// that does not apply to a hard resource).
+fn go_scope_selector(selector: &Value) -> String {
+    let expressions = match selector.get("matchExpressions").and_then(Value::as_array) {
+        None => "[]core.ScopedResourceSelectorRequirement(nil)".to_string(),
+        Some(requirements) => {
+            let items: Vec<String> = requirements
+                .iter()
+                .map(|r| {
+                    let values = match r.get("values").and_then(Value::as_array) {
+                        None => "[]string(nil)".to_string(),
+                        Some(values) => {
+                            let quoted: Vec<String> = values
+                                .iter()
+                                .map(|v| crate::types::validation::go_quote(v.as_str().unwrap_or_default()))
+                                .collect();
+                            format!("[]string{{{}}}", quoted.join(", "))
+                        }
+                    };
+                    format!(
+                        "core.ScopedResourceSelectorRequirement{{ScopeName:{}, Operator:{}, Values:{values}}}",
+                        crate::types::validation::go_quote(text(r, "scopeName")),
+                        crate::types::validation::go_quote(text(r, "operator")),
+                    )
+                })
+                .collect();
+            format!("[]core.ScopedResourceSelectorRequirement{{{}}}", items.join(", "))
+        }
+    };
+    format!("core.ScopeSelector{{MatchExpressions:{expressions}}}")
 }
 
 /// `validateResourceQuotaScopes`.
@@ -127,7 +159,7 @@ fn quota_scopes(spec: &Value) -> Errs {
         return Vec::new();
     }
     let hard: BTreeSet<&str> = obj(spec, "hard").keys().map(String::as_str).collect();
-    let rendered = go_scopes(scopes);
+    let rendered = go_scopes(spec.get("scopes"));
     let mut errs = Errs::new();
     let mut seen = BTreeSet::new();
     for scope in scopes {
@@ -167,7 +199,7 @@ fn scope_selector(spec: &Value) -> Errs {
             if is_standard_quota_resource(resource) && !scope_valid_for(scope, resource) {
                 errs.push(FieldError::invalid_bare(
                     path,
-                    "core.ScopeSelector{...}",
+                    &go_scope_selector(selector),
                     "unsupported scope applied to resource",
                 ));
             }
@@ -177,7 +209,7 @@ fn scope_selector(spec: &Value) -> Errs {
             errs.push(FieldError::invalid(
                 &format!("{path}.operator"),
                 operator,
-                "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
+                "must be 'Exists' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
             ));
         }
         let values = list(requirement, "values");
@@ -198,7 +230,7 @@ fn scope_selector(spec: &Value) -> Errs {
     }
     for (a, b) in [("BestEffort", "NotBestEffort"), ("Terminating", "NotTerminating")] {
         if seen.contains(a) && seen.contains(b) {
-            errs.push(FieldError::invalid_bare(path, &go_scopes(list(spec, "scopes")), "conflicting scopes"));
+            errs.push(FieldError::invalid_bare(path, &go_scopes(spec.get("scopes")), "conflicting scopes"));
         }
     }
     errs
@@ -238,7 +270,7 @@ pub fn resource_quota_update(object: &Value, old: &Value) -> Errs {
             .collect()
     };
     if scopes(object) != scopes(old) {
-        let new_scopes = object.get("spec").map(|s| list(s, "scopes")).unwrap_or_default();
+        let new_scopes = object.get("spec").and_then(|s| s.get("scopes"));
         errs.push(FieldError::invalid_bare("spec.scopes", &go_scopes(new_scopes), "field is immutable"));
     }
     errs
@@ -493,7 +525,7 @@ mod tests {
                 {"scopeName": "Someday", "operator": "Maybe"}]}}}))),
             [
                 "spec.scopeSelector.matchExpressions.values: Required value: must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
-                "spec.scopeSelector.matchExpressions.operator: Invalid value: \"In\": must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
+                "spec.scopeSelector.matchExpressions.operator: Invalid value: \"In\": must be 'Exists' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
                 "spec.scopeSelector.matchExpressions.values: Invalid value: []string{\"x\"}: must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
                 "spec.scopeSelector.matchExpressions.scopeName: Invalid value: \"Someday\": unsupported scope",
                 "spec.scopeSelector.matchExpressions.operator: Invalid value: \"Maybe\": not a valid selector operator",
@@ -503,7 +535,14 @@ mod tests {
         assert_eq!(
             messages(resource_quota(&json!({"spec": {"hard": {"secrets": "1"}, "scopeSelector": {"matchExpressions": [
                 {"scopeName": "BestEffort", "operator": "Exists"}]}}}))),
-            ["spec.scopeSelector.matchExpressions: Invalid value: core.ScopeSelector{...}: unsupported scope applied to resource"]
+            ["spec.scopeSelector.matchExpressions: Invalid value: core.ScopeSelector{MatchExpressions:[]core.ScopedResourceSelectorRequirement{core.ScopedResourceSelectorRequirement{ScopeName:\"BestEffort\", Operator:\"Exists\", Values:[]string(nil)}}}: unsupported scope applied to resource"]
+        );
+        // kube prints the scopes field as it is: `[]` is an empty slice.
+        assert_eq!(
+            messages(resource_quota(&json!({"spec": {"scopes": [], "scopeSelector": {"matchExpressions": [
+                {"scopeName": "Terminating", "operator": "Exists"},
+                {"scopeName": "NotTerminating", "operator": "Exists", "values": []}]}}}))),
+            ["spec.scopeSelector.matchExpressions: Invalid value: []core.ResourceQuotaScope{}: conflicting scopes"]
         );
     }
 

@@ -10,16 +10,27 @@
 //! selector, parameterNotFoundAction), match resources and validation
 //! actions.
 //!
-//! CEL is not compiled: expressions, message expressions, match conditions,
-//! variables and mutations are checked for presence (and length) only, so
-//! a policy whose CEL does not compile is stored where kube refuses it; nor
-//! are the expressions' types checked against paramKind.
+//! Compared with kube's source at kubernetes/kubernetes afd5df58 (v1.31-era)
+//! and unnati2401/kubernetes a5e8298a (a v1.37 development copy): the words
+//! are those after kube PR 132513 (v1.34, "must be a valid CEL identifier",
+//! "must be non-empty if specified"), the object selector's errors are at
+//! `objectSelector` and a binding's at `matchResources`, a validation's
+//! reason is Forbidden, Invalid or RequestEntityTooLarge, a mutating policy
+//! or binding may match only `*`, CONNECT, CREATE and UPDATE.
+//!
+//! CEL is parsed, not compiled (`cel.rs`): an expression, message
+//! expression, match condition, variable, audit annotation value or mutation
+//! that does not parse is refused at kube's path with kube's type and prefix
+//! (`compilation failed: `) and the parser's report after it; one that parses
+//! but kube's type checker refuses (an undeclared name, a wrong type, a
+//! paramKind mismatch, the cost limit) is stored.
 //!
 //! Invariant: no input panics; a mistyped field reads as absent. Runs after
 //! defaulting (failurePolicy, matchPolicy, selectors, reinvocationPolicy and
 //! parameterNotFoundAction are normally present).
 
 use super::admissionregistration::rule_with_operations;
+use super::cel;
 use super::common::*;
 use crate::types::validation::{self, go_quote, FieldError};
 use serde_json::Value;
@@ -135,8 +146,7 @@ fn match_resources(resources: &Fields, path: &str) -> Vec<FieldError> {
     }
     match obj(resources, "objectSelector") {
         None => errs.push(FieldError::required(&format!("{path}.objectSelector"), "")),
-        // kube reports the object selector's errors under `labelSelector`.
-        Some(selector) => errs.extend(validate_label_selector(selector, &format!("{path}.labelSelector"))),
+        Some(selector) => errs.extend(validate_label_selector(selector, &format!("{path}.objectSelector"))),
     }
     let empty = Fields::new();
     for key in ["resourceRules", "excludeResourceRules"] {
@@ -187,8 +197,12 @@ fn match_conditions(spec: &Fields) -> Vec<FieldError> {
     for (i, condition) in conditions.iter().enumerate() {
         let condition = condition.as_object().unwrap_or(&empty);
         let at = format!("spec.matchConditions[{i}]");
-        if text(condition, "expression").trim().is_empty() {
+        let expression = text(condition, "expression").trim();
+        if expression.is_empty() {
             errs.push(FieldError::required(&format!("{at}.expression"), ""));
+        } else {
+            // kube compiles the trimmed expression.
+            errs.extend(cel::check(expression, &format!("{at}.expression")));
         }
         let name = text(condition, "name");
         if name.is_empty() {
@@ -223,10 +237,13 @@ fn variables(spec: &Fields) -> Vec<FieldError> {
         if name.trim().is_empty() {
             errs.push(FieldError::required(&format!("{at}.name"), "name is not specified"));
         } else if !is_cel_identifier(name) {
-            errs.push(FieldError::invalid(&format!("{at}.name"), name, "name is not a valid CEL identifier"));
+            errs.push(FieldError::invalid(&format!("{at}.name"), name, "must be a valid CEL identifier"));
         }
-        if text(variable, "expression").trim().is_empty() {
+        let expression = text(variable, "expression");
+        if expression.trim().is_empty() {
             errs.push(FieldError::required(&format!("{at}.expression"), "expression is not specified"));
+        } else {
+            errs.extend(cel::check(expression, &format!("{at}.expression")));
         }
     }
     errs
@@ -235,8 +252,12 @@ fn variables(spec: &Fields) -> Vec<FieldError> {
 /// `validateValidation`.
 fn validation_rule(rule: &Fields, at: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if text(rule, "expression").trim().is_empty() {
+    let expression = text(rule, "expression");
+    if expression.trim().is_empty() {
         errs.push(FieldError::required(&format!("{at}.expression"), "expression is not specified"));
+    } else {
+        // kube compiles the expression as written (columns count from it).
+        errs.extend(cel::check(expression, &format!("{at}.expression")));
     }
     let message_expression = text(rule, "messageExpression");
     if !message_expression.is_empty() && message_expression.trim().is_empty() {
@@ -245,15 +266,18 @@ fn validation_rule(rule: &Fields, at: &str) -> Vec<FieldError> {
             message_expression,
             "must be non-empty if specified",
         ));
+    } else if !message_expression.is_empty() {
+        errs.extend(cel::check(message_expression, &format!("{at}.messageExpression")));
     }
     let message = text(rule, "message");
     let trimmed = message.trim();
     if !message.is_empty() && trimmed.is_empty() {
-        errs.push(FieldError::invalid(&format!("{at}.message"), message, "message must be non-empty if specified"));
+        errs.push(FieldError::invalid(&format!("{at}.message"), message, "must be non-empty if specified"));
     } else if trimmed.contains(['\n', '\r']) {
-        errs.push(FieldError::invalid(&format!("{at}.message"), message, "message must not contain line breaks"));
+        errs.push(FieldError::invalid(&format!("{at}.message"), message, "must not contain line breaks"));
     }
-    const REASONS: &[&str] = &["Forbidden", "Invalid", "RequestEntityTooLarge", "Unauthorized"];
+    // `supportedValidationPolicyReason` (Unauthorized is not one).
+    const REASONS: &[&str] = &["Forbidden", "Invalid", "RequestEntityTooLarge"];
     if let Some(reason) = rule.get("reason").and_then(Value::as_str).filter(|r| !REASONS.contains(r)) {
         errs.push(not_supported(&format!("{at}.reason"), reason, REASONS));
     }
@@ -261,13 +285,17 @@ fn validation_rule(rule: &Fields, at: &str) -> Vec<FieldError> {
 }
 
 /// What kube checks alike in a validating and a mutating policy's spec:
-/// failure policy, paramKind, match constraints and conditions, variables.
-fn policy_spec_common(spec: &Fields) -> Vec<FieldError> {
+/// failure policy, paramKind, match constraints (a mutating policy's only
+/// with operations it can mutate) and conditions, variables.
+fn policy_spec_common(spec: &Fields, mutating: bool) -> Vec<FieldError> {
     let mut errs = failure_policy(spec);
     if let Some(kind) = obj(spec, "paramKind") {
         errs.extend(param_kind(kind));
     }
     errs.extend(match_constraints(spec));
+    if let Some(constraints) = obj(spec, "matchConstraints").filter(|_| mutating) {
+        errs.extend(mutating_operations(constraints, "spec.matchConstraints"));
+    }
     errs.extend(match_conditions(spec));
     errs.extend(variables(spec));
     errs
@@ -276,7 +304,7 @@ fn policy_spec_common(spec: &Fields) -> Vec<FieldError> {
 pub fn validating_admission_policy(object: &Fields) -> Vec<FieldError> {
     let empty = Fields::new();
     let spec = obj(object, "spec").unwrap_or(&empty);
-    let mut errs = policy_spec_common(spec);
+    let mut errs = policy_spec_common(spec, false);
     let (validations, audits) = (list(spec, "validations"), list(spec, "auditAnnotations"));
     if validations.is_empty() && audits.is_empty() {
         const ONE: &str = "validations or auditAnnotations must contain at least one item";
@@ -288,7 +316,23 @@ pub fn validating_admission_policy(object: &Fields) -> Vec<FieldError> {
         errs.extend(validation_rule(rule.as_object().unwrap_or(&empty), &format!("spec.validations[{i}]")));
     }
     if audits.len() > AUDIT_ANNOTATIONS_MAX {
-        errs.push(FieldError::too_many("spec.auditAnnotations", audits.len(), AUDIT_ANNOTATIONS_MAX));
+        // kube prints the whole list (`%#v` of the internal type).
+        let items: Vec<String> = audits
+            .iter()
+            .map(|a| {
+                let a = a.as_object().unwrap_or(&empty);
+                format!(
+                    "admissionregistration.AuditAnnotation{{Key:{}, ValueExpression:{}}}",
+                    go_quote(text(a, "key")),
+                    go_quote(text(a, "valueExpression"))
+                )
+            })
+            .collect();
+        errs.push(FieldError::invalid_bare(
+            "spec.auditAnnotations",
+            &format!("[]admissionregistration.AuditAnnotation{{{}}}", items.join(", ")),
+            &format!("must not have more than {AUDIT_ANNOTATIONS_MAX} auditAnnotations"),
+        ));
     }
     let name = name_of(object);
     let mut keys: Vec<&str> = Vec::new();
@@ -301,13 +345,21 @@ pub fn validating_admission_policy(object: &Fields) -> Vec<FieldError> {
         } else {
             errs.extend(qualified_name(&format!("{name}/{key}"), &format!("{at}.key")));
         }
-        let value = text(audit, "valueExpression").trim();
+        let written = text(audit, "valueExpression");
+        let value = written.trim();
         if value.is_empty() {
             errs.push(FieldError::required(&format!("{at}.valueExpression"), "valueExpression is not specified"));
         } else if value.len() > AUDIT_VALUE_EXPRESSION_MAX_LEN {
             errs.push(FieldError::required(
                 &format!("{at}.valueExpression"),
                 &format!("must not exceed {AUDIT_VALUE_EXPRESSION_MAX_LEN} bytes in length"),
+            ));
+        } else if let Some(report) = cel::syntax_error(value) {
+            // kube compiles the trimmed expression but prints it as written.
+            errs.push(FieldError::invalid(
+                &format!("{at}.valueExpression"),
+                written,
+                &format!("compilation failed: {report}"),
             ));
         }
         if keys.contains(&key) {
@@ -321,7 +373,7 @@ pub fn validating_admission_policy(object: &Fields) -> Vec<FieldError> {
 pub fn mutating_admission_policy(object: &Fields) -> Vec<FieldError> {
     let empty = Fields::new();
     let spec = obj(object, "spec").unwrap_or(&empty);
-    let mut errs = policy_spec_common(spec);
+    let mut errs = policy_spec_common(spec, true);
     let mutations = list(spec, "mutations");
     if mutations.is_empty() {
         errs.push(FieldError::required("spec.mutations", "mutations must contain at least one item"));
@@ -334,6 +386,10 @@ pub fn mutating_admission_policy(object: &Fields) -> Vec<FieldError> {
         let (own, other) = match kind {
             "ApplyConfiguration" => ("applyConfiguration", "jsonPatch"),
             "JSONPatch" => ("jsonPatch", "applyConfiguration"),
+            "" => {
+                errs.push(FieldError::required(&format!("{at}.patchType"), ""));
+                continue;
+            }
             _ => {
                 errs.push(not_supported(&format!("{at}.patchType"), kind, &["ApplyConfiguration", "JSONPatch"]));
                 continue;
@@ -342,23 +398,42 @@ pub fn mutating_admission_policy(object: &Fields) -> Vec<FieldError> {
         match obj(mutation, own) {
             None => errs.push(FieldError::required(
                 &format!("{at}.{own}"),
-                &format!("{own} must be set when patchType is {kind}"),
+                &format!("must be specified when patchType is {kind}"),
             )),
             Some(patch) if text(patch, "expression").trim().is_empty() => {
                 errs.push(FieldError::required(&format!("{at}.{own}.expression"), ""));
             }
-            Some(_) => {}
+            Some(patch) => errs.extend(cel::check(text(patch, "expression").trim(), &format!("{at}.{own}.expression"))),
         }
         if present(other) {
-            errs.push(FieldError::forbidden(
+            // kube's value is the literal text `{jsonPatch}` / `{applyConfiguration}`.
+            errs.push(FieldError::invalid(
                 &format!("{at}.{other}"),
-                &format!("must not be set when patchType is {kind}"),
+                &format!("{{{other}}}"),
+                &format!("must not be specified when patchType is {kind}"),
             ));
         }
     }
-    match spec.get("reinvocationPolicy").and_then(Value::as_str) {
-        Some("IfNeeded" | "Never") => {}
-        other => errs.push(not_supported("spec.reinvocationPolicy", other.unwrap_or(""), &["IfNeeded", "Never"])),
+    match spec.get("reinvocationPolicy").and_then(Value::as_str).unwrap_or("") {
+        "IfNeeded" | "Never" => {}
+        "" => errs.push(FieldError::required("spec.reinvocationPolicy", "")),
+        other => errs.push(not_supported("spec.reinvocationPolicy", other, &["IfNeeded", "Never"])),
+    }
+    errs
+}
+
+/// A mutating policy (or binding) matches only operations it can mutate:
+/// each operation of each resource rule is one of
+/// `supportedMutatingOperations` (kube's path has no index).
+fn mutating_operations(resources: &Fields, path: &str) -> Vec<FieldError> {
+    const OPERATIONS: &[&str] = &["*", "CONNECT", "CREATE", "UPDATE"];
+    let mut errs = Vec::new();
+    for rule in list(resources, "resourceRules") {
+        for operation in rule.as_object().map(|r| strings(r, "operations")).unwrap_or_default() {
+            if !OPERATIONS.contains(&operation) {
+                errs.push(not_supported(&format!("{path}.resourceRules.operations"), operation, OPERATIONS));
+            }
+        }
     }
     errs
 }
@@ -395,7 +470,8 @@ fn param_ref(reference: &Fields) -> Vec<FieldError> {
 }
 
 /// The bindings' policy name, paramRef and match resources; `validating`
-/// adds the validation actions (and kube's `matchResouces` path).
+/// adds the validation actions, a mutating binding the operations it may
+/// match.
 fn binding(object: &Fields, validating: bool) -> Vec<FieldError> {
     let empty = Fields::new();
     let spec = obj(object, "spec").unwrap_or(&empty);
@@ -412,9 +488,10 @@ fn binding(object: &Fields, validating: bool) -> Vec<FieldError> {
         errs.extend(param_ref(reference));
     }
     if let Some(resources) = obj(spec, "matchResources") {
-        // kube's ValidatingAdmissionPolicyBinding path has the typo.
-        let path = if validating { "spec.matchResouces" } else { "spec.matchResources" };
-        errs.extend(match_resources(resources, path));
+        errs.extend(match_resources(resources, "spec.matchResources"));
+        if !validating {
+            errs.extend(mutating_operations(resources, "spec.matchResources"));
+        }
     }
     if validating {
         errs.extend(validation_actions(spec));
@@ -512,12 +589,12 @@ mod tests {
                 "spec.matchConstraints.resourceRules[0].operations[0]: Unsupported value: \"PATCH\": supported values: \"*\", \"CONNECT\", \"CREATE\", \"DELETE\", \"UPDATE\"".into(),
                 "spec.matchConditions[0].expression: Required value".into(),
                 "spec.matchConditions[1].name: Duplicate value: \"c\"".into(),
-                "spec.variables[0].name: Invalid value: \"in\": name is not a valid CEL identifier".into(),
+                "spec.variables[0].name: Invalid value: \"in\": must be a valid CEL identifier".into(),
                 "spec.variables[1].name: Required value: name is not specified".into(),
                 "spec.variables[1].expression: Required value: expression is not specified".into(),
                 "spec.validations[0].expression: Required value: expression is not specified".into(),
-                "spec.validations[0].message: Invalid value: \"a\\nb\": message must not contain line breaks".into(),
-                "spec.validations[0].reason: Unsupported value: \"Teapot\": supported values: \"Forbidden\", \"Invalid\", \"RequestEntityTooLarge\", \"Unauthorized\"".into(),
+                "spec.validations[0].message: Invalid value: \"a\\nb\": must not contain line breaks".into(),
+                "spec.validations[0].reason: Unsupported value: \"Teapot\": supported values: \"Forbidden\", \"Invalid\", \"RequestEntityTooLarge\"".into(),
                 "spec.auditAnnotations[0].key: Invalid value: \"p/bad key\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')".into(),
                 "spec.auditAnnotations[0].valueExpression: Required value: valueExpression is not specified".into(),
             ]
@@ -539,6 +616,41 @@ mod tests {
     }
 
     #[test]
+    fn expressions_that_do_not_parse_are_refused_where_kube_refuses_them() {
+        let errs = check(
+            validating_admission_policy,
+            json!({"metadata": {"name": "p"}, "spec": {"failurePolicy": "Fail",
+            "matchConstraints": constraints(), "matchConditions": [{"name": "c", "expression": "  1 +  "}],
+            "variables": [{"name": "v", "expression": "a..b"}],
+            "validations": [{"expression": "object.x <", "messageExpression": "'a' +"}],
+            "auditAnnotations": [{"key": "k", "valueExpression": " ( "}]}}),
+        );
+        let want = [
+            ("spec.matchConditions[0].expression", "\"1 +\""),
+            ("spec.variables[0].expression", "\"a..b\""),
+            ("spec.validations[0].expression", "\"object.x <\""),
+            ("spec.validations[0].messageExpression", "\"'a' +\""),
+            ("spec.auditAnnotations[0].valueExpression", "\" ( \""),
+        ];
+        assert_eq!(errs.len(), want.len(), "{errs:#?}");
+        for (err, (field, value)) in errs.iter().zip(want) {
+            let prefix = format!("{field}: Invalid value: {value}: compilation failed: ERROR: <input>:1:");
+            assert!(err.starts_with(&prefix), "{err} does not start with {prefix}");
+        }
+        let errs = check(
+            mutating_admission_policy,
+            json!({"metadata": {"name": "m"}, "spec": {"failurePolicy": "Fail",
+            "matchConstraints": constraints(), "reinvocationPolicy": "Never",
+            "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": " [JSONPatch{op: 'add'} "}}]}}),
+        );
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with("spec.mutations[0].jsonPatch.expression: Invalid value: \"[JSONPatch{op: 'add'}\": compilation failed: ERROR: <input>:1:"),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
     fn mutating_policies() {
         let valid = json!({"metadata": {"name": "m"}, "spec": {"failurePolicy": "Fail", "matchConstraints": constraints(),
             "reinvocationPolicy": "Never",
@@ -549,13 +661,28 @@ mod tests {
             check(mutating_admission_policy, json!({"metadata": {"name": "m"}, "spec": {"failurePolicy": "Fail",
                 "matchConstraints": constraints(), "reinvocationPolicy": "Always", "mutations": [
                     {"patchType": "ApplyConfiguration", "jsonPatch": {"expression": "[]"}}, {"patchType": "Merge"},
-                    {"patchType": "JSONPatch", "jsonPatch": {}}]}})),
+                    {"patchType": "JSONPatch", "jsonPatch": {}}, {}]}})),
             [
-                "spec.mutations[0].applyConfiguration: Required value: applyConfiguration must be set when patchType is ApplyConfiguration",
-                "spec.mutations[0].jsonPatch: Forbidden: must not be set when patchType is ApplyConfiguration",
+                "spec.mutations[0].applyConfiguration: Required value: must be specified when patchType is ApplyConfiguration",
+                "spec.mutations[0].jsonPatch: Invalid value: \"{jsonPatch}\": must not be specified when patchType is ApplyConfiguration",
                 "spec.mutations[1].patchType: Unsupported value: \"Merge\": supported values: \"ApplyConfiguration\", \"JSONPatch\"",
                 "spec.mutations[2].jsonPatch.expression: Required value",
+                "spec.mutations[3].patchType: Required value",
                 "spec.reinvocationPolicy: Unsupported value: \"Always\": supported values: \"IfNeeded\", \"Never\"",
+            ]
+        );
+        // A mutating policy matches only what it can mutate (kube's path has
+        // no index), before its match conditions; an empty policy is required.
+        let mut deleting = constraints();
+        deleting["resourceRules"][0]["operations"] = json!(["CREATE", "DELETE"]);
+        assert_eq!(
+            check(mutating_admission_policy, json!({"metadata": {"name": "m"}, "spec": {"failurePolicy": "Fail",
+                "matchConstraints": deleting, "matchConditions": [{"name": "c", "expression": ""}],
+                "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": "[]"}}]}})),
+            [
+                "spec.matchConstraints.resourceRules.operations: Unsupported value: \"DELETE\": supported values: \"*\", \"CONNECT\", \"CREATE\", \"UPDATE\"",
+                "spec.matchConditions[0].expression: Required value",
+                "spec.reinvocationPolicy: Required value",
             ]
         );
         assert_eq!(
@@ -585,7 +712,7 @@ mod tests {
                 "spec.paramRef.name: Forbidden: name and selector are mutually exclusive",
                 "spec.paramRef.selector: Forbidden: name and selector are mutually exclusive",
                 "spec.paramRef.parameterNotFoundAction: Unsupported value: \"Ignore\": supported values: \"Deny\", \"Allow\"",
-                "spec.matchResouces.objectSelector: Required value",
+                "spec.matchResources.objectSelector: Required value",
                 "spec.validationActions[2]: Duplicate value: \"Deny\"",
                 "spec.validationActions[3]: Unsupported value: \"Shout\": supported values: \"Audit\", \"Deny\", \"Warn\"",
                 "spec.validationActions: Invalid value: []admissionregistration.ValidationAction{\"Deny\", \"Warn\", \"Deny\", \"Shout\"}: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
@@ -607,6 +734,25 @@ mod tests {
                 json!({"spec": {"matchResources": {"namespaceSelector": {}, "objectSelector": {}}}})
             ),
             ["spec.policyName: Required value", "spec.matchResources.matchPolicy: Required value"]
+        );
+        let mut deleting = constraints();
+        deleting["resourceRules"][0]["operations"] = json!(["DELETE"]);
+        assert_eq!(
+            check(mutating_admission_policy_binding, json!({"spec": {"policyName": "m", "matchResources": deleting}})),
+            ["spec.matchResources.resourceRules.operations: Unsupported value: \"DELETE\": supported values: \"*\", \"CONNECT\", \"CREATE\", \"UPDATE\""]
+        );
+        // More than 20 audit annotations: kube prints the list.
+        let audits: Vec<Value> = (0..21).map(|i| json!({"key": format!("k{i}"), "valueExpression": "'v'"})).collect();
+        let errs = check(
+            validating_admission_policy,
+            json!({"metadata": {"name": "p"}, "spec": {"failurePolicy": "Fail",
+            "matchConstraints": constraints(), "auditAnnotations": audits}}),
+        );
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].starts_with("spec.auditAnnotations: Invalid value: []admissionregistration.AuditAnnotation{admissionregistration.AuditAnnotation{Key:\"k0\", ValueExpression:\"'v'\"}, "), "{errs:?}");
+        assert!(
+            errs[0].ends_with("ValueExpression:\"'v'\"}}: must not have more than 20 auditAnnotations"),
+            "{errs:?}"
         );
     }
 }

@@ -4,9 +4,12 @@
 //! API layer's), the group a DNS subdomain (empty only for `v1`), the
 //! version a DNS-1035 label, the priorities in range, and a service
 //! reference complete (a local APIService has no caBundle and no
-//! insecureSkipTLSVerify).
+//! insecureSkipTLSVerify); through `/status`, only each condition's status
+//! (`ValidateAPIServiceStatusUpdate`: True, False or Unknown).
 //!
-//! Not checked: the status conditions (`ValidateAPIServiceStatus`).
+//! Compared with kubernetes/kubernetes 3e4a7900 (the copy with the service
+//! port rule; the file has not changed its rules since): same rules, words
+//! and order.
 //!
 //! Invariant: no input panics; a mistyped field reads as absent.
 
@@ -94,6 +97,20 @@ pub fn api_service(object: &Fields) -> Vec<FieldError> {
     errs
 }
 
+/// `ValidateAPIServiceStatus`: each condition's status is one of kube's three.
+pub fn api_service_status(object: &Fields) -> Vec<FieldError> {
+    let empty = Fields::new();
+    let status = obj(object, "status").unwrap_or(&empty);
+    let mut errs = Vec::new();
+    for (i, condition) in list(status, "conditions").iter().enumerate() {
+        let value = condition.get("status").and_then(Value::as_str).unwrap_or("");
+        if !matches!(value, "True" | "False" | "Unknown") {
+            errs.push(not_supported(&format!("status.conditions[{i}].status"), value, &["True", "False", "Unknown"]));
+        }
+    }
+    errs
+}
+
 /// The decoded length of standard base64 text.
 fn base64_len(text: &str) -> usize {
     use base64::Engine;
@@ -121,6 +138,28 @@ mod tests {
         assert!(messages(json!({"metadata": {"name": "v1."}, "spec": {"version": "v1",
             "groupPriorityMinimum": 18000, "versionPriority": 1}}))
         .is_empty());
+    }
+
+    #[test]
+    fn status_conditions_are_true_false_or_unknown() {
+        assert!(messages_of(
+            api_service_status,
+            json!({"status": {"conditions": [
+            {"type": "Available", "status": "True"}, {"type": "Available", "status": "Unknown"}]}})
+        )
+        .is_empty());
+        assert_eq!(
+            messages_of(api_service_status, json!({"status": {"conditions": [{"type": "Available", "status": "False"},
+                {"type": "Available", "status": "true"}, {"type": "Available"}]}})),
+            [
+                "status.conditions[1].status: Unsupported value: \"true\": supported values: \"True\", \"False\", \"Unknown\"",
+                "status.conditions[2].status: Unsupported value: \"\": supported values: \"True\", \"False\", \"Unknown\"",
+            ]
+        );
+    }
+
+    fn messages_of(f: fn(&Fields) -> Vec<FieldError>, object: Value) -> Vec<String> {
+        f(object.as_object().unwrap()).iter().map(ToString::to_string).collect()
     }
 
     #[test]

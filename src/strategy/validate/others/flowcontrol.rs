@@ -8,6 +8,15 @@
 //! queuing (shuffle-sharding's entropy bound); and both kinds' status
 //! conditions (a type, once).
 //!
+//! A priority level may not carry v1beta3's round-trip annotation.
+//!
+//! Compared with kube's source at unnati2401/kubernetes a5e8298a (a v1.37
+//! development copy) and kubernetes/kubernetes 08f055ca (older): the words
+//! are those after kube PRs 132513 and 132472 (v1.34: "must be 'Exempt' if
+//! and only if `name` is 'exempt'", a condition's missing type Required
+//! without detail); an empty type is still NotSupported, as v1.37 made it
+//! Required only later (PR 138740, May 2026).
+//!
 //! Not checked: that the mandatory objects (`exempt`, `catch-all`) keep
 //! their fixed specs.
 //!
@@ -21,6 +30,8 @@ use serde_json::Value;
 const MAX_MATCHING_PRECEDENCE: i64 = 10000;
 /// `priorityLevelConfigurationQueuingMaxQueues`.
 const MAX_QUEUES: i64 = 10_000_000;
+/// `flowcontrolv1beta3.PriorityLevelPreserveZeroConcurrencySharesKey`.
+const PRESERVE_ZERO_SHARES_KEY: &str = "flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares";
 /// `shufflesharding.MaxHashBits`.
 const MAX_HASH_BITS: u32 = 60;
 
@@ -65,7 +76,8 @@ pub fn flow_schema(object: &Fields) -> Vec<FieldError> {
         if !["ByNamespace", "ByUser"].contains(&kind) {
             errs.push(not_supported_raw(
                 "spec.distinguisherMethod.type",
-                &format!("&flowcontrol.FlowDistinguisherMethod{{Type:{}}}", go_quote(kind)),
+                // field.Error prints a pointer's target, without `&`.
+                &format!("flowcontrol.FlowDistinguisherMethod{{Type:{}}}", go_quote(kind)),
                 &["ByNamespace", "ByUser"],
             ));
         }
@@ -312,7 +324,7 @@ fn conditions(object: &Fields) -> Vec<FieldError> {
         }
         seen.push(kind);
         if kind.is_empty() {
-            errs.push(FieldError::required(&format!("status.conditions[{i}].type"), "must not be empty"));
+            errs.push(FieldError::required(&format!("status.conditions[{i}].type"), ""));
         }
     }
     errs
@@ -324,8 +336,20 @@ pub fn priority_level_configuration(object: &Fields) -> Vec<FieldError> {
     let name = object.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
     let kind = text(spec, "type");
     let mut errs = Vec::new();
+    // v1beta3's round-trip annotation never reaches storage.
+    let annotated = object
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object)
+        .is_some_and(|a| a.contains_key(PRESERVE_ZERO_SHARES_KEY));
+    if annotated {
+        errs.push(FieldError::forbidden(
+            "metadata.annotations",
+            &format!("annotation '{PRESERVE_ZERO_SHARES_KEY}' is forbidden"),
+        ));
+    }
     if (name == "exempt") != (kind == "Exempt") {
-        errs.push(FieldError::invalid("spec.type", kind, "type must be 'Exempt' if and only if name is 'exempt'"));
+        errs.push(FieldError::invalid("spec.type", kind, "must be 'Exempt' if and only if `name` is 'exempt'"));
     }
     let present = |k: &str| spec.get(k).is_some_and(|v| !v.is_null());
     match kind {
@@ -338,7 +362,7 @@ pub fn priority_level_configuration(object: &Fields) -> Vec<FieldError> {
                     errs.push(invalid_raw(
                         "spec.exempt.nominalConcurrencyShares",
                         &shares.to_string(),
-                        "must not be negative",
+                        "must be a non-negative integer",
                     ));
                 }
                 errs.extend(lendable_percent(exempt, "spec.exempt.lendablePercent"));
@@ -474,10 +498,10 @@ mod tests {
                     {"kind": "User"}, {"kind": "Robot"}, {"kind": "Group", "group": {"name": "g"}, "user": {"name": "u"}}],
                     "resourceRules": [{"verbs": ["get", "fly"], "apiGroups": [], "resources": ["*", "pods"], "namespaces": ["Bad"]}],
                     "nonResourceRules": [{"verbs": ["*", "get"], "nonResourceURLs": ["healthz", "/a/*/b"]}]}, {"subjects": []}]},
-                "status": {"conditions": [{"type": "Dangling"}, {"type": "Dangling"}]}})),
+                "status": {"conditions": [{"type": "Dangling"}, {"type": "Dangling"}, {"status": "True"}]}})),
             [
                 "spec.matchingPrecedence: Invalid value: 1: only the schema named 'exempt' may have matchingPrecedence 1",
-                "spec.distinguisherMethod.type: Unsupported value: &flowcontrol.FlowDistinguisherMethod{Type:\"ByColor\"}: supported values: \"ByNamespace\", \"ByUser\"",
+                "spec.distinguisherMethod.type: Unsupported value: flowcontrol.FlowDistinguisherMethod{Type:\"ByColor\"}: supported values: \"ByNamespace\", \"ByUser\"",
                 "spec.priorityLevelConfiguration.name: Required value: must reference a priority level",
                 "spec.rules[0].subjects[0].user: Required value: user is required when subject kind is 'User'",
                 "spec.rules[0].subjects[1].kind: Unsupported value: \"Robot\": supported values: \"Group\", \"ServiceAccount\", \"User\"",
@@ -492,6 +516,7 @@ mod tests {
                 "spec.rules[1].subjects: Required value: subjects must contain at least one value",
                 "spec.rules[1]: Required value: at least one of resourceRules and nonResourceRules has to be non-empty",
                 "status.conditions[1].type: Duplicate value: \"Dangling\"",
+                "status.conditions[2].type: Required value",
             ]
         );
         assert_eq!(
@@ -539,9 +564,9 @@ mod tests {
                 "limited": {}, "exempt": {"nominalConcurrencyShares": -1, "lendablePercent": 101}}})
             ),
             [
-                "spec.type: Invalid value: \"Exempt\": type must be 'Exempt' if and only if name is 'exempt'",
+                "spec.type: Invalid value: \"Exempt\": must be 'Exempt' if and only if `name` is 'exempt'",
                 "spec.limited: Forbidden: must be nil if the type is not Limited",
-                "spec.exempt.nominalConcurrencyShares: Invalid value: -1: must not be negative",
+                "spec.exempt.nominalConcurrencyShares: Invalid value: -1: must be a non-negative integer",
                 "spec.exempt.lendablePercent: Invalid value: 101: must be between 0 and 100, inclusive",
             ]
         );
@@ -567,6 +592,12 @@ mod tests {
         assert_eq!(
             check(priority_level_configuration, json!({"metadata": {"name": "p"}, "spec": {"type": "Sometimes"}})),
             ["spec.type: Unsupported value: \"Sometimes\": supported values: \"Exempt\", \"Limited\""]
+        );
+        assert_eq!(
+            check(priority_level_configuration, json!({"metadata": {"name": "p", "annotations": {
+                "flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares": ""}}, "spec": {"type": "Limited",
+                "limited": {"limitResponse": {"type": "Reject"}}}})),
+            ["metadata.annotations: Forbidden: annotation 'flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares' is forbidden"]
         );
     }
 }

@@ -2,7 +2,7 @@
 //! (`apps.rs`, `batch.rs`, `rbac.rs`, `coordination.rs`, `certificates.rs`,
 //! `apiregistration.rs`, `storage.rs` (CSINode, CSIStorageCapacity),
 //! `flowcontrol.rs`, `resource.rs` (resource.k8s.io), `admission_policies.rs`
-//! (the admission policies and bindings), and
+//! (the admission policies and bindings, their CEL parsed by `cel.rs`), and
 //! `admissionregistration.rs` for the webhook configurations) and what they
 //! share (`common.rs`, `cron.rs`); the kinds served since issue 15 are in
 //! `groups.rs` (what it leaves out is listed in docs/types.md).
@@ -12,6 +12,7 @@ mod admissionregistration;
 mod apiregistration;
 mod apps;
 mod batch;
+mod cel;
 mod certificates;
 mod common;
 mod coordination;
@@ -81,27 +82,19 @@ pub fn update(group: &str, kind: &str, object: &Object, old: &Object, subresourc
         "certificates.k8s.io" if kind == "CertificateSigningRequest" => {
             certificates::certificate_signing_request_update(object, old, subresource == Some("status"))
         }
-        "apiregistration.k8s.io" if kind == "APIService" && subresource.is_none() => {
-            apiregistration::api_service(object)
-        }
+        "apiregistration.k8s.io" if kind == "APIService" => match subresource {
+            None => apiregistration::api_service(object),
+            // ValidateAPIServiceStatusUpdate checks only the status.
+            Some(_) => apiregistration::api_service_status(object),
+        },
         "resource.k8s.io" => match (kind, subresource) {
             ("DeviceClass", _) => resource::device_class(object),
             // The claim's status (its allocation) is not checked.
             ("ResourceClaim", Some(_)) => Vec::new(),
-            ("ResourceClaim" | "ResourceClaimTemplate", None) => {
-                let mut errs = resource::spec_immutable(object, old, kind);
-                errs.extend(if kind == "ResourceClaim" {
-                    resource::resource_claim(object)
-                } else {
-                    resource::resource_claim_template(object)
-                });
-                errs
-            }
-            ("ResourceSlice", _) => {
-                let mut errs = resource::resource_slice(object);
-                errs.extend(resource::resource_slice_update(object, old));
-                errs
-            }
+            // ValidateResourceClaimUpdate and ValidateResourceClaimTemplateUpdate
+            // check only that the spec is unchanged (not its rules again).
+            ("ResourceClaim" | "ResourceClaimTemplate", None) => resource::spec_immutable(object, old, kind),
+            ("ResourceSlice", _) => resource::resource_slice_update(object, old),
             _ => Vec::new(),
         },
         // The policies' status (type checking results) is not checked.

@@ -4,12 +4,13 @@
 //! `ValidateCSIStorageCapacityUpdate`): each driver a CSI driver name, listed
 //! once, with a node ID of at most 256 characters (the longer limit kube
 //! allows since CSINodeLongerID), a non-negative allocatable count and unique
-//! qualified topology keys, the node ID and topology keys of a driver fixed;
+//! qualified topology keys, the rest of a driver (name, node ID, topology
+//! keys) fixed;
 //! a capacity's node topology a label selector, its class name a DNS
 //! subdomain and its quantities non-negative, topology and class fixed.
-//!
-//! Not checked: whether `allocatable` may change (the
-//! MutableCSINodeAllocatableCount gate).
+//! A driver's `allocatable` may change (MutableCSINodeAllocatableCount, on by
+//! default since v1.35). Read at kubernetes/kubernetes master of 2026 (the
+//! gate's two branches; the v1.36 gate table says it is on).
 //!
 //! Invariant: no input panics; a mistyped field reads as absent.
 
@@ -86,8 +87,10 @@ pub fn csi_node(object: &Fields) -> Vec<FieldError> {
     errs
 }
 
-/// `ValidateCSINodeUpdate`: a driver present before keeps its node ID and
-/// topology keys.
+/// `ValidateCSINodeUpdate`: a driver present before (by name) is unchanged
+/// but for `allocatable` (MutableCSINodeAllocatableCount, on since v1.35):
+/// kube compares the whole driver and prints it, allocatable cleared, at
+/// `spec.drivers`.
 pub fn csi_node_update(object: &Fields, old: &Fields) -> Vec<FieldError> {
     let drivers = |o: &Fields| -> Vec<Fields> {
         obj(o, "spec")
@@ -98,26 +101,24 @@ pub fn csi_node_update(object: &Fields, old: &Fields) -> Vec<FieldError> {
             .collect()
     };
     let (new_drivers, old_drivers) = (drivers(object), drivers(old));
+    // nil and empty lists are equal to apiequality.Semantic.
+    fn keys(driver: &Fields) -> Option<&Vec<Value>> {
+        driver.get("topologyKeys").and_then(Value::as_array).filter(|a| !a.is_empty())
+    }
     let mut errs = Vec::new();
     for old_driver in &old_drivers {
-        for (i, new_driver) in new_drivers.iter().enumerate() {
+        for new_driver in &new_drivers {
             if text(old_driver, "name") != text(new_driver, "name") {
                 continue;
             }
-            let path = format!("spec.drivers[{i}]");
-            if text(new_driver, "nodeID") != text(old_driver, "nodeID") {
-                errs.push(FieldError::invalid(&format!("{path}.nodeID"), text(new_driver, "nodeID"), IMMUTABLE));
-            }
-            let (new_keys, old_keys) = (new_driver.get("topologyKeys"), old_driver.get("topologyKeys"));
-            fn as_list(v: Option<&Value>) -> Option<&Vec<Value>> {
-                v.and_then(Value::as_array).filter(|a| !a.is_empty())
-            }
-            if as_list(new_keys) != as_list(old_keys) {
-                errs.push(FieldError::invalid_bare(
-                    &format!("{path}.topologyKeys"),
-                    &go_string_slice(new_keys.and_then(Value::as_array)),
-                    IMMUTABLE,
-                ));
+            if text(new_driver, "nodeID") != text(old_driver, "nodeID") || keys(new_driver) != keys(old_driver) {
+                let shown = format!(
+                    "storage.CSINodeDriver{{Name:{}, NodeID:{}, TopologyKeys:{}, Allocatable:(*storage.VolumeNodeResources)(nil)}}",
+                    validation::go_quote(text(new_driver, "name")),
+                    validation::go_quote(text(new_driver, "nodeID")),
+                    go_string_slice(new_driver.get("topologyKeys").and_then(Value::as_array)),
+                );
+                errs.push(FieldError::invalid_bare("spec.drivers", &shown, IMMUTABLE));
             }
         }
     }
@@ -194,9 +195,23 @@ mod tests {
             "topologyKeys": ["topology.example.com/zone"], "allocatable": {"count": 8}}]}}));
         assert_eq!(
             messages(csi_node_update(&changed, &valid)),
-            ["spec.drivers[0].nodeID: Invalid value: \"n2\": field is immutable"]
+            ["spec.drivers: Invalid value: storage.CSINodeDriver{Name:\"csi.example.com\", NodeID:\"n2\", TopologyKeys:[]string{\"topology.example.com/zone\"}, Allocatable:(*storage.VolumeNodeResources)(nil)}: field is immutable"]
         );
         assert!(csi_node_update(&valid, &valid).is_empty());
+        // The allocatable count may change; an empty key list is no list.
+        let resized = fields(json!({"spec": {"drivers": [{"name": "csi.example.com", "nodeID": "n1",
+            "topologyKeys": ["topology.example.com/zone"], "allocatable": {"count": 16}}]}}));
+        assert!(csi_node_update(&resized, &valid).is_empty());
+        let bare = fields(json!({"spec": {"drivers": [{"name": "d.example.com", "nodeID": "n"}]}}));
+        let empty_keys =
+            fields(json!({"spec": {"drivers": [{"name": "d.example.com", "nodeID": "n", "topologyKeys": []}]}}));
+        assert!(csi_node_update(&empty_keys, &bare).is_empty());
+        let keyed =
+            fields(json!({"spec": {"drivers": [{"name": "d.example.com", "nodeID": "n", "topologyKeys": ["k"]}]}}));
+        assert_eq!(
+            messages(csi_node_update(&bare, &keyed)),
+            ["spec.drivers: Invalid value: storage.CSINodeDriver{Name:\"d.example.com\", NodeID:\"n\", TopologyKeys:[]string(nil), Allocatable:(*storage.VolumeNodeResources)(nil)}: field is immutable"]
+        );
     }
 
     #[test]
