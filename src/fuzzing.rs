@@ -1144,6 +1144,7 @@ pub fn custom_resource(data: &[u8]) {
     let errors = crd::validate(&definition);
     assert!(errors.iter().all(|e| !e.field.is_empty()), "{errors:?}");
     crd::set_defaults(&mut definition);
+    crd::add_stored_version(&mut definition);
     crd::set_status(&mut definition, registry(), "2024-01-01T00:00:00Z");
     let served = crd::served_resources(&definition);
     if !served.is_empty() {

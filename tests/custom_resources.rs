@@ -438,3 +438,51 @@ fn cluster_scope_name_conflicts_and_invalid_definitions() {
     assert_eq!(s.get_ok("/apis/example.com/v1/gizmos/g")["spec"]["free"], json!([1]));
     assert_status(&s.get("/apis/example.com/v1/namespaces/default/gadgets"), 404, "NotFound");
 }
+
+/// The definition kube-apiserver v1.36 stored for `kubectl apply` of
+/// widgets.example.com (tests/fixtures/kube-v1.36/lists): the same create
+/// (the body kubectl sent, as its last-applied annotation shows, under
+/// kubectl's field manager) stores the same defaulted spec, the status its
+/// strategy and controllers write, and the same managedFields: the creator's
+/// fields by Go's omitempty/pointer facts (no `.` under `f:spec` or
+/// `f:names`), and `kube-apiserver`'s status entry.
+#[test]
+fn a_definition_is_stored_as_kube_apiserver_stores_it() {
+    let list: Value = serde_json::from_str(include_str!(
+        "fixtures/kube-v1.36/lists/apiextensions.k8s.io_v1_customresourcedefinitions.json"
+    ))
+    .unwrap();
+    let kube = &list["items"][0];
+    let annotation = "kubectl.kubernetes.io/last-applied-configuration";
+    let applied = kube["metadata"]["annotations"][annotation].as_str().unwrap();
+    let mut body: Value = serde_json::from_str(applied).unwrap();
+    body["metadata"]["annotations"] = json!({ annotation: applied });
+    let s = Server::start();
+    let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let r = s.post_json(&format!("{path}?fieldManager=kubectl-client-side-apply"), &body);
+    assert_eq!(r.status, 201, "{}", r.text());
+    let ours = s.get_ok(&format!("{path}/widgets.example.com"));
+    let keys = |v: &Value| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    assert_eq!(ours["spec"], kube["spec"]);
+    assert_eq!(keys(&ours["spec"]), keys(&kube["spec"]), "spec in Go order");
+    assert_eq!(keys(&ours["spec"]["names"]), keys(&kube["spec"]["names"]));
+    assert_eq!(keys(&ours["status"]), keys(&kube["status"]), "status in Go order");
+    assert_eq!(ours["status"]["acceptedNames"], kube["status"]["acceptedNames"]);
+    assert_eq!(ours["status"]["storedVersions"], kube["status"]["storedVersions"]);
+    let conditions = |crd: &Value| -> Vec<Value> {
+        let mut list = crd["status"]["conditions"].as_array().cloned().unwrap_or_default();
+        for c in &mut list {
+            c.as_object_mut().unwrap().shift_remove("lastTransitionTime");
+        }
+        list
+    };
+    assert_eq!(conditions(&ours), conditions(&kube));
+    let entries = |crd: &Value| -> Vec<Value> {
+        let mut list = crd["metadata"]["managedFields"].as_array().cloned().unwrap_or_default();
+        for e in &mut list {
+            e.as_object_mut().unwrap().shift_remove("time");
+        }
+        list
+    };
+    assert_eq!(entries(&ours), entries(&kube));
+}

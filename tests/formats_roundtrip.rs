@@ -130,6 +130,7 @@ macro_rules! kinds {
     };
 }
 
+use k8s_pb::api::admissionregistration::v1beta1 as admissionregistration_v1beta1;
 use k8s_pb::api::rbac::v1 as rbac;
 use k8s_pb::api::{
     admissionregistration::v1 as admissionregistration, autoscaling::v1 as autoscaling1,
@@ -143,9 +144,6 @@ use k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
 
 /// Served kinds this test cannot check, and why.
 const NOT_CHECKED: &[&str] = &[
-    // k8s-pb 0.9 has no message for them (JSON, YAML and CBOR only; docs/types.md).
-    "MutatingAdmissionPolicy",
-    "MutatingAdmissionPolicyBinding",
     // Create-only, no list kind.
     "Binding",
 ];
@@ -184,6 +182,10 @@ kinds! {
     "admissionregistration.k8s.io/v1" "ValidatingWebhookConfiguration" "ValidatingWebhookConfigurationList" => admissionregistration::ValidatingWebhookConfiguration, admissionregistration::ValidatingWebhookConfigurationList;
     "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicy" "ValidatingAdmissionPolicyList" => admissionregistration::ValidatingAdmissionPolicy, admissionregistration::ValidatingAdmissionPolicyList;
     "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicyBinding" "ValidatingAdmissionPolicyBindingList" => admissionregistration::ValidatingAdmissionPolicyBinding, admissionregistration::ValidatingAdmissionPolicyBindingList;
+    // k8s-pb 0.9 predates the v1 messages; kube 1.36's v1 numbers are v1beta1's
+    // (tools/gen-proto-tables/proto_fields.txt), so v1beta1's prost types decode them.
+    "admissionregistration.k8s.io/v1" "MutatingAdmissionPolicy" "MutatingAdmissionPolicyList" => admissionregistration_v1beta1::MutatingAdmissionPolicy, admissionregistration_v1beta1::MutatingAdmissionPolicyList;
+    "admissionregistration.k8s.io/v1" "MutatingAdmissionPolicyBinding" "MutatingAdmissionPolicyBindingList" => admissionregistration_v1beta1::MutatingAdmissionPolicyBinding, admissionregistration_v1beta1::MutatingAdmissionPolicyBindingList;
     "apiregistration.k8s.io/v1" "APIService" "APIServiceList" => apiregistration::APIService, apiregistration::APIServiceList;
     "autoscaling/v1" "HorizontalPodAutoscaler" "HorizontalPodAutoscalerList" => autoscaling1::HorizontalPodAutoscaler, autoscaling1::HorizontalPodAutoscalerList;
     "autoscaling/v2" "HorizontalPodAutoscaler" "HorizontalPodAutoscalerList" => autoscaling2::HorizontalPodAutoscaler, autoscaling2::HorizontalPodAutoscalerList;

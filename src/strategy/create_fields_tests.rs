@@ -27,6 +27,7 @@ const LISTS: &[&str] = &[
     "core_v1_resourcequotas.json",
     "storage.k8s.io_v1_storageclasses.json",
     "discovery.k8s.io_v1_endpointslices.json",
+    "apiextensions.k8s.io_v1_customresourcedefinitions.json",
 ];
 
 fn fixture(name: &str) -> Value {

@@ -74,12 +74,36 @@ pub enum Rejection {
 
 /// Whether the typed layer owns this resource's objects (a built-in kind).
 pub fn handles(info: &ResourceInfo) -> bool {
-    info.custom.is_none() && !(info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions")
+    info.custom.is_none() && !is_definition(info)
+}
+
+/// CustomResourceDefinitions: built in, but their rules are
+/// `types::crd`'s (called from the API layer's custom resource path); the
+/// typed layer gives them their defaults at decode and their Go form.
+fn is_definition(info: &ResourceInfo) -> bool {
+    info.group == crate::types::crd::CRD_GROUP && info.resource == crate::types::crd::CRD_RESOURCE
+}
+
+/// Whether a write's fields are recorded in `managedFields` right after
+/// decoding and defaulting (kube's order, against [`zero`] or the stored
+/// object): every built-in kind; custom resources are recorded after their
+/// own preparation.
+pub fn records_fields_at_decode(info: &ResourceInfo) -> bool {
+    handles(info) || is_definition(info)
 }
 
 /// Decoding and defaulting of a new body (or a patched object): what kube's
 /// codec does before any strategy runs.
 pub fn decode_and_default(info: &ResourceInfo, object: &mut Object) -> Result<(), Rejection> {
+    if is_definition(info) {
+        // apiextensions' SetObjectDefaults_CustomResourceDefinition.
+        let mut value = serde_json::Value::Object(std::mem::take(object));
+        crate::types::crd::set_defaults(&mut value);
+        if let serde_json::Value::Object(map) = value {
+            *object = map;
+        }
+        return Ok(());
+    }
     if !handles(info) {
         return Ok(());
     }
@@ -134,9 +158,10 @@ pub fn update(info: &ResourceInfo, object: &mut Object, old: &Object, context: &
     Ok(())
 }
 
-/// The last step before the log: fields in kube's order.
+/// The last step before the log: fields in kube's order (the Go form,
+/// CustomResourceDefinitions' too).
 pub fn finish(info: &ResourceInfo, object: &mut Object) {
-    if handles(info) {
+    if records_fields_at_decode(info) {
         decode::order(&info.group, &info.version, &info.kind, object);
     }
 }
@@ -183,6 +208,6 @@ pub fn zero(info: &ResourceInfo) -> Object {
     object.insert("kind".into(), Value::String(info.kind.clone()));
     object.insert("apiVersion".into(), Value::String(info.api_version()));
     object.insert("metadata".into(), Value::Object(Object::new()));
-    finish(info, &mut object);
+    decode::order(&info.group, &info.version, &info.kind, &mut object);
     object
 }

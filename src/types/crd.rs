@@ -227,24 +227,35 @@ pub fn validate(crd: &Value) -> Vec<FieldError> {
     errors
 }
 
-/// Sets the status kube-apiserver's controllers give a definition:
-/// `acceptedNames` and `NamesAccepted` (unless another definition or a
-/// built-in resource already uses the plural or kind in this group),
-/// `Established`, and the storage version in `storedVersions`. A condition
-/// whose status is unchanged keeps its `lastTransitionTime`.
+/// Sets what kube-apiserver's naming and establishing controllers write in
+/// a definition's status (`calculateNamesAndConditions`, then the
+/// establishing controller): each name of `spec.names` is accepted unless
+/// another definition or a built-in resource of the group already uses it
+/// (Shardline checks the plural and the kind; a refused name keeps its
+/// previously accepted value, and `NamesAccepted` is False with
+/// `PluralConflict` or `KindConflict`, the kind's winning as kube's later
+/// check does), `categories` are taken as they are, and `acceptedNames` is
+/// in Go's field order. `Established` becomes True
+/// (`InitialNamesAccepted`) once the names are accepted and then stays as
+/// it is; a definition never accepted is `NotAccepted`. A condition whose
+/// status is unchanged keeps its `lastTransitionTime`. `storedVersions` is
+/// not touched: see [`add_stored_version`].
 pub fn set_status(crd: &mut Value, registry: &Registry, now: &str) {
     let name = text(crd, "/metadata/name").to_string();
     let group = text(crd, "/spec/group").to_string();
-    let plural = text(crd, "/spec/names/plural").to_string();
-    let kind = text(crd, "/spec/names/kind").to_string();
-    let conflict = registry.iter().find(|r| {
-        r.group == group
-            && (r.resource == plural || r.kind == kind)
-            && r.custom.as_ref().is_none_or(|c| c.definition != name)
-    });
+    let requested = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
+    let plural = text(&requested, "/plural").to_string();
+    let kind = text(&requested, "/kind").to_string();
+    let others =
+        || registry.iter().filter(|r| r.group == group && r.custom.as_ref().is_none_or(|c| c.definition != name));
+    let accepted_before = crd.pointer("/status/acceptedNames").cloned().unwrap_or(json!({}));
+    let fresh = |requested: &str, accepted: &str, used: &dyn Fn(&ResourceInfo) -> bool| {
+        requested == accepted || !others().any(used)
+    };
+    let plural_ok = fresh(&plural, text(&accepted_before, "/plural"), &|r: &ResourceInfo| r.resource == plural);
+    let kind_ok = fresh(&kind, text(&accepted_before, "/kind"), &|r: &ResourceInfo| r.kind == kind);
     let previous: Vec<Value> = crd.pointer("/status/conditions").and_then(Value::as_array).cloned().unwrap_or_default();
-    let condition = |type_: &str, status: bool, reason: &str, message: &str| {
-        let status = if status { "True" } else { "False" };
+    let condition = |type_: &str, status: &str, reason: &str, message: &str| {
         let since = previous
             .iter()
             .find(|c| text(c, "/type") == type_ && text(c, "/status") == status)
@@ -252,57 +263,89 @@ pub fn set_status(crd: &mut Value, registry: &Registry, now: &str) {
             .unwrap_or_else(|| json!(now));
         json!({"type": type_, "status": status, "lastTransitionTime": since, "reason": reason, "message": message})
     };
-    let (names, established) = match conflict {
-        Some(other) if other.resource == plural => (
-            condition("NamesAccepted", false, "PluralConflict", &format!("{plural:?} is already in use")),
-            condition("Established", false, "NotAccepted", "not all names are accepted"),
-        ),
-        Some(_) => (
-            condition("NamesAccepted", false, "KindConflict", &format!("{kind:?} is already in use")),
-            condition("Established", false, "NotAccepted", "not all names are accepted"),
-        ),
-        None => (
-            condition("NamesAccepted", true, "NoConflicts", "no conflicts found"),
-            condition("Established", true, "InitialNamesAccepted", "the initial names have been accepted"),
-        ),
+    let names = match (plural_ok, kind_ok) {
+        (_, false) => condition("NamesAccepted", "False", "KindConflict", &format!("{kind:?} is already in use")),
+        (false, true) => {
+            condition("NamesAccepted", "False", "PluralConflict", &format!("{plural:?} is already in use"))
+        }
+        (true, true) => condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
     };
+    let old_established = previous.iter().find(|c| text(c, "/type") == "Established").cloned();
+    let established = match old_established {
+        Some(old) if text(&old, "/status") == "True" => old,
+        _ if plural_ok && kind_ok => {
+            condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted")
+        }
+        Some(old) => old,
+        None => condition("Established", "False", "NotAccepted", "not all names are accepted"),
+    };
+    // CustomResourceDefinitionNames in Go order: plural, singular,
+    // shortNames, kind, listKind, categories (all but plural and kind
+    // omitted when empty, as their `omitempty` tags say).
     let mut accepted = serde_json::Map::new();
-    if conflict.is_none() {
-        let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
-        accepted.insert("plural".into(), json!(plural));
-        let singular = text(&names, "/singular");
-        accepted.insert(
-            "singular".into(),
-            json!(if singular.is_empty() { kind.to_lowercase() } else { singular.to_string() }),
-        );
-        for list in ["shortNames", "categories"] {
-            if let Some(v) = names.get(list).filter(|v| v.as_array().is_some_and(|a| !a.is_empty())) {
-                accepted.insert(list.into(), v.clone());
+    let pick = |field: &str, ok: bool| if ok { requested.get(field) } else { accepted_before.get(field) };
+    accepted.insert("plural".into(), pick("plural", plural_ok).cloned().unwrap_or(json!("")));
+    for (field, ok) in
+        [("singular", true), ("shortNames", true), ("kind", kind_ok), ("listKind", true), ("categories", true)]
+    {
+        let value = pick(field, ok).filter(|v| match v {
+            Value::String(s) => !s.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            _ => false,
+        });
+        match value {
+            Some(v) => {
+                accepted.insert(field.into(), v.clone());
             }
-        }
-        accepted.insert("kind".into(), json!(kind));
-        let list_kind = text(&names, "/listKind");
-        accepted.insert(
-            "listKind".into(),
-            json!(if list_kind.is_empty() { format!("{kind}List") } else { list_kind.to_string() }),
-        );
-    }
-    let mut stored: Vec<String> = strings(crd, "/status/storedVersions");
-    if let Some(storage) = storage_version(crd) {
-        if !stored.contains(&storage) {
-            stored.push(storage);
+            None if field == "kind" => {
+                accepted.insert(field.into(), json!(""));
+            }
+            None => {}
         }
     }
+    // kube's SetCRDCondition: a condition replaces its type's in place, a
+    // new type is appended.
+    let mut conditions = previous.clone();
+    for new in [names, established] {
+        match conditions.iter_mut().find(|c| text(c, "/type") == text(&new, "/type")) {
+            Some(slot) => *slot = new,
+            None => conditions.push(new),
+        }
+    }
+    let stored = crd.pointer("/status/storedVersions").cloned().unwrap_or(Value::Null);
     if let Some(map) = crd.as_object_mut() {
         map.insert(
             "status".into(),
-            json!({"conditions": [names, established], "acceptedNames": accepted, "storedVersions": stored}),
+            json!({"conditions": conditions, "acceptedNames": accepted, "storedVersions": stored}),
         );
     }
 }
 
-/// Fills in what kube-apiserver defaults in a definition's spec:
-/// `names.singular` and `names.listKind`, and `conversion.strategy: None`.
+/// What kube's definition strategy does to `status.storedVersions` on
+/// create and update (`PrepareForCreate`, `PrepareForUpdate`): the storage
+/// version is appended unless already listed.
+pub fn add_stored_version(crd: &mut Value) {
+    let Some(storage) = storage_version(crd) else { return };
+    let mut stored: Vec<String> = strings(crd, "/status/storedVersions");
+    if stored.contains(&storage) {
+        return;
+    }
+    stored.push(storage);
+    let Some(map) = crd.as_object_mut() else { return };
+    let status = map.entry("status").or_insert_with(|| json!({}));
+    if !status.is_object() {
+        *status = json!({});
+    }
+    if let Some(status) = status.as_object_mut() {
+        status.insert("storedVersions".into(), json!(stored));
+    }
+}
+
+/// What kube-apiserver's apiextensions defaulting
+/// (`SetObjectDefaults_CustomResourceDefinition`) fills in a definition's
+/// spec when it is decoded: `names.singular` (the lower-cased kind),
+/// `names.listKind` (`<kind>List`), `conversion` (`strategy: None`) when
+/// absent or null, and a conversion webhook service's `port` (443).
 pub fn set_defaults(crd: &mut Value) {
     let kind = text(crd, "/spec/names/kind").to_string();
     if let Some(names) = crd.pointer_mut("/spec/names").and_then(Value::as_object_mut) {
@@ -314,8 +357,15 @@ pub fn set_defaults(crd: &mut Value) {
         }
     }
     if let Some(spec) = crd.get_mut("spec").and_then(Value::as_object_mut) {
-        if !spec.contains_key("conversion") {
+        if spec.get("conversion").is_none_or(Value::is_null) {
             spec.insert("conversion".into(), json!({"strategy": "None"}));
+        }
+    }
+    if let Some(service) =
+        crd.pointer_mut("/spec/conversion/webhook/clientConfig/service").and_then(Value::as_object_mut)
+    {
+        if service.get("port").is_none_or(Value::is_null) {
+            service.insert("port".into(), json!(443));
         }
     }
 }
@@ -375,6 +425,7 @@ pub(crate) mod tests {
         // Not yet accepted: serves nothing.
         assert!(served_resources(&crd).is_empty());
         set_defaults(&mut crd);
+        add_stored_version(&mut crd);
         set_status(&mut crd, &Registry::builtin(), "2026-01-01T00:00:00Z");
         assert_eq!(crd.pointer("/status/conditions/0/type"), Some(&json!("NamesAccepted")));
         assert_eq!(crd.pointer("/status/conditions/1/reason"), Some(&json!("InitialNamesAccepted")));
@@ -405,6 +456,94 @@ pub(crate) mod tests {
         // The definition itself is no conflict, and keeps its transition times.
         set_status(&mut crd, &registry, "later");
         assert_eq!(crd.pointer("/status/conditions/0/lastTransitionTime"), Some(&json!("2026-01-01T00:00:00Z")));
+    }
+
+    /// The definition kube-apiserver v1.36 created from `kubectl apply`
+    /// (tests/fixtures/kube-v1.36/lists): its spec after defaulting and the
+    /// status its strategy and controllers wrote.
+    #[test]
+    fn defaults_and_status_are_kube_apiserver_s() {
+        let list: Value = serde_json::from_str(include_str!(
+            "../../tests/fixtures/kube-v1.36/lists/apiextensions.k8s.io_v1_customresourcedefinitions.json"
+        ))
+        .unwrap();
+        let stored = &list["items"][0];
+        let applied =
+            stored["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].as_str().unwrap();
+        let mut crd: Value = serde_json::from_str(applied).unwrap();
+        assert!(crd.pointer("/spec/conversion").is_none() && crd.pointer("/spec/names/listKind").is_none());
+        set_defaults(&mut crd);
+        assert_eq!(crd["spec"], stored["spec"]);
+        add_stored_version(&mut crd);
+        let now = stored["metadata"]["creationTimestamp"].as_str().unwrap();
+        set_status(&mut crd, &Registry::builtin(), now);
+        assert_eq!(crd["status"], stored["status"]);
+        // In Go's field order, as kube serves them.
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&crd["status"]), keys(&stored["status"]));
+        assert_eq!(keys(&crd["status"]["acceptedNames"]), keys(&stored["status"]["acceptedNames"]));
+    }
+
+    #[test]
+    fn defaults_fill_a_null_conversion_and_a_webhook_port() {
+        let mut crd = widget_crd();
+        crd["spec"]["conversion"] = Value::Null;
+        set_defaults(&mut crd);
+        assert_eq!(crd["spec"]["conversion"], json!({"strategy": "None"}));
+        let service = json!({"namespace": "ns", "name": "conv"});
+        crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"clientConfig": {"service": service},
+            "conversionReviewVersions": ["v1"]}});
+        set_defaults(&mut crd);
+        assert_eq!(crd.pointer("/spec/conversion/webhook/clientConfig/service/port"), Some(&json!(443)));
+        crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["port"] = json!(8443);
+        set_defaults(&mut crd);
+        assert_eq!(crd.pointer("/spec/conversion/webhook/clientConfig/service/port"), Some(&json!(8443)));
+        // Defaulting twice changes nothing.
+        let once = crd.clone();
+        set_defaults(&mut crd);
+        assert_eq!(crd, once);
+    }
+
+    #[test]
+    fn stored_versions_grow_and_names_stay_accepted_as_kube_keeps_them() {
+        let mut crd = widget_crd();
+        set_defaults(&mut crd);
+        add_stored_version(&mut crd);
+        crd["spec"]["versions"][0]["storage"] = json!(false);
+        crd["spec"]["versions"][1]["storage"] = json!(true);
+        add_stored_version(&mut crd);
+        add_stored_version(&mut crd);
+        assert_eq!(crd.pointer("/status/storedVersions"), Some(&json!(["v1", "v1beta1"])));
+        let mut registry = Registry::builtin();
+        set_status(&mut crd, &registry, "t0");
+        registry.set_definition("widgets.example.com", served_resources(&crd));
+        let mut gadgets = widget_crd();
+        gadgets["metadata"]["name"] = json!("gadgets.example.com");
+        gadgets["spec"]["names"] = json!({"plural": "gadgets", "kind": "Gadget", "categories": ["all"]});
+        set_defaults(&mut gadgets);
+        set_status(&mut gadgets, &registry, "t1");
+        assert_eq!(gadgets.pointer("/status/conditions/1/reason"), Some(&json!("InitialNamesAccepted")));
+        assert_eq!(
+            gadgets["status"]["acceptedNames"],
+            json!({"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList", "categories": ["all"]})
+        );
+        // Renamed to the other definition's kind: the kind is refused and
+        // keeps its accepted value, the other names move, and Established
+        // stays True (kube's establishing controller never reverts it).
+        registry.set_definition("gadgets.example.com", served_resources(&gadgets));
+        gadgets["spec"]["names"] =
+            json!({"plural": "doohickeys", "singular": "doohickey", "kind": "Widget", "listKind": "DoohickeyList"});
+        set_status(&mut gadgets, &registry, "t2");
+        let status = &gadgets["status"];
+        assert_eq!(status.pointer("/conditions/0/reason"), Some(&json!("KindConflict")));
+        assert_eq!(status.pointer("/conditions/0/message"), Some(&json!("\"Widget\" is already in use")));
+        assert_eq!(status.pointer("/conditions/0/lastTransitionTime"), Some(&json!("t2")));
+        assert_eq!(status.pointer("/conditions/1/status"), Some(&json!("True")));
+        assert_eq!(status.pointer("/conditions/1/lastTransitionTime"), Some(&json!("t1")));
+        assert_eq!(
+            status["acceptedNames"],
+            json!({"plural": "doohickeys", "singular": "doohickey", "kind": "Gadget", "listKind": "DoohickeyList"})
+        );
     }
 
     #[test]

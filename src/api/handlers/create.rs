@@ -179,7 +179,7 @@ pub async fn create_object_tracked(
     // kube records the writer's fields right after decoding and defaulting,
     // before admission and the create rules change the object (so what the
     // server sets is nobody's); custom resources after their own preparation.
-    let early = crate::strategy::handles(info);
+    let early = crate::strategy::records_fields_at_decode(info);
     if track && early {
         // Compared with the kind's Go zero value, as kube's field manager does.
         let manager = super::apply::Manager::of(backend, head, resolved);

@@ -2,7 +2,10 @@
 //! do beyond the built-in path, as kube-apiserver's apiextensions server does:
 //!
 //! - a definition is checked (422 with kube's field errors), defaulted, and
-//!   given its status (`NamesAccepted`, `Established`) before it is stored;
+//!   given its status (`storedVersions`; then `acceptedNames`,
+//!   `NamesAccepted` and `Established`, which kube-apiserver's controllers
+//!   write right after, recorded in `managedFields` as theirs) before it is
+//!   stored;
 //!   deleting one deletes its objects first;
 //! - a custom resource is pruned, defaulted and validated against its
 //!   version's `openAPIV3Schema` (422 Invalid), and stored in the storage
@@ -110,10 +113,20 @@ pub fn prepare(
             *object = value.as_object().cloned().unwrap_or_default();
             return Err(object::invalid(info, &name, field_causes(errors)));
         }
+        // Defaulted at decode already (`strategy::decode_and_default`);
+        // again for a body that skipped it. Then the strategy's
+        // storedVersions, and what kube-apiserver's naming and establishing
+        // controllers write through `/status` right after.
         crd::set_defaults(&mut value);
-        crd::set_status(&mut value, &backend.registry(), &object::timestamp(backend.now()));
-        if let Value::Object(map) = value {
+        crd::add_stored_version(&mut value);
+        let before = value.clone();
+        let now = object::timestamp(backend.now());
+        crd::set_status(&mut value, &backend.registry(), &now);
+        if let (Value::Object(before), Value::Object(map)) = (before, value) {
             *object = map;
+            if before.get("status") != object.get("status") {
+                record_controllers_status(info, before, object, &now);
+            }
         }
         return Ok(());
     }
@@ -135,6 +148,28 @@ pub fn prepare(
     let storage = format!("{}/{}", info.group, custom.storage_version);
     object.insert("apiVersion".into(), Value::String(storage));
     Ok(())
+}
+
+/// The manager kube-apiserver's own controllers write as.
+const CONTROLLERS_MANAGER: &str = "kube-apiserver";
+
+/// Records the status write of kube-apiserver's naming and establishing
+/// controllers (`acceptedNames`, the conditions) as theirs: an Update of
+/// the `status` subresource by `kube-apiserver`, compared with the
+/// definition before it in its Go form (so fields every definition has
+/// carry no `.`).
+fn record_controllers_status(info: &ResourceInfo, mut before: Object, object: &mut Object, now: &str) {
+    crate::strategy::finish(info, &mut before);
+    let api_version = format!("{CRD_GROUP}/{}", info.version);
+    let write = crate::fieldmanager::Write {
+        manager: CONTROLLERS_MANAGER,
+        api_version: &api_version,
+        subresource: "status",
+        shape: crate::types::schema::root_shape(&info.group, &info.version, &info.kind),
+        status_subresource: true,
+        now,
+    };
+    crate::fieldmanager::update(Some(&before), object, &write);
 }
 
 /// Whether a custom resource changed outside `apiVersion`, `kind`,

@@ -154,7 +154,7 @@ pub async fn replace_current_tracked(
     // The writer's fields are recorded before the update rules and admission
     // change the object, as kube does (custom resources after their own
     // preparation).
-    let early = crate::strategy::handles(&resolved.info);
+    let early = crate::strategy::records_fields_at_decode(&resolved.info);
     if track && early {
         let manager = super::apply::Manager::of(backend, head, resolved);
         crate::fieldmanager::update(Some(&stored), &mut updated, &manager.write());

@@ -74,7 +74,8 @@ fn main() {
     let openapi_dir = PathBuf::from(&args[1]);
     let out = PathBuf::from(&args[2]);
     let src = k8s_pb_source_dir();
-    let messages = read_k8s_pb(&src);
+    let mut messages = read_k8s_pb(&src);
+    add_extra(&mut messages, extra::read(&read_text(&proto_fields_path())));
     let (schemas, kinds) = read_openapi(&openapi_dir);
 
     // Messages reachable from every schema with a group/version/kind.
@@ -83,9 +84,10 @@ fn main() {
         roots.insert(schema.clone());
     }
     let mut reachable: BTreeMap<String, &PbMessage> = BTreeMap::new();
-    // A kind newer than the k8s-pb release (admissionregistration.k8s.io/v1
-    // MutatingAdmissionPolicy in 1.36) has no message: it is left out of the
-    // table (served in JSON, YAML and CBOR; Protobuf is refused for it).
+    // A kind newer than the k8s-pb release needs its messages in
+    // `proto_fields.txt` (admissionregistration.k8s.io/v1
+    // MutatingAdmissionPolicy, GA in 1.36); without them it is left out of
+    // the table (served in JSON, YAML and CBOR; Protobuf is refused for it).
     let mut pending: Vec<String> = Vec::new();
     for root in &roots {
         let key = pb_key_of_openapi(root);
@@ -598,6 +600,89 @@ fn go_facts_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("go_fields.txt")
 }
 
+/// `proto_fields.txt` beside this tool's Cargo.toml.
+fn proto_fields_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("proto_fields.txt")
+}
+
+fn read_text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// Adds the messages of `proto_fields.txt` to k8s-pb's; one k8s-pb already
+/// has is refused (its line is stale after a k8s-pb bump).
+fn add_extra(messages: &mut BTreeMap<String, PbMessage>, extra: Vec<PbMessage>) {
+    for message in extra {
+        let key = normalize_path(&message.path);
+        assert!(
+            !messages.contains_key(&key),
+            "k8s-pb {K8S_PB_VERSION} has {}: delete its line from tools/gen-proto-tables/proto_fields.txt",
+            message.path
+        );
+        messages.insert(key, message);
+    }
+}
+
+/// `io.k8s.api.core.v1.Pod` -> the k8s-pb path `api::core::v1::Pod` (module
+/// segments with `_` for `-`, the type name as written).
+fn pb_path_of_openapi(name: &str) -> String {
+    let rest = name.strip_prefix("io.k8s.").unwrap_or_else(|| panic!("unexpected schema name {name}"));
+    let (module, type_name) = rest.rsplit_once('.').unwrap_or_else(|| panic!("unqualified schema name {name}"));
+    format!("{}::{type_name}", module.replace('-', "_").replace('.', "::"))
+}
+
+/// The protobuf facts of `proto_fields.txt` (see the comment at its top):
+/// messages k8s-pb lacks, in the shape `read_k8s_pb` gives k8s-pb's own.
+mod extra {
+    use super::{pb_path_of_openapi, PbField, PbMessage};
+
+    const SCALARS: &[&str] = &["string", "bytes", "bool", "int32", "int64", "uint32", "uint64", "double", "float"];
+
+    pub fn read(text: &str) -> Vec<PbMessage> {
+        let mut out = Vec::new();
+        let mut prefix = String::new();
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            if let Some(p) = line.strip_prefix("package ") {
+                prefix = p.trim().to_string();
+                continue;
+            }
+            assert!(!prefix.is_empty(), "proto_fields.txt: {line:?} before any `package`");
+            let (message, fields) = line.split_once(':').unwrap_or_else(|| panic!("proto_fields.txt: {line:?}"));
+            let name = format!("{prefix}.{}", message.trim());
+            let mut parsed: Vec<PbField> = Vec::new();
+            for token in fields.split_whitespace() {
+                let (tag, rest) = token.split_once('=').unwrap_or_else(|| malformed(&name, token));
+                let (field_name, ty) = rest.split_once(':').unwrap_or_else(|| malformed(&name, token));
+                let tag: u32 = tag.parse().unwrap_or_else(|_| malformed(&name, token));
+                assert!(tag > 0 && !field_name.is_empty(), "proto_fields.txt: {name}: field {token:?}");
+                let (shape, ty) = match ty.strip_prefix("[]") {
+                    Some(element) => ("Repeated", element),
+                    None => ("One", ty),
+                };
+                let (ty, message) = if SCALARS.contains(&ty) {
+                    (ty.to_string(), None)
+                } else if ty.contains('.') {
+                    ("message".to_string(), Some(pb_path_of_openapi(ty)))
+                } else {
+                    ("message".to_string(), Some(pb_path_of_openapi(&format!("{prefix}.{ty}"))))
+                };
+                assert!(
+                    parsed.iter().all(|f| f.tag != tag && f.rust_name != field_name),
+                    "proto_fields.txt: {name}: field {tag} or {field_name} twice"
+                );
+                parsed.push(PbField { tag, rust_name: field_name.to_string(), ty, message, shape });
+            }
+            assert!(!parsed.is_empty(), "proto_fields.txt: {name} has no fields");
+            out.push(PbMessage { path: pb_path_of_openapi(&name), fields: parsed });
+        }
+        out
+    }
+
+    fn malformed(message: &str, token: &str) -> ! {
+        panic!("proto_fields.txt: {message}: field {token:?} is not NUMBER=name:TYPE")
+    }
+}
+
 /// The Go struct facts of `go_fields.txt` (see the comment at its top).
 mod go_facts {
     use std::collections::BTreeMap;
@@ -656,5 +741,79 @@ mod go_facts {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_facts_parse_numbers_names_types_and_shapes() {
+        let text = "# c\npackage io.k8s.api.x.v1\nA: 1=metadata:io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta 3=items:[]B 4=tags:[]string 5=n:int64\n";
+        let messages = extra::read(text);
+        assert_eq!(messages.len(), 1);
+        assert_eq!(messages[0].path, "api::x::v1::A");
+        let f = &messages[0].fields;
+        assert_eq!(
+            (f[0].tag, f[0].rust_name.as_str(), f[0].ty.as_str(), f[0].shape),
+            (1, "metadata", "message", "One")
+        );
+        assert_eq!(f[0].message.as_deref(), Some("apimachinery::pkg::apis::meta::v1::ObjectMeta"));
+        assert_eq!((f[1].tag, f[1].shape, f[1].message.as_deref()), (3, "Repeated", Some("api::x::v1::B")));
+        assert_eq!((f[2].ty.as_str(), f[2].shape, f[2].message.as_deref()), ("string", "Repeated", None));
+        assert_eq!((f[3].tag, f[3].ty.as_str(), f[3].shape), (5, "int64", "One"));
+        assert_eq!(
+            pb_path_of_openapi("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON"),
+            "apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "twice")]
+    fn extra_facts_refuse_a_duplicate_number() {
+        extra::read("package io.k8s.api.x.v1\nA: 1=a:string 1=b:string\n");
+    }
+
+    #[test]
+    #[should_panic(expected = "NUMBER=name:TYPE")]
+    fn extra_facts_refuse_a_malformed_field() {
+        extra::read("package io.k8s.api.x.v1\nA: one=a:string\n");
+    }
+
+    #[test]
+    #[should_panic(expected = "delete its line")]
+    fn extra_facts_refuse_a_message_k8s_pb_has() {
+        let mut messages = BTreeMap::new();
+        let pod = || PbMessage { path: "api::core::v1::Pod".into(), fields: Vec::new() };
+        messages.insert(normalize_path("api::core::v1::Pod"), pod());
+        add_extra(&mut messages, extra::read("package io.k8s.api.core.v1\nPod: 1=metadata:string\n"));
+    }
+
+    /// kube v1.36 promoted MutatingAdmissionPolicy to v1 with the numbers of
+    /// v1beta1: every message of `proto_fields.txt` has a twin of the same
+    /// name in k8s-pb's v1beta1 with the same numbers, names, types and
+    /// shapes (message types compared by name), and k8s-pb has no v1 one.
+    #[test]
+    fn extra_messages_match_k8s_pb_v1beta1() {
+        let messages = read_k8s_pb(&k8s_pb_source_dir());
+        let extra = extra::read(&read_text(&proto_fields_path()));
+        assert!(!extra.is_empty());
+        let squash = |s: &str| s.replace('_', "").to_ascii_lowercase();
+        let type_name = |p: &Option<String>| p.as_ref().map(|p| p.rsplit("::").next().unwrap().to_ascii_lowercase());
+        for message in &extra {
+            assert!(!messages.contains_key(&normalize_path(&message.path)), "k8s-pb has {}", message.path);
+            let twin_path = message.path.replace("::v1::", "::v1beta1::");
+            let twin = messages.get(&normalize_path(&twin_path)).unwrap_or_else(|| panic!("k8s-pb has no {twin_path}"));
+            assert_eq!(message.fields.len(), twin.fields.len(), "{}", message.path);
+            for (ours, theirs) in message.fields.iter().zip(&twin.fields) {
+                let what = format!("{}.{}", message.path, ours.rust_name);
+                assert_eq!(ours.tag, theirs.tag, "{what}");
+                assert_eq!(squash(&ours.rust_name), squash(&theirs.rust_name), "{what}");
+                assert_eq!(ours.ty, theirs.ty, "{what}");
+                assert_eq!(ours.shape, theirs.shape, "{what}");
+                assert_eq!(type_name(&ours.message), type_name(&theirs.message), "{what}");
+            }
+        }
     }
 }
