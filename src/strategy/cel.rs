@@ -1,11 +1,12 @@
-//! The bounds every CEL expression is held to before the `cel` crate parses
-//! it: admission webhooks' matchConditions (evaluated,
-//! `strategy/admission/webhook.rs`) and the admission policies' expressions
-//! (parsed by their validation, `strategy/validate/others/cel.rs`). The
-//! crate's parser recurses once per operator and bracket and a stack
-//! overflow aborts the process, so an expression past these bounds is never
-//! handed to it, and what is handed to it runs on a thread with a known
-//! stack.
+//! The bounds a CEL expression is held to before the `cel` crate compiles
+//! and evaluates it (admission webhooks' matchConditions,
+//! `strategy/admission/webhook.rs`): compiling and evaluating recurse once
+//! per operator and bracket and a stack overflow aborts the process, so an
+//! expression past these bounds is never handed to it, and what is handed to
+//! it runs on a thread with a known stack. (The admission policies'
+//! validation only parses, `strategy/validate/others/cel.rs`: the parser's
+//! own recursion limit and that file's length bound keep it within its
+//! stack, measured there.)
 //!
 //! Invariant: no I/O; `expression_shape` never panics.
 

@@ -247,7 +247,7 @@ async fn ensure_configuration(backend: &impl Backend, facts: &Facts) -> Result<(
             if !unwanted_configuration(&parse(&object.json)?, &own) {
                 continue;
             }
-            match delete_object(backend, &resolved_for(&info, &object), &DeleteOptions::background()).await {
+            match delete_object(backend, None, &resolved_for(&info, &object), &DeleteOptions::background()).await {
                 Ok(_) | Err(ApiError::NotFound(_)) => {}
                 Err(e) => return Err(format!("deleting {resource} {}: {}", object.meta().name(), e.message())),
             }
