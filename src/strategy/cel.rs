@@ -66,4 +66,3 @@ pub fn expression_shape(expression: &str, limits: &CelLimits) -> Result<(), Stri
     }
     Ok(())
 }
-

@@ -275,8 +275,8 @@ pub struct Attributes<'a> {
     pub cel: CelLimits,
 }
 
-pub use crate::strategy::cel::CelLimits;
 use crate::strategy::cel::expression_shape;
+pub use crate::strategy::cel::CelLimits;
 
 /// Whether a webhook applies, and why not when it cannot tell.
 #[derive(Clone, Debug, PartialEq, Eq)]
