@@ -246,6 +246,13 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
                 "objectSelector": {"matchLabels": {"target": "fail"}},
                 "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
             },
+            {
+                "name": "unresolvable.example.com",
+                "clientConfig": {"url": "https://no-such-host.invalid/hook", "caBundle": ca},
+                "rules": rules(&["configmaps"], &["CREATE"]),
+                "objectSelector": {"matchLabels": {"target": "unresolvable"}},
+                "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            },
         ],
     });
     let r = server.post_json("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", &validating);
@@ -346,6 +353,24 @@ fn webhooks_are_called_as_kube_apiserver_calls_them() {
              Post \"https://127.0.0.1:{dead_port}/nobody?timeout=10s\": dial tcp 127.0.0.1:{dead_port}: connect: connection refused"
         )
     );
+
+    // A URL host that does not resolve: the lookup runs off the core and fails
+    // with the resolver's words, and the core keeps answering meanwhile.
+    let r = server.post_json(
+        "/api/v1/namespaces/default/configmaps",
+        &configmap("unresolvable", json!({"target": "unresolvable"})),
+    );
+    assert_eq!(r.status, 500, "{}", r.text());
+    let message = r.json()["message"].as_str().unwrap_or_default().to_string();
+    assert!(
+        message.starts_with(
+            "Internal error occurred: failed calling webhook \"unresolvable.example.com\": failed to call webhook: \
+             Post \"https://no-such-host.invalid/hook?timeout=10s\": "
+        ) && (message.contains("dial tcp: lookup no-such-host.invalid")
+            || message.ends_with("context deadline exceeded")),
+        "{message}"
+    );
+    assert_eq!(server.get("/readyz").status, 200);
 
     // A webhook past its timeoutSeconds, and one whose certificate the caBundle does not trust.
     let started = std::time::Instant::now();

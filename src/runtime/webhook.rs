@@ -12,9 +12,9 @@
 //! `Post "URL": tls: failed to verify certificate: x509: certificate signed by unknown authority`.
 //!
 //! A URL host that is a name (not an IP literal) is resolved with the
-//! system resolver, which blocks this core for the lookup; webhooks are
-//! normally registered by address (envtest, `127.0.0.1`) or by Service
-//! (resolved from its EndpointSlices without DNS).
+//! system resolver on glommio's blocking pool, never on the core itself;
+//! webhooks are normally registered by address (envtest, `127.0.0.1`) or by
+//! Service (resolved from its EndpointSlices without DNS).
 //!
 //! Invariant: every call is bounded by its `timeout` (connect, handshake,
 //! request and answer together) and its answer by `response_bytes_max`;
@@ -40,22 +40,34 @@ pub async fn call(call: WebhookCall) -> Result<WebhookAnswer, String> {
     futures_lite::future::or(attempt, deadline).await
 }
 
-fn address(call: &WebhookCall) -> Result<SocketAddr, String> {
+async fn address(call: &WebhookCall) -> Result<SocketAddr, String> {
     if let Some(ip) = call.address {
         return Ok(SocketAddr::new(ip, call.port));
     }
     if let Ok(ip) = call.host.parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, call.port));
     }
-    (call.host.as_str(), call.port)
-        .to_socket_addrs()
-        .map_err(|e| format!("dial tcp: lookup {}: {}", call.host, super::probe::go_error_text(&e)))?
-        .next()
-        .ok_or_else(|| format!("dial tcp: lookup {}: no such host", call.host))
+    // The system resolver blocks: it runs on glommio's blocking pool, so a
+    // slow or unreachable DNS holds this call (bounded by its timeout), not
+    // the core's other requests.
+    let (host, port) = (call.host.clone(), call.port);
+    let resolved = glommio::executor()
+        .spawn_blocking(move || {
+            (host.as_str(), port)
+                .to_socket_addrs()
+                .map(|mut addresses| addresses.next())
+                .map_err(|e| super::probe::go_error_text(&e))
+        })
+        .await;
+    match resolved {
+        Ok(Some(addr)) => Ok(addr),
+        Ok(None) => Err(format!("dial tcp: lookup {}: no such host", call.host)),
+        Err(e) => Err(format!("dial tcp: lookup {}: {e}", call.host)),
+    }
 }
 
 async fn exchange(call: &WebhookCall) -> Result<WebhookAnswer, String> {
-    let addr = address(call)?;
+    let addr = address(call).await?;
     let tcp = glommio::net::TcpStream::connect(addr)
         .await
         .map_err(|e| format!("dial tcp {addr}: connect: {}", super::probe::go_error_text(&e.into())))?;
