@@ -71,8 +71,8 @@ pub fn causes(errors: Vec<validation::FieldError>) -> Vec<Cause> {
         .collect()
 }
 
-/// Validation of the name, generateName, labels and annotations of an object
-/// of this resource.
+/// Validation of the name, generateName, labels, annotations and owner
+/// references of an object of this resource.
 pub fn metadata_causes(resolved: &Resolved, object: &Object) -> Result<Vec<Cause>, ApiError> {
     let meta = object::metadata(object);
     let text = |field: &str| meta.get(field).and_then(Value::as_str).unwrap_or("").to_string();
@@ -80,6 +80,9 @@ pub fn metadata_causes(resolved: &Resolved, object: &Object) -> Result<Vec<Cause
     let mut errors = validation::validate_object_name(rule, &text("name"), &text("generateName"));
     errors.extend(validation::validate_labels(string_pairs(meta, "labels")?));
     errors.extend(validation::validate_annotations(string_pairs(meta, "annotations")?));
+    if let Some(references) = meta.get("ownerReferences").and_then(Value::as_array) {
+        errors.extend(validation::validate_owner_references(references));
+    }
     Ok(causes(errors))
 }
 

@@ -191,8 +191,13 @@ fn job_spec(spec: &Fields, path: &str) -> Vec<FieldError> {
     if let Some(policy) = obj(spec, "podFailurePolicy") {
         errs.extend(pod_failure_policy(spec, policy, &format!("{path}.podFailurePolicy")));
     }
-    if let Some(policy) = obj(spec, "successPolicy").filter(|_| mode == Some("Indexed")) {
-        errs.extend(success_policy(policy, &format!("{path}.successPolicy")));
+    if let Some(policy) = obj(spec, "successPolicy") {
+        let policy_path = format!("{path}.successPolicy");
+        if mode != Some("Indexed") {
+            errs.push(invalid_raw(&policy_path, &go_success_policy(policy), "requires indexed completion mode"));
+        } else {
+            errs.extend(success_policy(policy, int(spec, "completions"), &policy_path));
+        }
     }
     // validatePodReplacementPolicy
     if let Some(policy) = spec.get("podReplacementPolicy").and_then(Value::as_str) {
@@ -323,28 +328,71 @@ fn on_exit_codes(codes: &Fields, path: &str, container_names: &[&str]) -> Vec<Fi
     errs
 }
 
-// validateSuccessPolicy (the rule count limit and the succeededIndexes
-// format are left out).
-fn success_policy(policy: &Fields, path: &str) -> Vec<FieldError> {
+/// `maxSuccessPolicyRule`: the most rules a successPolicy holds.
+const SUCCESS_POLICY_RULES_MAX: usize = 20;
+
+/// Go's `%#v` of a `batch.SuccessPolicy` (the rules' pointer fields are
+/// printed `(...)` where Go prints their addresses).
+fn go_success_policy(policy: &Fields) -> String {
+    let rules = match policy.get("rules").and_then(Value::as_array) {
+        None => "[]batch.SuccessPolicyRule(nil)".to_string(),
+        Some(rules) => {
+            let pointer = |rule: &Value, field: &str, ty: &str| match rule.get(field) {
+                Some(v) if !v.is_null() => format!("(*{ty})(...)"),
+                _ => format!("(*{ty})(nil)"),
+            };
+            let items: Vec<String> = rules
+                .iter()
+                .map(|r| {
+                    format!(
+                        "batch.SuccessPolicyRule{{SucceededIndexes:{}, SucceededCount:{}}}",
+                        pointer(r, "succeededIndexes", "string"),
+                        pointer(r, "succeededCount", "int32")
+                    )
+                })
+                .collect();
+            format!("[]batch.SuccessPolicyRule{{{}}}", items.join(", "))
+        }
+    };
+    format!("batch.SuccessPolicy{{Rules:{rules}}}")
+}
+
+// validateSuccessPolicy and validateSuccessPolicyRule (the succeededIndexes
+// format and count are not parsed: that check is left out).
+fn success_policy(policy: &Fields, completions: Option<i64>, path: &str) -> Vec<FieldError> {
     let rules = list(policy, "rules");
+    let rules_path = format!("{path}.rules");
+    let mut errs = Vec::new();
     if rules.is_empty() {
-        return vec![FieldError::required(
-            &format!("{path}.rules"),
+        errs.push(FieldError::required(
+            &rules_path,
             "at least one rules must be specified when the successPolicy is specified",
-        )];
+        ));
+    }
+    if rules.len() > SUCCESS_POLICY_RULES_MAX {
+        errs.push(FieldError::too_many(&rules_path, rules.len(), SUCCESS_POLICY_RULES_MAX));
     }
     let empty = Fields::new();
-    let mut errs = Vec::new();
     for (i, rule) in rules.iter().enumerate() {
         let rule = rule.as_object().unwrap_or(&empty);
-        let rule_path = format!("{path}.rules[{i}]");
+        let rule_path = format!("{rules_path}[{i}]");
         if !rule.contains_key("succeededCount") && !rule.contains_key("succeededIndexes") {
             errs.push(FieldError::required(
                 &rule_path,
                 "at least one of succeededCount or succeededIndexes must be specified",
             ));
         }
-        errs.extend(non_negative(int(rule, "succeededCount"), &format!("{rule_path}.succeededCount")));
+        if let Some(count) = int(rule, "succeededCount") {
+            let count_path = format!("{rule_path}.succeededCount");
+            errs.extend(non_negative(Some(count), &count_path));
+            if let Some(completions) = completions.filter(|c| count > *c) {
+                errs.push(invalid_raw(
+                    &count_path,
+                    &count.to_string(),
+                    &format!("must be less than or equal to {completions} (the number of specified completions)"),
+                ));
+            }
+        }
     }
     errs
 }
@@ -644,6 +692,33 @@ mod tests {
             r#"spec.podFailurePolicy.rules[1].action: Unsupported value: "Bogus": supported values: "Count", "FailIndex", "FailJob", "Ignore""#,
             r#"spec.podFailurePolicy.rules[1].onPodConditions[0].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown""#,
             "spec.podFailurePolicy.rules[2]: Invalid value: specifying one of OnExitCodes and OnPodConditions is required",
+        ]);
+    }
+
+    // validateJobSpec's successPolicy: only for Indexed jobs;
+    // validateSuccessPolicy, validateSuccessPolicyRule.
+    #[test]
+    fn success_policy_rules() {
+        let policy = json!({"rules": [{"succeededCount": 1}, {"succeededIndexes": "0"}]});
+        let errs = messages(&create("Job", &job_object(json!({"successPolicy": policy}))));
+        assert_eq!(errs, vec![
+            "spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{batch.SuccessPolicyRule{SucceededIndexes:(*string)(nil), SucceededCount:(*int32)(...)}, batch.SuccessPolicyRule{SucceededIndexes:(*string)(...), SucceededCount:(*int32)(nil)}}}: requires indexed completion mode",
+        ]);
+        let indexed = |policy: Value| {
+            messages(&create(
+                "Job",
+                &job_object(json!({"completionMode": "Indexed", "completions": 3, "parallelism": 3, "successPolicy": policy})),
+            ))
+        };
+        assert_eq!(indexed(json!({"rules": [{"succeededIndexes": "0-2", "succeededCount": 2}]})), Vec::<String>::new());
+        assert_eq!(indexed(json!({"rules": [{}, {"succeededCount": 4}]})), vec![
+            "spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be specified",
+            "spec.successPolicy.rules[1].succeededCount: Invalid value: 4: must be less than or equal to 3 (the number of specified completions)",
+        ]);
+        let many: Vec<Value> = (0..21).map(|_| json!({"succeededCount": 1})).collect();
+        assert_eq!(indexed(json!({"rules": many})), vec!["spec.successPolicy.rules: Too many: 21: must have at most 20 items"]);
+        assert_eq!(indexed(json!({"rules": []})), vec![
+            "spec.successPolicy.rules: Required value: at least one rules must be specified when the successPolicy is specified",
         ]);
     }
 

@@ -12,8 +12,9 @@ pub(super) fn id_range(field: &str, value: Option<i64>) -> Errs {
     }
 }
 
-/// kube's `ValidateSecurityContext` of a container.
-pub(super) fn container_security_context(context: Option<&Value>, path: &str) -> Errs {
+/// kube's `ValidateSecurityContext` of a container; `host_users` is the
+/// pod's (`hostUsers` unset or true: the host's user namespace).
+pub(super) fn container_security_context(context: Option<&Value>, path: &str, host_users: bool) -> Errs {
     let Some(sc) = context.filter(|v| v.is_object()) else {
         return Vec::new();
     };
@@ -21,8 +22,12 @@ pub(super) fn container_security_context(context: Option<&Value>, path: &str) ->
     errs.extend(id_range(&child(path, "runAsUser"), int(sc, "runAsUser")));
     errs.extend(id_range(&child(path, "runAsGroup"), int(sc, "runAsGroup")));
     if let Some(proc_mount) = sc.get("procMount").and_then(Value::as_str) {
+        let field = child(path, "procMount");
         if !["Default", "Unmasked"].contains(&proc_mount) {
-            errs.push(FieldError::not_supported(&child(path, "procMount"), proc_mount, &["Default", "Unmasked"]));
+            errs.push(FieldError::not_supported(&field, proc_mount, &["Default", "Unmasked"]));
+        }
+        if host_users && proc_mount == "Unmasked" {
+            errs.push(FieldError::invalid(&field, proc_mount, "`hostUsers` must be false to use `Unmasked`"));
         }
     }
     errs.extend(seccomp_profile(sc.get("seccompProfile"), &child(path, "seccompProfile")));

@@ -8,11 +8,22 @@ use super::*;
 pub(super) fn validate_volumes(
     volumes: &[Value],
     path: &str,
-    opts: PodOptions,
+    opts: PodOptions<'_>,
 ) -> (HashMap<String, &'static str>, Errs) {
     let mut errs = Errs::new();
     let mut valid: HashMap<String, &'static str> = HashMap::new();
     let mut names: HashSet<&str> = HashSet::new();
+    // The claims a Pod's ephemeral volumes create (`<pod>-<volume>`), which
+    // a persistentVolumeClaim volume may not name; only known for a Pod.
+    let created_claims: HashSet<String> = if opts.pod_name.is_empty() {
+        HashSet::new()
+    } else {
+        volumes
+            .iter()
+            .filter(|v| v.get("ephemeral").is_some_and(|e| !e.is_null()))
+            .map(|v| format!("{}-{}", opts.pod_name, text(v, "name")))
+            .collect()
+    };
     for (i, volume) in volumes.iter().enumerate() {
         let volume_path = index(path, i);
         let name = text(volume, "name");
@@ -32,12 +43,20 @@ pub(super) fn validate_volumes(
         } else {
             errs.extend(volume_errs);
         }
+        let claim = volume.pointer("/persistentVolumeClaim/claimName").and_then(Value::as_str).unwrap_or("");
+        if !claim.is_empty() && created_claims.contains(claim) {
+            errs.push(FieldError::invalid(
+                &format!("{volume_path}.persistentVolumeClaim.claimName"),
+                claim,
+                "must not reference a PVC that gets created for an ephemeral volume",
+            ));
+        }
     }
     (valid, errs)
 }
 
 /// kube's `validateVolumeSource`: exactly one source, each validated.
-pub(super) fn volume_source(volume: &Value, path: &str, opts: PodOptions) -> (Option<&'static str>, Errs) {
+pub(super) fn volume_source(volume: &Value, path: &str, opts: PodOptions<'_>) -> (Option<&'static str>, Errs) {
     let mut errs = Errs::new();
     let mut found: Option<&'static str> = None;
     for (key, forbidden_name) in VOLUME_SOURCES {
@@ -50,6 +69,19 @@ pub(super) fn volume_source(volume: &Value, path: &str, opts: PodOptions) -> (Op
         }
         found = Some(key);
         errs.extend(one_volume_source(key, source, path, opts));
+        // The claim an ephemeral volume of a Pod creates must have a valid
+        // name (`ValidatePersistentVolumeName`).
+        let volume_name = text(volume, "name");
+        if *key == "ephemeral" && !opts.pod_name.is_empty() && !volume_name.is_empty() {
+            let claim = format!("{}-{volume_name}", opts.pod_name);
+            for msg in crate::types::validation::is_dns1123_subdomain(&claim) {
+                errs.push(FieldError::invalid(
+                    &child(path, "name"),
+                    volume_name,
+                    &format!("PVC name {}: {msg}", crate::types::validation::go_quote(&claim)),
+                ));
+            }
+        }
     }
     if found.is_none() {
         errs.push(FieldError::required(path, "must specify a volume type"));
@@ -58,7 +90,7 @@ pub(super) fn volume_source(volume: &Value, path: &str, opts: PodOptions) -> (Op
 }
 
 /// The checks of one volume source.
-pub(super) fn one_volume_source(key: &str, source: &Value, path: &str, opts: PodOptions) -> Errs {
+pub(super) fn one_volume_source(key: &str, source: &Value, path: &str, opts: PodOptions<'_>) -> Errs {
     if let Some((_, error_path, required)) = SIMPLE_SOURCES.iter().find(|(k, _, _)| *k == key) {
         let source_path = child(path, error_path);
         return required
