@@ -1183,7 +1183,8 @@ mod tests {
             {"apiVersion": "apps/", "kind": "", "name": "", "uid": ""},
             {"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "1"},
         ]);
-        let errs: Vec<String> = validate_owner_references(bad.as_array().unwrap()).iter().map(ToString::to_string).collect();
+        let errs: Vec<String> =
+            validate_owner_references(bad.as_array().unwrap()).iter().map(ToString::to_string).collect();
         assert_eq!(errs, vec![
             "metadata.ownerReferences.apiVersion: Invalid value: \"apps/\": version must not be empty",
             "metadata.ownerReferences.kind: Invalid value: \"\": must not be empty",
@@ -1195,7 +1196,8 @@ mod tests {
             {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "a", "uid": "1", "controller": true},
             {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "b", "uid": "2", "controller": true, "blockOwnerDeletion": true},
         ]);
-        let errs: Vec<String> = validate_owner_references(two.as_array().unwrap()).iter().map(ToString::to_string).collect();
+        let errs: Vec<String> =
+            validate_owner_references(two.as_array().unwrap()).iter().map(ToString::to_string).collect();
         assert_eq!(errs, vec![
             "metadata.ownerReferences: Invalid value: []v1.OwnerReference{v1.OwnerReference{APIVersion:\"apps/v1\", Kind:\"ReplicaSet\", Name:\"a\", UID:\"1\", Controller:(*bool)(...), BlockOwnerDeletion:(*bool)(nil)}, v1.OwnerReference{APIVersion:\"apps/v1\", Kind:\"ReplicaSet\", Name:\"b\", UID:\"2\", Controller:(*bool)(...), BlockOwnerDeletion:(*bool)(...)}}: Only one reference can have Controller set to true. Found \"true\" in references for ReplicaSet/a and ReplicaSet/b",
         ]);

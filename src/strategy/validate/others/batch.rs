@@ -707,7 +707,9 @@ mod tests {
         let indexed = |policy: Value| {
             messages(&create(
                 "Job",
-                &job_object(json!({"completionMode": "Indexed", "completions": 3, "parallelism": 3, "successPolicy": policy})),
+                &job_object(
+                    json!({"completionMode": "Indexed", "completions": 3, "parallelism": 3, "successPolicy": policy}),
+                ),
             ))
         };
         assert_eq!(indexed(json!({"rules": [{"succeededIndexes": "0-2", "succeededCount": 2}]})), Vec::<String>::new());
@@ -716,7 +718,10 @@ mod tests {
             "spec.successPolicy.rules[1].succeededCount: Invalid value: 4: must be less than or equal to 3 (the number of specified completions)",
         ]);
         let many: Vec<Value> = (0..21).map(|_| json!({"succeededCount": 1})).collect();
-        assert_eq!(indexed(json!({"rules": many})), vec!["spec.successPolicy.rules: Too many: 21: must have at most 20 items"]);
+        assert_eq!(
+            indexed(json!({"rules": many})),
+            vec!["spec.successPolicy.rules: Too many: 21: must have at most 20 items"]
+        );
         assert_eq!(indexed(json!({"rules": []})), vec![
             "spec.successPolicy.rules: Required value: at least one rules must be specified when the successPolicy is specified",
         ]);

@@ -227,11 +227,9 @@ fn file_key_ref_volumes(spec: &Value, path: &str) -> Errs {
             let field = format!("{}.valueFrom.fileKeyRef.volumeName", index(&child(&container_path, "env"), j));
             match volumes.get(volume_name) {
                 None => errs.push(FieldError::not_found(&field, volume_name)),
-                Some(volume) if volume.get("emptyDir").is_none_or(Value::is_null) => errs.push(FieldError::invalid(
-                    &field,
-                    volume_name,
-                    "referenced volume must be of type emptyDir",
-                )),
+                Some(volume) if volume.get("emptyDir").is_none_or(Value::is_null) => {
+                    errs.push(FieldError::invalid(&field, volume_name, "referenced volume must be of type emptyDir"))
+                }
                 Some(_) => {}
             }
         }
