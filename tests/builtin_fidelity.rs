@@ -626,6 +626,17 @@ fn refused_rows() -> Vec<Refused> {
             message: "Deployment.apps \"d\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"b\"}: `selector` does not match template `labels`",
             causes: &[("spec.template.metadata.labels", "FieldValueInvalid")],
         },
+        // ObjectMeta's errors and the spec's in one list, metadata first
+        // (kube's ValidatePod: ValidateObjectMeta, then ValidatePodSpec).
+        Refused {
+            method: "POST",
+            url: pods,
+            body: json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "Bad_Name"}, "spec": {}}),
+            code: 422,
+            reason: "Invalid",
+            message: "Pod \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), spec.containers: Required value]",
+            causes: &[("metadata.name", "FieldValueInvalid"), ("spec.containers", "FieldValueRequired")],
+        },
         // The validation audit against kube v1.36 (docs/types.md): apimachinery's
         // ValidateOwnerReferences, ValidateSecurityContext's procMount rule,
         // validateHostUsers' v1.34 words, a Job's successPolicy.

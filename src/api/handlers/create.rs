@@ -175,14 +175,18 @@ pub async fn create_object_tracked(
         }
         name
     };
-    let causes = metadata_causes(resolved, &object)?;
-    if !causes.is_empty() {
-        return Err(object::invalid(info, &name, causes));
-    }
     // kube records the writer's fields right after decoding and defaulting,
     // before admission and the create rules change the object (so what the
     // server sets is nobody's); custom resources after their own preparation.
     let early = crate::strategy::handles(info);
+    // A built-in kind's metadata errors are reported with its spec's, after
+    // the mutating admission plugins, as kube's `Validate` lists
+    // ObjectMeta's errors first in one list; custom resources are refused
+    // here.
+    let metadata_errors = metadata_causes(resolved, &object)?;
+    if !metadata_errors.is_empty() && !early {
+        return Err(object::invalid(info, &name, metadata_errors));
+    }
     if track && early {
         // Compared with the kind's Go zero value, as kube's field manager does.
         let manager = super::apply::Manager::of(backend, head, resolved);
@@ -199,7 +203,10 @@ pub async fn create_object_tracked(
     let admission = super::admission::mutate(backend, head, resolved, &name, &mut object, None).await?;
     super::allocate::prepare(resolved, &mut object, None);
     crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved, head))
-        .map_err(|r| super::rejection(info, &name, r))?;
+        .map_err(|r| super::rejection_after(info, &name, metadata_errors.clone(), r))?;
+    if !metadata_errors.is_empty() {
+        return Err(object::invalid(info, &name, metadata_errors));
+    }
     super::custom::prepare(backend, resolved, &mut object, true)?;
     if track && !early {
         let manager = super::apply::Manager::of(backend, head, resolved);
