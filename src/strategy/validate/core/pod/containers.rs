@@ -1,6 +1,7 @@
 //! Containers (`validateContainers`, `validateInitContainers`,
-//! `validateContainerCommon`): names, ports, env, mounts, devices, probes,
-//! lifecycle hooks.
+//! `validateContainerCommon`): names, ports, env (fileKeyRef included:
+//! EnvFiles is on in v1.36), mounts, devices, probes, lifecycle hooks, and
+//! container restart policies and rules (ContainerRestartRules is on).
 
 use super::*;
 
