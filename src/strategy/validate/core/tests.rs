@@ -386,7 +386,7 @@ fn pod_spec_rules() {
         (
             "claim created by an ephemeral volume",
             vec![("/spec/volumes", json!([
-                {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+                {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}},
                 {"name": "data", "persistentVolumeClaim": {"claimName": "p-scratch"}},
             ]))],
             vec![(INV, "spec.volumes[1].persistentVolumeClaim.claimName: Invalid value: \"p-scratch\": must not reference a PVC that gets created for an ephemeral volume")],
@@ -395,9 +395,26 @@ fn pod_spec_rules() {
             "ephemeral claim name too long",
             vec![
                 ("/metadata/name", json!("p".repeat(250))),
-                ("/spec/volumes", json!([{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}])),
+                ("/spec/volumes", json!([{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}])),
             ],
             vec![(INV, &*Box::leak(format!("spec.volumes[0].name: Invalid value: \"scratch\": PVC name \"{}-scratch\": must be no more than 253 characters", "p".repeat(250)).into_boxed_str()))],
+        ),
+        // ValidatePersistentVolumeClaimTemplate: the template's metadata
+        // (annotations, labels, nothing else) and its claim spec.
+        (
+            "ephemeral volume claim template",
+            vec![("/spec/volumes", json!([{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {
+                "metadata": {"name": "x", "uid": "u", "labels": {"a": "b c"}, "finalizers": []},
+                "spec": {"accessModes": ["ReadWriteSometimes"]},
+            }}}]))],
+            vec![
+                (INV, "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.labels: Invalid value: \"b c\": LABELVALUE"),
+                (FOR, "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set"),
+                (FOR, "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.uID: Forbidden: cannot be set"),
+                (FOR, "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.finalizers: Forbidden: cannot be set"),
+                (UNS, "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.accessModes: Unsupported value: \"ReadWriteSometimes\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\""),
+                (REQ, "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources[storage]: Required value"),
+            ],
         ),
         // validatePodHostName (HostnameOverride is on, beta since v1.35).
         (

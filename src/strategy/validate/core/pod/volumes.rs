@@ -114,13 +114,10 @@ pub(super) fn one_volume_source(key: &str, source: &Value, path: &str, opts: Pod
         "downwardAPI" => downward_api_volume(source, &source_path),
         "projected" => projected(source, &source_path),
         "csi" => csi_driver(text(source, "driver"), &child(&source_path, "driver")),
-        "ephemeral" => {
-            if has(source, "volumeClaimTemplate") {
-                Vec::new()
-            } else {
-                vec![FieldError::required(&child(&source_path, "volumeClaimTemplate"), "")]
-            }
-        }
+        "ephemeral" => match source.get("volumeClaimTemplate").filter(|v| !v.is_null()) {
+            Some(template) => claim_template(template, &child(&source_path, "volumeClaimTemplate")),
+            None => vec![FieldError::required(&child(&source_path, "volumeClaimTemplate"), "")],
+        },
         "image" => {
             let mut errs = Errs::new();
             if opts.resource_is_pod && text(source, "reference").is_empty() {
@@ -131,6 +128,69 @@ pub(super) fn one_volume_source(key: &str, source: &Value, path: &str, opts: Pod
         }
         _ => Vec::new(),
     }
+}
+
+/// ObjectMeta's fields in Go's struct order, as `validateFieldAllowList`
+/// names them (the Go name with its first letter lower-cased: `uID`).
+const OBJECT_META_FIELDS: &[(&str, &str)] = &[
+    ("name", "name"),
+    ("generateName", "generateName"),
+    ("namespace", "namespace"),
+    ("selfLink", "selfLink"),
+    ("uid", "uID"),
+    ("resourceVersion", "resourceVersion"),
+    ("generation", "generation"),
+    ("creationTimestamp", "creationTimestamp"),
+    ("deletionTimestamp", "deletionTimestamp"),
+    ("deletionGracePeriodSeconds", "deletionGracePeriodSeconds"),
+    ("labels", "labels"),
+    ("annotations", "annotations"),
+    ("ownerReferences", "ownerReferences"),
+    ("finalizers", "finalizers"),
+    ("managedFields", "managedFields"),
+];
+
+/// kube's `ValidatePersistentVolumeClaimTemplate` of an ephemeral volume:
+/// `ValidateTemplateObjectMeta` (annotations, labels, and no other metadata
+/// field set) and `ValidatePersistentVolumeClaimSpec` at `<path>.spec`.
+pub(super) fn claim_template(template: &Value, path: &str) -> Errs {
+    let meta_path = child(path, "metadata");
+    let metadata = template.get("metadata").filter(|v| v.is_object()).unwrap_or(&Value::Null);
+    let annotations = crate::types::validation::validate_annotations(string_map(metadata, "annotations"));
+    let mut errs = reroot(annotations, "metadata.annotations", &child(&meta_path, "annotations"));
+    errs.extend(validate_labels_at(&child(&meta_path, "labels"), string_map(metadata, "labels")));
+    for (json, go_name) in OBJECT_META_FIELDS {
+        if matches!(*json, "labels" | "annotations") {
+            continue;
+        }
+        // Go compares with the zero value: "", 0 and null are unset; an
+        // empty list is not nil, so it is set.
+        let set = match metadata.get(*json) {
+            None | Some(Value::Null) => false,
+            Some(Value::String(s)) => !s.is_empty(),
+            Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+            Some(_) => true,
+        };
+        if set {
+            errs.push(FieldError::forbidden(&child(&meta_path, go_name), "cannot be set"));
+        }
+    }
+    let spec = template.get("spec").filter(|v| v.is_object()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
+    errs.extend(reroot(super::super::storage::claim_spec(&spec), "spec", &child(path, "spec")));
+    errs
+}
+
+/// Errors found at `from...` moved to `to...`.
+fn reroot(errors: Errs, from: &str, to: &str) -> Errs {
+    errors
+        .into_iter()
+        .map(|mut e| {
+            if let Some(rest) = e.field.strip_prefix(from) {
+                e.field = format!("{to}{rest}");
+            }
+            e
+        })
+        .collect()
 }
 
 pub(super) fn required_text(source: &Value, path: &str, field: &str) -> Errs {
