@@ -8,7 +8,7 @@
 use super::common::*;
 use super::cron;
 use crate::strategy::validate::core;
-use crate::types::validation::{self, FieldError};
+use crate::types::validation::{self, go_quote, FieldError};
 use serde_json::Value;
 
 /// The Job labels kube generates (`pkg/apis/batch/types.go`; the same
@@ -357,8 +357,57 @@ fn go_success_policy(policy: &Fields) -> String {
     format!("batch.SuccessPolicy{{Rules:{rules}}}")
 }
 
-// validateSuccessPolicy and validateSuccessPolicyRule (the succeededIndexes
-// format and count are not parsed: that check is left out).
+/// `maxJobSuccessPolicySucceededIndexesLimit`: the longest succeededIndexes.
+const SUCCEEDED_INDEXES_BYTES_MAX: usize = 64 * 1024;
+
+/// kube's `parseIndexInterval`: `x` or `x-y` with `x < y < completions`.
+fn parse_index_interval(interval: &str, completions: i64) -> Result<(i64, i64), String> {
+    let limits: Vec<&str> = interval.split('-').collect();
+    if limits.len() > 2 {
+        return Err(format!(
+            "the fragment {} violates the requirement that an index interval can have at most two parts separated by '-'",
+            go_quote(interval)
+        ));
+    }
+    // strconv.Atoi: an optional sign and decimal digits, within int64.
+    let number = |text: &str| -> Result<i64, String> {
+        text.parse::<i64>().map_err(|_| format!("cannot convert string to integer for index: {}", go_quote(text)))
+    };
+    let x = number(limits[0])?;
+    if x >= completions {
+        return Err(format!("too large index: {}", go_quote(limits[0])));
+    }
+    let Some(upper) = limits.get(1) else { return Ok((x, x)) };
+    let y = number(upper)?;
+    if y >= completions {
+        return Err(format!("too large index: {}", go_quote(upper)));
+    }
+    if x >= y {
+        return Err(format!("non-increasing order, previous: {x}, current: {y}"));
+    }
+    Ok((x, y))
+}
+
+/// kube's `validateIndexesFormat`: comma-separated intervals in increasing
+/// order; the number of indexes they hold.
+fn indexes_format(indexes: &str, completions: i64) -> Result<i64, String> {
+    if indexes.is_empty() {
+        return Ok(0);
+    }
+    let mut last: Option<i64> = None;
+    let mut total: i64 = 0;
+    for interval in indexes.split(',') {
+        let (x, y) = parse_index_interval(interval, completions)?;
+        if let Some(last) = last.filter(|l| *l >= x) {
+            return Err(format!("non-increasing order, previous: {last}, current: {x}"));
+        }
+        total = total.saturating_add(y - x + 1);
+        last = Some(y);
+    }
+    Ok(total)
+}
+
+// validateSuccessPolicy and validateSuccessPolicyRule.
 fn success_policy(policy: &Fields, completions: Option<i64>, path: &str) -> Vec<FieldError> {
     let rules = list(policy, "rules");
     let rules_path = format!("{path}.rules");
@@ -382,6 +431,26 @@ fn success_policy(policy: &Fields, completions: Option<i64>, path: &str) -> Vec<
                 "at least one of succeededCount or succeededIndexes must be specified",
             ));
         }
+        let mut total_indexes = 0;
+        let indexes = rule.get("succeededIndexes").and_then(Value::as_str);
+        if let Some(indexes) = indexes {
+            let indexes_path = format!("{rule_path}.succeededIndexes");
+            if indexes.len() > SUCCEEDED_INDEXES_BYTES_MAX {
+                errs.push(FieldError::too_long(&indexes_path, SUCCEEDED_INDEXES_BYTES_MAX));
+            }
+            // kube dereferences spec.completions here; an Indexed Job without
+            // completions has its Required error already.
+            if let Some(completions) = completions {
+                match indexes_format(indexes, completions) {
+                    Ok(total) => total_indexes = total,
+                    Err(e) => errs.push(FieldError::invalid(
+                        &indexes_path,
+                        indexes,
+                        &format!("error parsing succeededIndexes: {e}"),
+                    )),
+                }
+            }
+        }
         if let Some(count) = int(rule, "succeededCount") {
             let count_path = format!("{rule_path}.succeededCount");
             errs.extend(non_negative(Some(count), &count_path));
@@ -390,6 +459,15 @@ fn success_policy(policy: &Fields, completions: Option<i64>, path: &str) -> Vec<
                     &count_path,
                     &count.to_string(),
                     &format!("must be less than or equal to {completions} (the number of specified completions)"),
+                ));
+            }
+            if indexes.is_some() && count > total_indexes {
+                errs.push(invalid_raw(
+                    &count_path,
+                    &count.to_string(),
+                    &format!(
+                        "must be less than or equal to {total_indexes} (the number of indexes in the specified succeededIndexes field)"
+                    ),
                 ));
             }
         }
@@ -717,6 +795,25 @@ mod tests {
             "spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be specified",
             "spec.successPolicy.rules[1].succeededCount: Invalid value: 4: must be less than or equal to 3 (the number of specified completions)",
         ]);
+        assert_eq!(
+            indexed(json!({"rules": [
+                {"succeededIndexes": "0-1,1", "succeededCount": 1},
+                {"succeededIndexes": "1-0"},
+                {"succeededIndexes": "0-1-2"},
+                {"succeededIndexes": "x"},
+                {"succeededIndexes": "3"},
+                {"succeededIndexes": "0,2", "succeededCount": 3},
+            ]})),
+            vec![
+                "spec.successPolicy.rules[0].succeededIndexes: Invalid value: \"0-1,1\": error parsing succeededIndexes: non-increasing order, previous: 1, current: 1",
+                "spec.successPolicy.rules[0].succeededCount: Invalid value: 1: must be less than or equal to 0 (the number of indexes in the specified succeededIndexes field)",
+                "spec.successPolicy.rules[1].succeededIndexes: Invalid value: \"1-0\": error parsing succeededIndexes: non-increasing order, previous: 1, current: 0",
+                "spec.successPolicy.rules[2].succeededIndexes: Invalid value: \"0-1-2\": error parsing succeededIndexes: the fragment \"0-1-2\" violates the requirement that an index interval can have at most two parts separated by '-'",
+                "spec.successPolicy.rules[3].succeededIndexes: Invalid value: \"x\": error parsing succeededIndexes: cannot convert string to integer for index: \"x\"",
+                "spec.successPolicy.rules[4].succeededIndexes: Invalid value: \"3\": error parsing succeededIndexes: too large index: \"3\"",
+                "spec.successPolicy.rules[5].succeededCount: Invalid value: 3: must be less than or equal to 2 (the number of indexes in the specified succeededIndexes field)",
+            ]
+        );
         let many: Vec<Value> = (0..21).map(|_| json!({"succeededCount": 1})).collect();
         assert_eq!(
             indexed(json!({"rules": many})),
