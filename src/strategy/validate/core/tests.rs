@@ -369,6 +369,17 @@ fn pod_spec_rules() {
                 (UNS, "spec.initContainers[2].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"Never\", \"OnFailure\""),
             ],
         ),
+        // ValidateSecurityContext: no privilege escalation with privileged
+        // or CAP_SYS_ADMIN; the context printed as Go prints the struct.
+        (
+            "allowPrivilegeEscalation false with privileged and CAP_SYS_ADMIN",
+            vec![("/spec/containers/0/securityContext", json!({
+                "allowPrivilegeEscalation": false, "privileged": true, "capabilities": {"add": ["CAP_SYS_ADMIN"]}}))],
+            vec![
+                (INV, "spec.containers[0].securityContext: Invalid value: core.SecurityContext{Capabilities:(*core.Capabilities)(...), Privileged:(*bool)(...), SELinuxOptions:(*core.SELinuxOptions)(nil), WindowsOptions:(*core.WindowsSecurityContextOptions)(nil), RunAsUser:(*int64)(nil), RunAsGroup:(*int64)(nil), RunAsNonRoot:(*bool)(nil), ReadOnlyRootFilesystem:(*bool)(nil), AllowPrivilegeEscalation:(*bool)(...), ProcMount:(*core.ProcMountType)(nil), SeccompProfile:(*core.SeccompProfile)(nil), AppArmorProfile:(*core.AppArmorProfile)(nil)}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true"),
+                (INV, "spec.containers[0].securityContext: Invalid value: core.SecurityContext{Capabilities:(*core.Capabilities)(...), Privileged:(*bool)(...), SELinuxOptions:(*core.SELinuxOptions)(nil), WindowsOptions:(*core.WindowsSecurityContextOptions)(nil), RunAsUser:(*int64)(nil), RunAsGroup:(*int64)(nil), RunAsNonRoot:(*bool)(nil), ReadOnlyRootFilesystem:(*bool)(nil), AllowPrivilegeEscalation:(*bool)(...), ProcMount:(*core.ProcMountType)(nil), SeccompProfile:(*core.SeccompProfile)(nil), AppArmorProfile:(*core.AppArmorProfile)(nil)}: cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"),
+            ],
+        ),
         // ValidateSecurityContext: Unmasked /proc needs a user namespace.
         (
             "procMount Unmasked in the host's user namespace",
