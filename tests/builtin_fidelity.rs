@@ -601,7 +601,7 @@ fn refused_rows() -> Vec<Refused> {
             body: pod(json!({"containers": [{"name": "Bad_Name", "image": "i"}]})),
             code: 422,
             reason: "Invalid",
-            message: "",
+            message: "Pod \"p\" is invalid: spec.containers[0].name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
             causes: &[("spec.containers[0].name", "FieldValueInvalid")],
         },
         Refused {
@@ -611,8 +611,9 @@ fn refused_rows() -> Vec<Refused> {
                 "spec": {"ports": [{"port": 70000}]}}),
             code: 422,
             reason: "Invalid",
-            message: "",
-            causes: &[("spec.ports[0].port", "FieldValueInvalid")],
+            // SetDefaults_Service copies the port into the unset targetPort.
+            message: "Service \"s\" is invalid: [spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive, spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive]",
+            causes: &[("spec.ports[0].port", "FieldValueInvalid"), ("spec.ports[0].targetPort", "FieldValueInvalid")],
         },
         Refused {
             method: "POST",
@@ -622,8 +623,62 @@ fn refused_rows() -> Vec<Refused> {
                     "spec": {"containers": [{"name": "c", "image": "i"}]}}}}),
             code: 422,
             reason: "Invalid",
-            message: "",
+            message: "Deployment.apps \"d\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"b\"}: `selector` does not match template `labels`",
             causes: &[("spec.template.metadata.labels", "FieldValueInvalid")],
+        },
+        // ObjectMeta's errors and the spec's in one list, metadata first
+        // (kube's ValidatePod: ValidateObjectMeta, then ValidatePodSpec).
+        Refused {
+            method: "POST",
+            url: pods,
+            body: json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "Bad_Name"}, "spec": {}}),
+            code: 422,
+            reason: "Invalid",
+            message: "Pod \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), spec.containers: Required value]",
+            causes: &[("metadata.name", "FieldValueInvalid"), ("spec.containers", "FieldValueRequired")],
+        },
+        // The validation audit against kube v1.36 (docs/types.md): apimachinery's
+        // ValidateOwnerReferences, ValidateSecurityContext's procMount rule,
+        // validateHostUsers' v1.34 words, a Job's successPolicy.
+        Refused {
+            method: "POST",
+            url: pods,
+            body: json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": ""}]},
+                "spec": {"containers": [{"name": "c", "image": "i"}]}}),
+            code: 422,
+            reason: "Invalid",
+            message: "Pod \"p\" is invalid: metadata.ownerReferences.uid: Invalid value: \"\": must not be empty",
+            causes: &[("metadata.ownerReferences.uid", "FieldValueInvalid")],
+        },
+        Refused {
+            method: "POST",
+            url: pods,
+            body: pod(json!({"containers": [{"name": "c", "image": "i", "securityContext": {"procMount": "Unmasked"}}]})),
+            code: 422,
+            reason: "Invalid",
+            message: "Pod \"p\" is invalid: spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`",
+            causes: &[("spec.containers[0].securityContext.procMount", "FieldValueInvalid")],
+        },
+        Refused {
+            method: "POST",
+            url: pods,
+            body: pod(json!({"hostUsers": false, "hostNetwork": true, "containers": [{"name": "c", "image": "i"}]})),
+            code: 422,
+            reason: "Invalid",
+            message: "Pod \"p\" is invalid: spec.hostNetwork: Forbidden: when `hostUsers` is false",
+            causes: &[("spec.hostNetwork", "FieldValueForbidden")],
+        },
+        Refused {
+            method: "POST",
+            url: "/apis/batch/v1/namespaces/refusals/jobs",
+            body: json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                "spec": {"successPolicy": {"rules": [{}]},
+                    "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}),
+            code: 422,
+            reason: "Invalid",
+            message: "Job.batch \"j\" is invalid: spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{batch.SuccessPolicyRule{SucceededIndexes:(*string)(nil), SucceededCount:(*int32)(nil)}}}: requires indexed completion mode",
+            causes: &[("spec.successPolicy", "FieldValueInvalid")],
         },
         Refused {
             method: "POST",

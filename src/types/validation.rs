@@ -565,6 +565,84 @@ pub fn validate_annotations<'a>(annotations: impl IntoIterator<Item = (&'a str, 
     errs
 }
 
+/// Go's `%#v` of a `metav1.OwnerReference` (a set pointer field is printed
+/// `(...)` where Go prints its address).
+fn go_owner_reference(reference: &serde_json::Value) -> String {
+    let text = |field: &str| go_quote(reference.get(field).and_then(serde_json::Value::as_str).unwrap_or(""));
+    let pointer = |field: &str| match reference.get(field) {
+        Some(v) if !v.is_null() => "(*bool)(...)",
+        _ => "(*bool)(nil)",
+    };
+    format!(
+        "v1.OwnerReference{{APIVersion:{}, Kind:{}, Name:{}, UID:{}, Controller:{}, BlockOwnerDeletion:{}}}",
+        text("apiVersion"),
+        text("kind"),
+        text("name"),
+        text("uid"),
+        pointer("controller"),
+        pointer("blockOwnerDeletion")
+    )
+}
+
+/// kube's `ValidateOwnerReferences` for `metadata.ownerReferences`
+/// (apimachinery `api/validation/objectmeta.go`): each reference names an
+/// apiVersion with a version, a kind, a name and a uid, and is not a core
+/// Event; at most one is the controller. The errors of a reference are at
+/// `metadata.ownerReferences.<field>`, without an index, as kube reports
+/// them.
+pub fn validate_owner_references(references: &[serde_json::Value]) -> Vec<FieldError> {
+    let field = "metadata.ownerReferences";
+    let text = |r: &serde_json::Value, key: &str| -> String {
+        r.get(key).and_then(serde_json::Value::as_str).unwrap_or("").to_string()
+    };
+    let mut errs = Vec::new();
+    let mut first_controller: Option<String> = None;
+    for reference in references {
+        let (api_version, kind) = (text(reference, "apiVersion"), text(reference, "kind"));
+        // schema.FromAPIVersionAndKind: "group/version", "version", or (for
+        // "" , "/" and more than one '/') no group and no version.
+        let (group, version) = match api_version.matches('/').count() {
+            _ if api_version.is_empty() || api_version == "/" => ("", ""),
+            0 => ("", api_version.as_str()),
+            1 => api_version.split_once('/').unwrap_or(("", "")),
+            _ => ("", ""),
+        };
+        if version.is_empty() {
+            errs.push(FieldError::invalid(&format!("{field}.apiVersion"), &api_version, "version must not be empty"));
+        }
+        for key in ["kind", "name", "uid"] {
+            let value = text(reference, key);
+            if value.is_empty() {
+                errs.push(FieldError::invalid(&format!("{field}.{key}"), &value, "must not be empty"));
+            }
+        }
+        if group.is_empty() && version == "v1" && kind == "Event" {
+            errs.push(FieldError::invalid_bare(
+                field,
+                &go_owner_reference(reference),
+                "/v1, Kind=Event is disallowed from being an owner",
+            ));
+        }
+        if reference.get("controller").and_then(serde_json::Value::as_bool) == Some(true) {
+            let name = format!("{kind}/{}", text(reference, "name"));
+            match &first_controller {
+                Some(first) => {
+                    let all: Vec<String> = references.iter().map(go_owner_reference).collect();
+                    errs.push(FieldError::invalid_bare(
+                        field,
+                        &format!("[]v1.OwnerReference{{{}}}", all.join(", ")),
+                        &format!(
+                            "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {name}"
+                        ),
+                    ));
+                }
+                None => first_controller = Some(name),
+            }
+        }
+    }
+    errs
+}
+
 /// kube's `field.ErrorList` constructors beyond [`FieldError::invalid`],
 /// `required` and `forbidden` (apimachinery `util/validation/field/errors.go`).
 impl FieldError {
@@ -1093,5 +1171,38 @@ mod tests {
             validate_crd_name("widget.example.com", "widgets", "example.com")[0].to_string(),
             "metadata.name: Invalid value: \"widget.example.com\": must be spec.names.plural+\".\"+spec.group"
         );
+    }
+
+    /// apimachinery's `ValidateOwnerReferences`, as kube v1.36 words it
+    /// (unchanged by kube PRs 132513 and 132472).
+    #[test]
+    fn owner_references() {
+        let ok = serde_json::json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "u", "controller": true}]);
+        assert!(validate_owner_references(ok.as_array().unwrap()).is_empty());
+        let bad = serde_json::json!([
+            {"apiVersion": "apps/", "kind": "", "name": "", "uid": ""},
+            {"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "1"},
+        ]);
+        let errs: Vec<String> =
+            validate_owner_references(bad.as_array().unwrap()).iter().map(ToString::to_string).collect();
+        assert_eq!(errs, vec![
+            "metadata.ownerReferences.apiVersion: Invalid value: \"apps/\": version must not be empty",
+            "metadata.ownerReferences.kind: Invalid value: \"\": must not be empty",
+            "metadata.ownerReferences.name: Invalid value: \"\": must not be empty",
+            "metadata.ownerReferences.uid: Invalid value: \"\": must not be empty",
+            "metadata.ownerReferences: Invalid value: v1.OwnerReference{APIVersion:\"v1\", Kind:\"Event\", Name:\"e\", UID:\"1\", Controller:(*bool)(nil), BlockOwnerDeletion:(*bool)(nil)}: /v1, Kind=Event is disallowed from being an owner",
+        ]);
+        let two = serde_json::json!([
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "a", "uid": "1", "controller": true},
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "b", "uid": "2", "controller": true, "blockOwnerDeletion": true},
+        ]);
+        let errs: Vec<String> =
+            validate_owner_references(two.as_array().unwrap()).iter().map(ToString::to_string).collect();
+        assert_eq!(errs, vec![
+            "metadata.ownerReferences: Invalid value: []v1.OwnerReference{v1.OwnerReference{APIVersion:\"apps/v1\", Kind:\"ReplicaSet\", Name:\"a\", UID:\"1\", Controller:(*bool)(...), BlockOwnerDeletion:(*bool)(nil)}, v1.OwnerReference{APIVersion:\"apps/v1\", Kind:\"ReplicaSet\", Name:\"b\", UID:\"2\", Controller:(*bool)(...), BlockOwnerDeletion:(*bool)(...)}}: Only one reference can have Controller set to true. Found \"true\" in references for ReplicaSet/a and ReplicaSet/b",
+        ]);
+        // Never panics on shapes a decoder would refuse.
+        let odd = serde_json::json!([1, null, {"apiVersion": 3}, {"apiVersion": "a/b/c", "kind": "K", "name": "n", "uid": "u"}]);
+        assert!(!validate_owner_references(odd.as_array().unwrap()).is_empty());
     }
 }

@@ -71,8 +71,8 @@ pub fn causes(errors: Vec<validation::FieldError>) -> Vec<Cause> {
         .collect()
 }
 
-/// Validation of the name, generateName, labels and annotations of an object
-/// of this resource.
+/// Validation of the name, generateName, labels, annotations and owner
+/// references of an object of this resource.
 pub fn metadata_causes(resolved: &Resolved, object: &Object) -> Result<Vec<Cause>, ApiError> {
     let meta = object::metadata(object);
     let text = |field: &str| meta.get(field).and_then(Value::as_str).unwrap_or("").to_string();
@@ -80,6 +80,9 @@ pub fn metadata_causes(resolved: &Resolved, object: &Object) -> Result<Vec<Cause
     let mut errors = validation::validate_object_name(rule, &text("name"), &text("generateName"));
     errors.extend(validation::validate_labels(string_pairs(meta, "labels")?));
     errors.extend(validation::validate_annotations(string_pairs(meta, "annotations")?));
+    if let Some(references) = meta.get("ownerReferences").and_then(Value::as_array) {
+        errors.extend(validation::validate_owner_references(references));
+    }
     Ok(causes(errors))
 }
 
@@ -172,14 +175,18 @@ pub async fn create_object_tracked(
         }
         name
     };
-    let causes = metadata_causes(resolved, &object)?;
-    if !causes.is_empty() {
-        return Err(object::invalid(info, &name, causes));
-    }
     // kube records the writer's fields right after decoding and defaulting,
     // before admission and the create rules change the object (so what the
     // server sets is nobody's); custom resources after their own preparation.
     let early = crate::strategy::records_fields_at_decode(info);
+    // A built-in kind's metadata errors are reported with its spec's, after
+    // the mutating admission plugins, as kube's `Validate` lists
+    // ObjectMeta's errors first in one list; custom resources (and
+    // definitions, whose rules are `types/crd.rs`) are refused here.
+    let metadata_errors = metadata_causes(resolved, &object)?;
+    if !metadata_errors.is_empty() && !crate::strategy::handles(info) {
+        return Err(object::invalid(info, &name, metadata_errors));
+    }
     if track && early {
         // Compared with the kind's Go zero value, as kube's field manager does.
         let manager = super::apply::Manager::of(backend, head, resolved);
@@ -196,7 +203,10 @@ pub async fn create_object_tracked(
     let admission = super::admission::mutate(backend, head, resolved, &name, &mut object, None).await?;
     super::allocate::prepare(resolved, &mut object, None);
     crate::strategy::create(info, &mut object, &super::strategy_context(&now, resolved, head))
-        .map_err(|r| super::rejection(info, &name, r))?;
+        .map_err(|r| super::rejection_after(info, &name, metadata_errors.clone(), r))?;
+    if !metadata_errors.is_empty() {
+        return Err(object::invalid(info, &name, metadata_errors));
+    }
     super::custom::prepare(backend, resolved, &mut object, true)?;
     if track && !early {
         let manager = super::apply::Manager::of(backend, head, resolved);

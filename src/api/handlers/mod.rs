@@ -383,6 +383,24 @@ pub fn rejection(
     }
 }
 
+/// [`rejection`], with the object's metadata causes ahead of a 422's own,
+/// as kube's `Validate` lists ObjectMeta's errors before the spec's.
+pub fn rejection_after(
+    info: &crate::types::registry::ResourceInfo,
+    name: &str,
+    metadata: Vec<crate::api::status::Cause>,
+    rejection: crate::strategy::Rejection,
+) -> ApiError {
+    match rejection {
+        crate::strategy::Rejection::Invalid(errors) if !metadata.is_empty() => {
+            let mut causes = metadata;
+            causes.extend(create::causes(errors));
+            crate::api::object::invalid(info, name, causes)
+        }
+        other => self::rejection(info, name, other),
+    }
+}
+
 /// The typed layer's context for a request.
 pub fn strategy_context<'a>(
     now: &'a str,

@@ -163,8 +163,11 @@ pub async fn replace_current_tracked(
     let admission = super::admission::mutate(backend, head, resolved, &url_name, &mut updated, Some(&stored)).await?;
     let now = crate::api::object::timestamp(backend.now());
     super::allocate::prepare(resolved, &mut updated, Some(&stored));
+    // The metadata errors come first in the one list, as in kube's
+    // `ValidateUpdate` (ValidateObjectMetaUpdate, then the spec's rules).
+    let metadata_errors = super::create::metadata_causes(resolved, &updated)?;
     crate::strategy::update(&resolved.info, &mut updated, &stored, &super::strategy_context(&now, resolved, head))
-        .map_err(|r| super::rejection(&resolved.info, &url_name, r))?;
+        .map_err(|r| super::rejection_after(&resolved.info, &url_name, metadata_errors, r))?;
     super::custom::prepare(backend, resolved, &mut updated, false)?;
     if track && !early {
         let manager = super::apply::Manager::of(backend, head, resolved);

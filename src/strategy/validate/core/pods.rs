@@ -37,7 +37,8 @@ pub fn create(pod: &Map<String, Value>) -> Errs {
 fn metadata_and_spec(pod: &Map<String, Value>, spec: &Value) -> Errs {
     let metadata = pod.get("metadata").unwrap_or(&Value::Null);
     let mut errs = pod_specific_annotations(metadata, spec, "metadata.annotations");
-    errs.extend(pod_spec(spec, "spec", PodOptions { resource_is_pod: true }));
+    let name = metadata.get("name").and_then(Value::as_str).unwrap_or("");
+    errs.extend(pod_spec(spec, "spec", PodOptions { resource_is_pod: true, pod_name: name }));
     // validateContainersOnlyForPod, after the spec.
     for field in ["containers", "initContainers"] {
         for (i, container) in list(spec, field).iter().enumerate() {
@@ -284,7 +285,7 @@ pub fn template_spec(template: &Value, path: &str) -> Errs {
     }));
     let spec = template.get("spec").unwrap_or(&Value::Null);
     errs.extend(pod_specific_annotations(metadata, spec, &child(path, "annotations")));
-    errs.extend(pod_spec(spec, &child(path, "spec"), PodOptions { resource_is_pod: false }));
+    errs.extend(pod_spec(spec, &child(path, "spec"), PodOptions { resource_is_pod: false, pod_name: "" }));
     if !list(spec, "ephemeralContainers").is_empty() {
         errs.push(FieldError::forbidden(
             &child(&child(path, "spec"), "ephemeralContainers"),

@@ -169,7 +169,28 @@ fn pod_spec_rules() {
         (
             "env valueFrom empty",
             vec![("/spec/containers/0/env", json!([{"name": "A", "valueFrom": {}}]))],
-            vec![(INV, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`")],
+            vec![(INV, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`")],
+        ),
+        // validateFileKeySelector and validateFileKeyRefVolumes (EnvFiles is
+        // on, beta since v1.35).
+        (
+            "env fileKeyRef fields and volume",
+            vec![
+                ("/spec/volumes", json!([{"name": "cfg", "configMap": {"name": "m"}}])),
+                ("/spec/containers/0/env", json!([
+                    {"name": "A", "valueFrom": {"fileKeyRef": {"key": "A=B", "volumeName": "Cfg", "path": "../x"}}},
+                    {"name": "B", "valueFrom": {"fileKeyRef": {"key": "B", "volumeName": "missing", "path": "env"}}},
+                    {"name": "C", "valueFrom": {"fileKeyRef": {"key": "C", "volumeName": "cfg", "path": "env"}}},
+                ])),
+            ],
+            vec![
+                (INV, "spec.containers[0].env[0].valueFrom.fileKeyRef.key: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='"),
+                (INV, "spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Invalid value: \"Cfg\": LABEL"),
+                (INV, "spec.containers[0].env[0].valueFrom.fileKeyRef.path: Invalid value: \"../x\": must not contain '..'"),
+                (NF, "spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Not found: \"Cfg\""),
+                (NF, "spec.containers[0].env[1].valueFrom.fileKeyRef.volumeName: Not found: \"missing\""),
+                (INV, "spec.containers[0].env[2].valueFrom.fileKeyRef.volumeName: Invalid value: \"cfg\": referenced volume must be of type emptyDir"),
+            ],
         ),
         (
             "env fieldRef unsupported",
@@ -310,10 +331,116 @@ fn pod_spec_rules() {
             vec![("/spec/initContainers", json!([{"name": "i", "image": "b", "livenessProbe": {"exec": {"command": ["x"]}}}]))],
             vec![(FOR, "spec.initContainers[0].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always")],
         ),
+        // validateContainerRestartPolicy, validateInitContainerRestartPolicy
+        // (ContainerRestartRules is on, beta since v1.35).
+        ("restartPolicy on a regular container", vec![("/spec/containers/0/restartPolicy", json!("Never"))], vec![]),
         (
-            "restartPolicy on a regular container",
-            vec![("/spec/containers/0/restartPolicy", json!("Always"))],
-            vec![(FOR, "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers")],
+            "container restart rules",
+            vec![
+                ("/spec/containers/0/restartPolicy", json!("Sometimes")),
+                ("/spec/containers/0/restartPolicyRules", json!([
+                    {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}},
+                    {"action": "Explode", "exitCodes": {"operator": "Above", "values": [1]}},
+                    {"action": "Restart"},
+                ])),
+            ],
+            vec![
+                (UNS, "spec.containers[0].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"Never\", \"OnFailure\""),
+                (UNS, "spec.containers[0].restartPolicyRules[1].action: Unsupported value: \"Explode\": supported values: \"Restart\""),
+                (UNS, "spec.containers[0].restartPolicyRules[1].exitCodes.operator: Unsupported value: \"Above\": supported values: \"In\", \"NotIn\""),
+                (REQ, "spec.containers[0].restartPolicyRules[2].exitCodes: Required value: must be specified"),
+            ],
+        ),
+        (
+            "restart rules without a restartPolicy",
+            vec![("/spec/containers/0/restartPolicyRules", json!([{"action": "Restart", "exitCodes": {"operator": "In", "values": [1]}}]))],
+            vec![(REQ, "spec.containers[0].restartPolicy: Required value: must specify restartPolicy when restart rules are used")],
+        ),
+        (
+            "init containers' restart policies",
+            vec![("/spec/initContainers", json!([
+                {"name": "once", "image": "b", "restartPolicy": "OnFailure"},
+                {"name": "side", "image": "b", "restartPolicy": "Always",
+                 "restartPolicyRules": [{"action": "Restart", "exitCodes": {"operator": "In", "values": [1]}}]},
+                {"name": "odd", "image": "b", "restartPolicy": "Sometimes"},
+            ]))],
+            vec![
+                (FOR, "spec.initContainers[1].restartPolicyRules: Forbidden: restartPolicyRules are not allowed for init containers with restart policy Always"),
+                (UNS, "spec.initContainers[2].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"Never\", \"OnFailure\""),
+            ],
+        ),
+        // ValidateSecurityContext: no privilege escalation with privileged
+        // or CAP_SYS_ADMIN; the context printed as Go prints the struct.
+        (
+            "allowPrivilegeEscalation false with privileged and CAP_SYS_ADMIN",
+            vec![("/spec/containers/0/securityContext", json!({
+                "allowPrivilegeEscalation": false, "privileged": true, "capabilities": {"add": ["CAP_SYS_ADMIN"]}}))],
+            vec![
+                (INV, "spec.containers[0].securityContext: Invalid value: core.SecurityContext{Capabilities:(*core.Capabilities)(...), Privileged:(*bool)(...), SELinuxOptions:(*core.SELinuxOptions)(nil), WindowsOptions:(*core.WindowsSecurityContextOptions)(nil), RunAsUser:(*int64)(nil), RunAsGroup:(*int64)(nil), RunAsNonRoot:(*bool)(nil), ReadOnlyRootFilesystem:(*bool)(nil), AllowPrivilegeEscalation:(*bool)(...), ProcMount:(*core.ProcMountType)(nil), SeccompProfile:(*core.SeccompProfile)(nil), AppArmorProfile:(*core.AppArmorProfile)(nil)}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true"),
+                (INV, "spec.containers[0].securityContext: Invalid value: core.SecurityContext{Capabilities:(*core.Capabilities)(...), Privileged:(*bool)(...), SELinuxOptions:(*core.SELinuxOptions)(nil), WindowsOptions:(*core.WindowsSecurityContextOptions)(nil), RunAsUser:(*int64)(nil), RunAsGroup:(*int64)(nil), RunAsNonRoot:(*bool)(nil), ReadOnlyRootFilesystem:(*bool)(nil), AllowPrivilegeEscalation:(*bool)(...), ProcMount:(*core.ProcMountType)(nil), SeccompProfile:(*core.SeccompProfile)(nil), AppArmorProfile:(*core.AppArmorProfile)(nil)}: cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"),
+            ],
+        ),
+        // ValidateSecurityContext: Unmasked /proc needs a user namespace.
+        (
+            "procMount Unmasked in the host's user namespace",
+            vec![("/spec/containers/0/securityContext", json!({"procMount": "Unmasked"}))],
+            vec![(INV, "spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`")],
+        ),
+        (
+            "procMount Unmasked in a user namespace",
+            vec![("/spec/hostUsers", json!(false)), ("/spec/containers/0/securityContext", json!({"procMount": "Unmasked"}))],
+            vec![],
+        ),
+        // ValidateVolumes: a Pod's ephemeral volume creates the claim
+        // `<pod>-<volume>`, which no persistentVolumeClaim volume may name,
+        // and whose name must be valid.
+        (
+            "claim created by an ephemeral volume",
+            vec![("/spec/volumes", json!([
+                {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}},
+                {"name": "data", "persistentVolumeClaim": {"claimName": "p-scratch"}},
+            ]))],
+            vec![(INV, "spec.volumes[1].persistentVolumeClaim.claimName: Invalid value: \"p-scratch\": must not reference a PVC that gets created for an ephemeral volume")],
+        ),
+        (
+            "ephemeral claim name too long",
+            vec![
+                ("/metadata/name", json!("p".repeat(250))),
+                ("/spec/volumes", json!([{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}])),
+            ],
+            vec![(INV, &*Box::leak(format!("spec.volumes[0].name: Invalid value: \"scratch\": PVC name \"{}-scratch\": must be no more than 253 characters", "p".repeat(250)).into_boxed_str()))],
+        ),
+        // ValidatePersistentVolumeClaimTemplate: the template's metadata
+        // (annotations, labels, nothing else) and its claim spec.
+        (
+            "ephemeral volume claim template",
+            vec![("/spec/volumes", json!([{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {
+                "metadata": {"name": "x", "uid": "u", "labels": {"a": "b c"}, "finalizers": []},
+                "spec": {"accessModes": ["ReadWriteSometimes"]},
+            }}}]))],
+            vec![
+                (INV, "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.labels: Invalid value: \"b c\": LABELVALUE"),
+                (FOR, "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set"),
+                (FOR, "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.uID: Forbidden: cannot be set"),
+                (FOR, "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.finalizers: Forbidden: cannot be set"),
+                (UNS, "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.accessModes: Unsupported value: \"ReadWriteSometimes\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\""),
+                (REQ, "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources[storage]: Required value"),
+            ],
+        ),
+        // validatePodHostName (HostnameOverride is on, beta since v1.35).
+        (
+            "hostnameOverride",
+            vec![
+                ("/spec/hostnameOverride", json!(format!("Host{}", "a".repeat(61)))),
+                ("/spec/setHostnameAsFQDN", json!(true)),
+                ("/spec/hostNetwork", json!(true)),
+            ],
+            vec![
+                (FOR, "spec.hostnameOverride: Forbidden: may not be specified when setHostnameAsFQDN is true"),
+                (FOR, "spec.hostnameOverride: Forbidden: may not be specified when hostNetwork is true"),
+                ("FieldValueTooLong", "spec.hostnameOverride: Too long: may not be more than 64 bytes"),
+                (INV, &*Box::leak(format!("spec.hostnameOverride: Invalid value: \"Host{}\": {}", "a".repeat(61), crate::types::validation::is_dns1123_subdomain(&format!("Host{}", "a".repeat(61)))[0]).into_boxed_str())),
+            ],
         ),
         // ValidateLabels on nodeSelector.
         (
@@ -379,7 +506,26 @@ fn pod_spec_rules() {
         (
             "user namespace with host network",
             vec![("/spec/hostNetwork", json!(true)), ("/spec/hostUsers", json!(false))],
-            vec![(FOR, "spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false")],
+            vec![(FOR, "spec.hostNetwork: Forbidden: when `hostUsers` is false")],
+        ),
+        (
+            "user namespace with a volume device",
+            vec![
+                ("/spec/hostUsers", json!(false)),
+                ("/spec/volumes", json!([{"name": "blk", "persistentVolumeClaim": {"claimName": "b"}}])),
+                ("/spec/containers/0/volumeDevices", json!([{"name": "blk", "devicePath": "/dev/xvda"}])),
+            ],
+            vec![(FOR, "spec.containers[0].volumeDevices: Forbidden: when `hostUsers` is false")],
+        ),
+        (
+            "pod-level claims",
+            vec![("/spec/resources", json!({"claims": [{"name": "gpu"}]}))],
+            vec![(FOR, "spec.resources.claims: Forbidden: claims may not be set for Resources at pod-level")],
+        ),
+        (
+            "pod-level resources in a windows pod",
+            vec![("/spec/os", json!({"name": "windows"})), ("/spec/resources", json!({"requests": {"cpu": "1", "pods": "1"}}))],
+            vec![(FOR, "spec.resources: Forbidden: may not be set for a windows pod")],
         ),
         (
             "pod-level resources",

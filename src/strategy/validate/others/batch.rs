@@ -8,7 +8,7 @@
 use super::common::*;
 use super::cron;
 use crate::strategy::validate::core;
-use crate::types::validation::{self, FieldError};
+use crate::types::validation::{self, go_quote, FieldError};
 use serde_json::Value;
 
 /// The Job labels kube generates (`pkg/apis/batch/types.go`; the same
@@ -191,8 +191,13 @@ fn job_spec(spec: &Fields, path: &str) -> Vec<FieldError> {
     if let Some(policy) = obj(spec, "podFailurePolicy") {
         errs.extend(pod_failure_policy(spec, policy, &format!("{path}.podFailurePolicy")));
     }
-    if let Some(policy) = obj(spec, "successPolicy").filter(|_| mode == Some("Indexed")) {
-        errs.extend(success_policy(policy, &format!("{path}.successPolicy")));
+    if let Some(policy) = obj(spec, "successPolicy") {
+        let policy_path = format!("{path}.successPolicy");
+        if mode != Some("Indexed") {
+            errs.push(invalid_raw(&policy_path, &go_success_policy(policy), "requires indexed completion mode"));
+        } else {
+            errs.extend(success_policy(policy, int(spec, "completions"), &policy_path));
+        }
     }
     // validatePodReplacementPolicy
     if let Some(policy) = spec.get("podReplacementPolicy").and_then(Value::as_str) {
@@ -323,28 +328,149 @@ fn on_exit_codes(codes: &Fields, path: &str, container_names: &[&str]) -> Vec<Fi
     errs
 }
 
-// validateSuccessPolicy (the rule count limit and the succeededIndexes
-// format are left out).
-fn success_policy(policy: &Fields, path: &str) -> Vec<FieldError> {
+/// `maxSuccessPolicyRule`: the most rules a successPolicy holds.
+const SUCCESS_POLICY_RULES_MAX: usize = 20;
+
+/// Go's `%#v` of a `batch.SuccessPolicy` (the rules' pointer fields are
+/// printed `(...)` where Go prints their addresses).
+fn go_success_policy(policy: &Fields) -> String {
+    let rules = match policy.get("rules").and_then(Value::as_array) {
+        None => "[]batch.SuccessPolicyRule(nil)".to_string(),
+        Some(rules) => {
+            let pointer = |rule: &Value, field: &str, ty: &str| match rule.get(field) {
+                Some(v) if !v.is_null() => format!("(*{ty})(...)"),
+                _ => format!("(*{ty})(nil)"),
+            };
+            let items: Vec<String> = rules
+                .iter()
+                .map(|r| {
+                    format!(
+                        "batch.SuccessPolicyRule{{SucceededIndexes:{}, SucceededCount:{}}}",
+                        pointer(r, "succeededIndexes", "string"),
+                        pointer(r, "succeededCount", "int32")
+                    )
+                })
+                .collect();
+            format!("[]batch.SuccessPolicyRule{{{}}}", items.join(", "))
+        }
+    };
+    format!("batch.SuccessPolicy{{Rules:{rules}}}")
+}
+
+/// `maxJobSuccessPolicySucceededIndexesLimit`: the longest succeededIndexes.
+const SUCCEEDED_INDEXES_BYTES_MAX: usize = 64 * 1024;
+
+/// kube's `parseIndexInterval`: `x` or `x-y` with `x < y < completions`.
+fn parse_index_interval(interval: &str, completions: i64) -> Result<(i64, i64), String> {
+    let limits: Vec<&str> = interval.split('-').collect();
+    if limits.len() > 2 {
+        return Err(format!(
+            "the fragment {} violates the requirement that an index interval can have at most two parts separated by '-'",
+            go_quote(interval)
+        ));
+    }
+    // strconv.Atoi: an optional sign and decimal digits, within int64.
+    let number = |text: &str| -> Result<i64, String> {
+        text.parse::<i64>().map_err(|_| format!("cannot convert string to integer for index: {}", go_quote(text)))
+    };
+    let x = number(limits[0])?;
+    if x >= completions {
+        return Err(format!("too large index: {}", go_quote(limits[0])));
+    }
+    let Some(upper) = limits.get(1) else { return Ok((x, x)) };
+    let y = number(upper)?;
+    if y >= completions {
+        return Err(format!("too large index: {}", go_quote(upper)));
+    }
+    if x >= y {
+        return Err(format!("non-increasing order, previous: {x}, current: {y}"));
+    }
+    Ok((x, y))
+}
+
+/// kube's `validateIndexesFormat`: comma-separated intervals in increasing
+/// order; the number of indexes they hold.
+fn indexes_format(indexes: &str, completions: i64) -> Result<i64, String> {
+    if indexes.is_empty() {
+        return Ok(0);
+    }
+    let mut last: Option<i64> = None;
+    let mut total: i64 = 0;
+    for interval in indexes.split(',') {
+        let (x, y) = parse_index_interval(interval, completions)?;
+        if let Some(last) = last.filter(|l| *l >= x) {
+            return Err(format!("non-increasing order, previous: {last}, current: {x}"));
+        }
+        total = total.saturating_add(y - x + 1);
+        last = Some(y);
+    }
+    Ok(total)
+}
+
+// validateSuccessPolicy and validateSuccessPolicyRule.
+fn success_policy(policy: &Fields, completions: Option<i64>, path: &str) -> Vec<FieldError> {
     let rules = list(policy, "rules");
+    let rules_path = format!("{path}.rules");
+    let mut errs = Vec::new();
     if rules.is_empty() {
-        return vec![FieldError::required(
-            &format!("{path}.rules"),
+        errs.push(FieldError::required(
+            &rules_path,
             "at least one rules must be specified when the successPolicy is specified",
-        )];
+        ));
+    }
+    if rules.len() > SUCCESS_POLICY_RULES_MAX {
+        errs.push(FieldError::too_many(&rules_path, rules.len(), SUCCESS_POLICY_RULES_MAX));
     }
     let empty = Fields::new();
-    let mut errs = Vec::new();
     for (i, rule) in rules.iter().enumerate() {
         let rule = rule.as_object().unwrap_or(&empty);
-        let rule_path = format!("{path}.rules[{i}]");
+        let rule_path = format!("{rules_path}[{i}]");
         if !rule.contains_key("succeededCount") && !rule.contains_key("succeededIndexes") {
             errs.push(FieldError::required(
                 &rule_path,
                 "at least one of succeededCount or succeededIndexes must be specified",
             ));
         }
-        errs.extend(non_negative(int(rule, "succeededCount"), &format!("{rule_path}.succeededCount")));
+        let mut total_indexes = 0;
+        let indexes = rule.get("succeededIndexes").and_then(Value::as_str);
+        if let Some(indexes) = indexes {
+            let indexes_path = format!("{rule_path}.succeededIndexes");
+            if indexes.len() > SUCCEEDED_INDEXES_BYTES_MAX {
+                errs.push(FieldError::too_long(&indexes_path, SUCCEEDED_INDEXES_BYTES_MAX));
+            }
+            // kube dereferences spec.completions here; an Indexed Job without
+            // completions has its Required error already.
+            if let Some(completions) = completions {
+                match indexes_format(indexes, completions) {
+                    Ok(total) => total_indexes = total,
+                    Err(e) => errs.push(FieldError::invalid(
+                        &indexes_path,
+                        indexes,
+                        &format!("error parsing succeededIndexes: {e}"),
+                    )),
+                }
+            }
+        }
+        if let Some(count) = int(rule, "succeededCount") {
+            let count_path = format!("{rule_path}.succeededCount");
+            errs.extend(non_negative(Some(count), &count_path));
+            if let Some(completions) = completions.filter(|c| count > *c) {
+                errs.push(invalid_raw(
+                    &count_path,
+                    &count.to_string(),
+                    &format!("must be less than or equal to {completions} (the number of specified completions)"),
+                ));
+            }
+            if indexes.is_some() && count > total_indexes {
+                errs.push(invalid_raw(
+                    &count_path,
+                    &count.to_string(),
+                    &format!(
+                        "must be less than or equal to {total_indexes} (the number of indexes in the specified succeededIndexes field)"
+                    ),
+                ));
+            }
+        }
     }
     errs
 }
@@ -644,6 +770,57 @@ mod tests {
             r#"spec.podFailurePolicy.rules[1].action: Unsupported value: "Bogus": supported values: "Count", "FailIndex", "FailJob", "Ignore""#,
             r#"spec.podFailurePolicy.rules[1].onPodConditions[0].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown""#,
             "spec.podFailurePolicy.rules[2]: Invalid value: specifying one of OnExitCodes and OnPodConditions is required",
+        ]);
+    }
+
+    // validateJobSpec's successPolicy: only for Indexed jobs;
+    // validateSuccessPolicy, validateSuccessPolicyRule.
+    #[test]
+    fn success_policy_rules() {
+        let policy = json!({"rules": [{"succeededCount": 1}, {"succeededIndexes": "0"}]});
+        let errs = messages(&create("Job", &job_object(json!({"successPolicy": policy}))));
+        assert_eq!(errs, vec![
+            "spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{batch.SuccessPolicyRule{SucceededIndexes:(*string)(nil), SucceededCount:(*int32)(...)}, batch.SuccessPolicyRule{SucceededIndexes:(*string)(...), SucceededCount:(*int32)(nil)}}}: requires indexed completion mode",
+        ]);
+        let indexed = |policy: Value| {
+            messages(&create(
+                "Job",
+                &job_object(
+                    json!({"completionMode": "Indexed", "completions": 3, "parallelism": 3, "successPolicy": policy}),
+                ),
+            ))
+        };
+        assert_eq!(indexed(json!({"rules": [{"succeededIndexes": "0-2", "succeededCount": 2}]})), Vec::<String>::new());
+        assert_eq!(indexed(json!({"rules": [{}, {"succeededCount": 4}]})), vec![
+            "spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be specified",
+            "spec.successPolicy.rules[1].succeededCount: Invalid value: 4: must be less than or equal to 3 (the number of specified completions)",
+        ]);
+        assert_eq!(
+            indexed(json!({"rules": [
+                {"succeededIndexes": "0-1,1", "succeededCount": 1},
+                {"succeededIndexes": "1-0"},
+                {"succeededIndexes": "0-1-2"},
+                {"succeededIndexes": "x"},
+                {"succeededIndexes": "3"},
+                {"succeededIndexes": "0,2", "succeededCount": 3},
+            ]})),
+            vec![
+                "spec.successPolicy.rules[0].succeededIndexes: Invalid value: \"0-1,1\": error parsing succeededIndexes: non-increasing order, previous: 1, current: 1",
+                "spec.successPolicy.rules[0].succeededCount: Invalid value: 1: must be less than or equal to 0 (the number of indexes in the specified succeededIndexes field)",
+                "spec.successPolicy.rules[1].succeededIndexes: Invalid value: \"1-0\": error parsing succeededIndexes: non-increasing order, previous: 1, current: 0",
+                "spec.successPolicy.rules[2].succeededIndexes: Invalid value: \"0-1-2\": error parsing succeededIndexes: the fragment \"0-1-2\" violates the requirement that an index interval can have at most two parts separated by '-'",
+                "spec.successPolicy.rules[3].succeededIndexes: Invalid value: \"x\": error parsing succeededIndexes: cannot convert string to integer for index: \"x\"",
+                "spec.successPolicy.rules[4].succeededIndexes: Invalid value: \"3\": error parsing succeededIndexes: too large index: \"3\"",
+                "spec.successPolicy.rules[5].succeededCount: Invalid value: 3: must be less than or equal to 2 (the number of indexes in the specified succeededIndexes field)",
+            ]
+        );
+        let many: Vec<Value> = (0..21).map(|_| json!({"succeededCount": 1})).collect();
+        assert_eq!(
+            indexed(json!({"rules": many})),
+            vec!["spec.successPolicy.rules: Too many: 21: must have at most 20 items"]
+        );
+        assert_eq!(indexed(json!({"rules": []})), vec![
+            "spec.successPolicy.rules: Required value: at least one rules must be specified when the successPolicy is specified",
         ]);
     }
 

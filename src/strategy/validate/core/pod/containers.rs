@@ -1,6 +1,7 @@
 //! Containers (`validateContainers`, `validateInitContainers`,
-//! `validateContainerCommon`): names, ports, env, mounts, devices, probes,
-//! lifecycle hooks.
+//! `validateContainerCommon`): names, ports, env (fileKeyRef included:
+//! EnvFiles is on in v1.36), mounts, devices, probes, lifecycle hooks, and
+//! container restart policies and rules (ContainerRestartRules is on).
 
 use super::*;
 
@@ -11,6 +12,7 @@ pub(super) fn containers(
     grace: Option<i64>,
     path: &str,
     restart_policy: &str,
+    host_users: bool,
 ) -> Errs {
     let path = child(path, "containers");
     let items = list(spec, "containers");
@@ -21,18 +23,15 @@ pub(super) fn containers(
     let mut names: HashSet<&str> = HashSet::new();
     for (i, container) in items.iter().enumerate() {
         let container_path = index(&path, i);
-        errs.extend(container_common(container, volumes, &container_path, restart_policy));
+        errs.extend(container_common(container, volumes, &container_path, restart_policy, host_users));
         let name = text(container, "name");
         if !names.insert(name) {
             errs.push(FieldError::duplicate(&child(&container_path, "name"), name));
         }
         errs.extend(lifecycle_and_probes(container, grace, &container_path));
-        if has(container, "restartPolicy") {
-            errs.push(FieldError::forbidden(
-                &child(&container_path, "restartPolicy"),
-                "may not be set for non-init containers",
-            ));
-        }
+        // ContainerRestartRules is on (beta since v1.35): a regular container
+        // may carry its own restartPolicy and rules.
+        errs.extend(container_restart_policy(container, &container_path));
     }
     errs.extend(host_port_conflicts(items, &path));
     errs
@@ -45,20 +44,16 @@ pub(super) fn init_containers(
     grace: Option<i64>,
     path: &str,
     restart_policy: &str,
+    host_users: bool,
 ) -> Errs {
     let path = child(path, "initContainers");
     let mut errs = Errs::new();
     let mut names: HashSet<&str> = list(spec, "containers").iter().map(|c| text(c, "name")).collect();
     for (i, container) in list(spec, "initContainers").iter().enumerate() {
         let container_path = index(&path, i);
-        errs.extend(container_common(container, volumes, &container_path, restart_policy));
-        let mut restart_always = false;
-        if let Some(policy) = container.get("restartPolicy").and_then(Value::as_str) {
-            if policy != "Always" {
-                errs.push(FieldError::not_supported(&child(&container_path, "restartPolicy"), policy, &["Always"]));
-            }
-            restart_always = policy == "Always";
-        }
+        errs.extend(container_common(container, volumes, &container_path, restart_policy, host_users));
+        errs.extend(init_container_restart_policy(container, &container_path));
+        let restart_always = container.get("restartPolicy").and_then(Value::as_str) == Some("Always");
         let name = text(container, "name");
         if names.contains(name) {
             errs.push(FieldError::duplicate(&child(&container_path, "name"), name));
@@ -80,6 +75,76 @@ pub(super) fn init_containers(
         }
     }
     errs
+}
+
+/// The most rules a container's `restartPolicyRules` holds, and the most
+/// exit codes one rule lists (kube's `validateContainerRestartPolicy`).
+const RESTART_RULES_MAX: usize = 20;
+const RESTART_RULE_EXIT_CODES_MAX: usize = 255;
+
+/// kube's `validateContainerRestartPolicy` (ContainerRestartRules on;
+/// RestartAllContainersOnContainerExits, alpha, off: the only action is
+/// `Restart`): a container's restartPolicy and restartPolicyRules.
+pub(super) fn container_restart_policy(container: &Value, path: &str) -> Errs {
+    let mut errs = Errs::new();
+    let rules = list(container, "restartPolicyRules");
+    let policy_path = child(path, "restartPolicy");
+    match container.get("restartPolicy").and_then(Value::as_str) {
+        None if rules.is_empty() => return errs,
+        None => errs.push(FieldError::required(&policy_path, "must specify restartPolicy when restart rules are used")),
+        Some("Always" | "Never" | "OnFailure") => {}
+        Some(other) => errs.push(FieldError::not_supported(&policy_path, other, &["Always", "Never", "OnFailure"])),
+    }
+    let rules_path = child(path, "restartPolicyRules");
+    if rules.len() > RESTART_RULES_MAX {
+        errs.push(FieldError::too_many(&rules_path, rules.len(), RESTART_RULES_MAX));
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        let rule_path = index(&rules_path, i);
+        let action = text(rule, "action");
+        if action != "Restart" {
+            errs.push(FieldError::not_supported(&child(&rule_path, "action"), action, &["Restart"]));
+        }
+        match rule.get("exitCodes").filter(|v| v.is_object()) {
+            Some(codes) => {
+                let codes_path = child(&rule_path, "exitCodes");
+                let operator = text(codes, "operator");
+                if !["In", "NotIn"].contains(&operator) {
+                    errs.push(FieldError::not_supported(&child(&codes_path, "operator"), operator, &["In", "NotIn"]));
+                }
+                let values = list(codes, "values");
+                if values.len() > RESTART_RULE_EXIT_CODES_MAX {
+                    errs.push(FieldError::too_many(
+                        &child(&codes_path, "values"),
+                        values.len(),
+                        RESTART_RULE_EXIT_CODES_MAX,
+                    ));
+                }
+            }
+            None => errs.push(FieldError::required(&child(&rule_path, "exitCodes"), "must be specified")),
+        }
+    }
+    errs
+}
+
+/// kube's `validateInitContainerRestartPolicy` (ContainerRestartRules on):
+/// `Always` makes a sidecar, which takes no rules; any other policy is
+/// checked as a regular container's.
+pub(super) fn init_container_restart_policy(container: &Value, path: &str) -> Errs {
+    let rules = list(container, "restartPolicyRules");
+    match container.get("restartPolicy").and_then(Value::as_str) {
+        None if rules.is_empty() => Vec::new(),
+        None => vec![FieldError::required(
+            &child(path, "restartPolicy"),
+            "must specify restartPolicy when restart rules are used",
+        )],
+        Some("Always") if !rules.is_empty() => vec![FieldError::forbidden(
+            &child(path, "restartPolicyRules"),
+            "restartPolicyRules are not allowed for init containers with restart policy Always",
+        )],
+        Some("Always") => Vec::new(),
+        Some(_) => container_restart_policy(container, path),
+    }
 }
 
 /// lifecycle and the three probes of a container that may have them.
@@ -211,6 +276,7 @@ pub(super) fn container_common(
     volumes: &HashMap<String, &'static str>,
     path: &str,
     restart_policy: &str,
+    host_users: bool,
 ) -> Errs {
     let mut errs = Errs::new();
     let name = text(container, "name");
@@ -237,7 +303,11 @@ pub(super) fn container_common(
     errs.extend(pull_policy(container.get("imagePullPolicy"), &child(path, "imagePullPolicy")));
     errs.extend(resource_requirements(container.get("resources"), &child(path, "resources")));
     errs.extend(resize_policy(list(container, "resizePolicy"), &child(path, "resizePolicy"), restart_policy));
-    errs.extend(container_security_context(container.get("securityContext"), &child(path, "securityContext")));
+    errs.extend(container_security_context(
+        container.get("securityContext"),
+        &child(path, "securityContext"),
+        host_users,
+    ));
     errs
 }
 
@@ -296,7 +366,7 @@ pub(super) fn host_port_conflicts(containers: &[Value], path: &str) -> Errs {
 }
 
 /// kube's `validatePodHostNetworkDeps`.
-pub(super) fn host_network_deps(spec: &Value, path: &str, opts: PodOptions) -> Errs {
+pub(super) fn host_network_deps(spec: &Value, path: &str, opts: PodOptions<'_>) -> Errs {
     if !flag(spec, "hostNetwork") {
         return Vec::new();
     }
@@ -369,16 +439,49 @@ pub(super) fn env_value_from(var: &Value, path: &str) -> Errs {
             errs.extend(key_selector(selector, &child(path, kind)));
         }
     }
+    if let Some(selector) = from.get("fileKeyRef").filter(|v| v.is_object()) {
+        sources += 1;
+        errs.extend(file_key_selector(selector, &child(path, "fileKeyRef")));
+    }
     if sources == 0 {
+        // EnvFiles is on (beta since v1.35), so kube names fileKeyRef too.
         errs.push(FieldError::invalid(
             path,
             "",
-            "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+            "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`",
         ));
     } else if !text(var, "value").is_empty() {
         errs.push(FieldError::invalid(path, "", "may not be specified when `value` is not empty"));
     } else if sources > 1 {
         errs.push(FieldError::invalid(path, "", "may not have more than one field specified at a time"));
+    }
+    errs
+}
+
+/// kube's `validateFileKeySelector`: the key is an environment variable
+/// name, the volume a DNS-1123 label, the path without backsteps.
+pub(super) fn file_key_selector(selector: &Value, path: &str) -> Errs {
+    let mut errs = Errs::new();
+    let key = text(selector, "key");
+    let key_path = child(path, "key");
+    if key.is_empty() {
+        errs.push(FieldError::required(&key_path, ""));
+    } else {
+        errs.extend(is_relaxed_env_var_name(key).iter().map(|m| FieldError::invalid(&key_path, key, m)));
+    }
+    let volume = text(selector, "volumeName");
+    let volume_path = child(path, "volumeName");
+    if volume.is_empty() {
+        errs.push(FieldError::required(&volume_path, ""));
+    } else {
+        errs.extend(dns1123_label(&volume_path, volume));
+    }
+    let file = text(selector, "path");
+    let file_path = child(path, "path");
+    if file.is_empty() {
+        errs.push(FieldError::required(&file_path, ""));
+    } else {
+        errs.extend(no_backsteps(file, &file_path));
     }
     errs
 }

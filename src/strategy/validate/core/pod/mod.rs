@@ -40,11 +40,14 @@ use volumes::*;
 
 type Errs = Vec<FieldError>;
 
-/// kube's `PodValidationOptions` that matter here.
+/// kube's `PodValidationOptions` that matter here, and the pod's name
+/// (kube's `podMeta`, given for a Pod and not for a template).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PodOptions {
+pub struct PodOptions<'a> {
     /// The spec is a Pod's, not a template's (`ResourceIsPod`).
     pub resource_is_pod: bool,
+    /// The Pod's name; empty for a template.
+    pub pod_name: &'a str,
 }
 
 /// The volume sources of `VolumeSource`, in kube's check order: the JSON
@@ -109,14 +112,17 @@ const FILE_MODE_MSG: &str = "must be a number between 0 and 0777 (octal), both i
 
 /// kube's `ValidatePodSpec` of `spec` at `path` (`spec`,
 /// `spec.template.spec`).
-pub fn pod_spec(spec: &Value, path: &str, opts: PodOptions) -> Errs {
+pub fn pod_spec(spec: &Value, path: &str, opts: PodOptions<'_>) -> Errs {
     let mut errs = Errs::new();
     let grace = int(spec, "terminationGracePeriodSeconds");
     let (volumes, volume_errs) = validate_volumes(list(spec, "volumes"), &child(path, "volumes"), opts);
     errs.extend(volume_errs);
     let restart_policy = text(spec, "restartPolicy");
-    errs.extend(containers(spec, &volumes, grace, path, restart_policy));
-    errs.extend(init_containers(spec, &volumes, grace, path, restart_policy));
+    // The default for hostUsers is true: no hostUsers is the host's user
+    // namespace.
+    let in_host_users = spec.get("hostUsers").and_then(Value::as_bool) != Some(false);
+    errs.extend(containers(spec, &volumes, grace, path, restart_policy, in_host_users));
+    errs.extend(init_containers(spec, &volumes, grace, path, restart_policy, in_host_users));
     errs.extend(pod_level_resources(spec, &child(path, "resources")));
     errs.extend(host_network_deps(spec, path, opts));
     errs.extend(supported_if_set(
@@ -140,6 +146,7 @@ pub fn pod_spec(spec: &Value, path: &str, opts: PodOptions) -> Errs {
     errs.extend(scheduling_gates(list(spec, "schedulingGates"), &child(path, "schedulingGates")));
     errs.extend(topology_spread(list(spec, "topologySpreadConstraints"), &child(path, "topologySpreadConstraints")));
     errs.extend(host_users(spec, path));
+    errs.extend(hostname_override(spec, path));
     errs.extend(names_and_scalars(spec, path));
     errs.extend(tolerations(list(spec, "tolerations"), &child(path, "tolerations")));
     for (i, alias) in list(spec, "hostAliases").iter().enumerate() {
@@ -155,32 +162,96 @@ pub fn pod_spec(spec: &Value, path: &str, opts: PodOptions) -> Errs {
     }
     errs.extend(class_names(spec, path));
     errs.extend(preemption_and_os(spec, path));
+    errs.extend(file_key_ref_volumes(spec, path));
     errs
 }
 
 /// kube's `validateHostUsers`: a user namespace excludes the host's
-/// network, PID and IPC namespaces (kube's paths, capitals included).
+/// network, PID and IPC namespaces (kube's paths, capitals included) and
+/// volumeDevices (kube PR 132868, v1.34, which also gave the message its
+/// `hostUsers` wording; UserNamespacesHostNetworkSupport is alpha and off).
 fn host_users(spec: &Value, path: &str) -> Errs {
     if spec.get("hostUsers").and_then(Value::as_bool) != Some(false) {
         return Vec::new();
     }
-    let msg = "when `pod.Spec.HostUsers` is false";
-    [("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC")]
+    let msg = "when `hostUsers` is false";
+    let mut errs: Errs = [("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC")]
         .iter()
         .filter(|(field, _)| flag(spec, field))
         .map(|(_, name)| FieldError::forbidden(&child(path, name), msg))
-        .collect()
+        .collect();
+    for (container_path, container) in all_containers(spec, path) {
+        if !list(container, "volumeDevices").is_empty() {
+            errs.push(FieldError::forbidden(&child(&container_path, "volumeDevices"), msg));
+        }
+    }
+    errs
 }
 
-/// kube's `validatePodResources` (PodLevelResources is on): no claims, the
-/// resource names and quantities, requests within limits.
+/// The longest `hostnameOverride` kube accepts (`validatePodHostName`).
+const HOSTNAME_OVERRIDE_MAX: usize = 64;
+
+/// kube's `validatePodHostName` (HostnameOverride is on, beta since v1.35):
+/// not with setHostnameAsFQDN or hostNetwork, at most 64 bytes, a DNS-1123
+/// subdomain.
+fn hostname_override(spec: &Value, path: &str) -> Errs {
+    let Some(name) = spec.get("hostnameOverride").and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let field = child(path, "hostnameOverride");
+    let mut errs = Errs::new();
+    if flag(spec, "setHostnameAsFQDN") {
+        errs.push(FieldError::forbidden(&field, "may not be specified when setHostnameAsFQDN is true"));
+    }
+    if flag(spec, "hostNetwork") {
+        errs.push(FieldError::forbidden(&field, "may not be specified when hostNetwork is true"));
+    }
+    if name.len() > HOSTNAME_OVERRIDE_MAX {
+        errs.push(FieldError::too_long(&field, HOSTNAME_OVERRIDE_MAX));
+    }
+    errs.extend(dns1123_subdomain(&field, name));
+    errs
+}
+
+/// kube's `validateFileKeyRefVolumes` (EnvFiles is on, beta since v1.35):
+/// the volume an env var's fileKeyRef names exists and is an emptyDir.
+fn file_key_ref_volumes(spec: &Value, path: &str) -> Errs {
+    let volumes: HashMap<&str, &Value> = list(spec, "volumes").iter().map(|v| (text(v, "name"), v)).collect();
+    let mut errs = Errs::new();
+    for (container_path, container) in all_containers(spec, path) {
+        for (j, var) in list(container, "env").iter().enumerate() {
+            let Some(file_key_ref) = var.pointer("/valueFrom/fileKeyRef").filter(|v| v.is_object()) else {
+                continue;
+            };
+            let volume_name = text(file_key_ref, "volumeName");
+            let field = format!("{}.valueFrom.fileKeyRef.volumeName", index(&child(&container_path, "env"), j));
+            match volumes.get(volume_name) {
+                None => errs.push(FieldError::not_found(&field, volume_name)),
+                Some(volume) if volume.get("emptyDir").is_none_or(Value::is_null) => {
+                    errs.push(FieldError::invalid(&field, volume_name, "referenced volume must be of type emptyDir"))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    errs
+}
+
+/// kube's `validatePodResources` (PodLevelResources is on): not in a
+/// Windows pod, no claims, the resource names and quantities, requests
+/// within limits.
 fn pod_level_resources(spec: &Value, path: &str) -> Errs {
     let Some(resources) = spec.get("resources").filter(|v| v.is_object()) else {
         return Vec::new();
     };
+    // kube PR 133046 (v1.34): pod-level resources are refused in a Windows
+    // pod, without looking further.
+    if spec.pointer("/os/name").and_then(Value::as_str) == Some("windows") {
+        return vec![FieldError::forbidden(path, "may not be set for a windows pod")];
+    }
     let mut errs = Errs::new();
     if has(resources, "claims") {
-        errs.push(FieldError::forbidden(&child(path, "claims"), "claims cannot be set for Resources at pod-level"));
+        errs.push(FieldError::forbidden(&child(path, "claims"), "claims may not be set for Resources at pod-level"));
     }
     let limits = obj(resources, "limits");
     for (field, entries) in [("limits", limits), ("requests", obj(resources, "requests"))] {

@@ -12,8 +12,9 @@ pub(super) fn id_range(field: &str, value: Option<i64>) -> Errs {
     }
 }
 
-/// kube's `ValidateSecurityContext` of a container.
-pub(super) fn container_security_context(context: Option<&Value>, path: &str) -> Errs {
+/// kube's `ValidateSecurityContext` of a container; `host_users` is the
+/// pod's (`hostUsers` unset or true: the host's user namespace).
+pub(super) fn container_security_context(context: Option<&Value>, path: &str, host_users: bool) -> Errs {
     let Some(sc) = context.filter(|v| v.is_object()) else {
         return Vec::new();
     };
@@ -21,15 +22,19 @@ pub(super) fn container_security_context(context: Option<&Value>, path: &str) ->
     errs.extend(id_range(&child(path, "runAsUser"), int(sc, "runAsUser")));
     errs.extend(id_range(&child(path, "runAsGroup"), int(sc, "runAsGroup")));
     if let Some(proc_mount) = sc.get("procMount").and_then(Value::as_str) {
+        let field = child(path, "procMount");
         if !["Default", "Unmasked"].contains(&proc_mount) {
-            errs.push(FieldError::not_supported(&child(path, "procMount"), proc_mount, &["Default", "Unmasked"]));
+            errs.push(FieldError::not_supported(&field, proc_mount, &["Default", "Unmasked"]));
+        }
+        if host_users && proc_mount == "Unmasked" {
+            errs.push(FieldError::invalid(&field, proc_mount, "`hostUsers` must be false to use `Unmasked`"));
         }
     }
     errs.extend(seccomp_profile(sc.get("seccompProfile"), &child(path, "seccompProfile")));
     if sc.get("allowPrivilegeEscalation").and_then(Value::as_bool) == Some(false) {
-        let context_text = sc.to_string();
+        let context_text = go_security_context(sc);
         if sc.get("privileged").and_then(Value::as_bool) == Some(true) {
-            errs.push(FieldError::invalid(
+            errs.push(FieldError::invalid_bare(
                 path,
                 &context_text,
                 "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
@@ -37,7 +42,7 @@ pub(super) fn container_security_context(context: Option<&Value>, path: &str) ->
         }
         let adds = sc.pointer("/capabilities/add").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
         for _ in adds.iter().filter(|c| c.as_str() == Some("CAP_SYS_ADMIN")) {
-            errs.push(FieldError::invalid(
+            errs.push(FieldError::invalid_bare(
                 path,
                 &context_text,
                 "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN",
@@ -46,6 +51,34 @@ pub(super) fn container_security_context(context: Option<&Value>, path: &str) ->
     }
     errs.extend(app_armor_profile(sc.get("appArmorProfile"), &child(path, "appArmorProfile")));
     errs
+}
+
+/// Go's `%#v` of a `core.SecurityContext` (field.Invalid dereferences the
+/// pointer it is given): its pointer fields in Go's struct order, a set one
+/// printed `(...)` where Go prints its address.
+fn go_security_context(sc: &Value) -> String {
+    const FIELDS: &[(&str, &str, &str)] = &[
+        ("capabilities", "Capabilities", "core.Capabilities"),
+        ("privileged", "Privileged", "bool"),
+        ("seLinuxOptions", "SELinuxOptions", "core.SELinuxOptions"),
+        ("windowsOptions", "WindowsOptions", "core.WindowsSecurityContextOptions"),
+        ("runAsUser", "RunAsUser", "int64"),
+        ("runAsGroup", "RunAsGroup", "int64"),
+        ("runAsNonRoot", "RunAsNonRoot", "bool"),
+        ("readOnlyRootFilesystem", "ReadOnlyRootFilesystem", "bool"),
+        ("allowPrivilegeEscalation", "AllowPrivilegeEscalation", "bool"),
+        ("procMount", "ProcMount", "core.ProcMountType"),
+        ("seccompProfile", "SeccompProfile", "core.SeccompProfile"),
+        ("appArmorProfile", "AppArmorProfile", "core.AppArmorProfile"),
+    ];
+    let fields: Vec<String> = FIELDS
+        .iter()
+        .map(|(json, go, ty)| {
+            let address = if sc.get(*json).is_some_and(|v| !v.is_null()) { "..." } else { "nil" };
+            format!("{go}:(*{ty})({address})")
+        })
+        .collect();
+    format!("core.SecurityContext{{{}}}", fields.join(", "))
 }
 
 /// kube's `validatePodSpecSecurityContext` (v1's `hostPID`, `hostIPC`,

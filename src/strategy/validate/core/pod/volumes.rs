@@ -8,11 +8,22 @@ use super::*;
 pub(super) fn validate_volumes(
     volumes: &[Value],
     path: &str,
-    opts: PodOptions,
+    opts: PodOptions<'_>,
 ) -> (HashMap<String, &'static str>, Errs) {
     let mut errs = Errs::new();
     let mut valid: HashMap<String, &'static str> = HashMap::new();
     let mut names: HashSet<&str> = HashSet::new();
+    // The claims a Pod's ephemeral volumes create (`<pod>-<volume>`), which
+    // a persistentVolumeClaim volume may not name; only known for a Pod.
+    let created_claims: HashSet<String> = if opts.pod_name.is_empty() {
+        HashSet::new()
+    } else {
+        volumes
+            .iter()
+            .filter(|v| v.get("ephemeral").is_some_and(|e| !e.is_null()))
+            .map(|v| format!("{}-{}", opts.pod_name, text(v, "name")))
+            .collect()
+    };
     for (i, volume) in volumes.iter().enumerate() {
         let volume_path = index(path, i);
         let name = text(volume, "name");
@@ -32,12 +43,20 @@ pub(super) fn validate_volumes(
         } else {
             errs.extend(volume_errs);
         }
+        let claim = volume.pointer("/persistentVolumeClaim/claimName").and_then(Value::as_str).unwrap_or("");
+        if !claim.is_empty() && created_claims.contains(claim) {
+            errs.push(FieldError::invalid(
+                &format!("{volume_path}.persistentVolumeClaim.claimName"),
+                claim,
+                "must not reference a PVC that gets created for an ephemeral volume",
+            ));
+        }
     }
     (valid, errs)
 }
 
 /// kube's `validateVolumeSource`: exactly one source, each validated.
-pub(super) fn volume_source(volume: &Value, path: &str, opts: PodOptions) -> (Option<&'static str>, Errs) {
+pub(super) fn volume_source(volume: &Value, path: &str, opts: PodOptions<'_>) -> (Option<&'static str>, Errs) {
     let mut errs = Errs::new();
     let mut found: Option<&'static str> = None;
     for (key, forbidden_name) in VOLUME_SOURCES {
@@ -50,6 +69,19 @@ pub(super) fn volume_source(volume: &Value, path: &str, opts: PodOptions) -> (Op
         }
         found = Some(key);
         errs.extend(one_volume_source(key, source, path, opts));
+        // The claim an ephemeral volume of a Pod creates must have a valid
+        // name (`ValidatePersistentVolumeName`).
+        let volume_name = text(volume, "name");
+        if *key == "ephemeral" && !opts.pod_name.is_empty() && !volume_name.is_empty() {
+            let claim = format!("{}-{volume_name}", opts.pod_name);
+            for msg in crate::types::validation::is_dns1123_subdomain(&claim) {
+                errs.push(FieldError::invalid(
+                    &child(path, "name"),
+                    volume_name,
+                    &format!("PVC name {}: {msg}", crate::types::validation::go_quote(&claim)),
+                ));
+            }
+        }
     }
     if found.is_none() {
         errs.push(FieldError::required(path, "must specify a volume type"));
@@ -58,7 +90,7 @@ pub(super) fn volume_source(volume: &Value, path: &str, opts: PodOptions) -> (Op
 }
 
 /// The checks of one volume source.
-pub(super) fn one_volume_source(key: &str, source: &Value, path: &str, opts: PodOptions) -> Errs {
+pub(super) fn one_volume_source(key: &str, source: &Value, path: &str, opts: PodOptions<'_>) -> Errs {
     if let Some((_, error_path, required)) = SIMPLE_SOURCES.iter().find(|(k, _, _)| *k == key) {
         let source_path = child(path, error_path);
         return required
@@ -82,13 +114,10 @@ pub(super) fn one_volume_source(key: &str, source: &Value, path: &str, opts: Pod
         "downwardAPI" => downward_api_volume(source, &source_path),
         "projected" => projected(source, &source_path),
         "csi" => csi_driver(text(source, "driver"), &child(&source_path, "driver")),
-        "ephemeral" => {
-            if has(source, "volumeClaimTemplate") {
-                Vec::new()
-            } else {
-                vec![FieldError::required(&child(&source_path, "volumeClaimTemplate"), "")]
-            }
-        }
+        "ephemeral" => match source.get("volumeClaimTemplate").filter(|v| !v.is_null()) {
+            Some(template) => claim_template(template, &child(&source_path, "volumeClaimTemplate")),
+            None => vec![FieldError::required(&child(&source_path, "volumeClaimTemplate"), "")],
+        },
         "image" => {
             let mut errs = Errs::new();
             if opts.resource_is_pod && text(source, "reference").is_empty() {
@@ -99,6 +128,69 @@ pub(super) fn one_volume_source(key: &str, source: &Value, path: &str, opts: Pod
         }
         _ => Vec::new(),
     }
+}
+
+/// ObjectMeta's fields in Go's struct order, as `validateFieldAllowList`
+/// names them (the Go name with its first letter lower-cased: `uID`).
+const OBJECT_META_FIELDS: &[(&str, &str)] = &[
+    ("name", "name"),
+    ("generateName", "generateName"),
+    ("namespace", "namespace"),
+    ("selfLink", "selfLink"),
+    ("uid", "uID"),
+    ("resourceVersion", "resourceVersion"),
+    ("generation", "generation"),
+    ("creationTimestamp", "creationTimestamp"),
+    ("deletionTimestamp", "deletionTimestamp"),
+    ("deletionGracePeriodSeconds", "deletionGracePeriodSeconds"),
+    ("labels", "labels"),
+    ("annotations", "annotations"),
+    ("ownerReferences", "ownerReferences"),
+    ("finalizers", "finalizers"),
+    ("managedFields", "managedFields"),
+];
+
+/// kube's `ValidatePersistentVolumeClaimTemplate` of an ephemeral volume:
+/// `ValidateTemplateObjectMeta` (annotations, labels, and no other metadata
+/// field set) and `ValidatePersistentVolumeClaimSpec` at `<path>.spec`.
+pub(super) fn claim_template(template: &Value, path: &str) -> Errs {
+    let meta_path = child(path, "metadata");
+    let metadata = template.get("metadata").filter(|v| v.is_object()).unwrap_or(&Value::Null);
+    let annotations = crate::types::validation::validate_annotations(string_map(metadata, "annotations"));
+    let mut errs = reroot(annotations, "metadata.annotations", &child(&meta_path, "annotations"));
+    errs.extend(validate_labels_at(&child(&meta_path, "labels"), string_map(metadata, "labels")));
+    for (json, go_name) in OBJECT_META_FIELDS {
+        if matches!(*json, "labels" | "annotations") {
+            continue;
+        }
+        // Go compares with the zero value: "", 0 and null are unset; an
+        // empty list is not nil, so it is set.
+        let set = match metadata.get(*json) {
+            None | Some(Value::Null) => false,
+            Some(Value::String(s)) => !s.is_empty(),
+            Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+            Some(_) => true,
+        };
+        if set {
+            errs.push(FieldError::forbidden(&child(&meta_path, go_name), "cannot be set"));
+        }
+    }
+    let spec = template.get("spec").filter(|v| v.is_object()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
+    errs.extend(reroot(super::super::storage::claim_spec(&spec), "spec", &child(path, "spec")));
+    errs
+}
+
+/// Errors found at `from...` moved to `to...`.
+fn reroot(errors: Errs, from: &str, to: &str) -> Errs {
+    errors
+        .into_iter()
+        .map(|mut e| {
+            if let Some(rest) = e.field.strip_prefix(from) {
+                e.field = format!("{to}{rest}");
+            }
+            e
+        })
+        .collect()
 }
 
 pub(super) fn required_text(source: &Value, path: &str, field: &str) -> Errs {
