@@ -27,6 +27,7 @@ use super::Resolved;
 use crate::api::backend::{WebhookAnswer, WebhookCall};
 use crate::api::status::ApiError;
 use crate::api::{Backend, RequestHead};
+use crate::strategy::admission::policy;
 use crate::strategy::admission::webhook::{self, Answer, Attributes, Match, Operation, PatchFailure, Webhook};
 use crate::strategy::Object;
 use crate::types::key::{collection_prefix, ObjectKey, ShardId};
@@ -91,6 +92,7 @@ fn active(backend: &impl Backend, plugin: crate::strategy::admission::Plugin) ->
 }
 
 const MUTATING: crate::strategy::admission::Plugin = crate::strategy::admission::Plugin::MutatingAdmissionWebhook;
+const POLICY: crate::strategy::admission::Plugin = crate::strategy::admission::Plugin::ValidatingAdmissionPolicy;
 const VALIDATING: crate::strategy::admission::Plugin = crate::strategy::admission::Plugin::ValidatingAdmissionWebhook;
 
 fn cel_limits(backend: &impl Backend) -> webhook::CelLimits {
@@ -476,12 +478,15 @@ pub async fn validate(
     object: Option<&Object>,
     old: Option<&Object>,
 ) -> Result<(), ApiError> {
-    if !active(backend, VALIDATING) {
+    let (policies_on, webhooks_on) = (active(backend, POLICY), active(backend, VALIDATING));
+    if !policies_on && !webhooks_on {
         return Ok(());
     }
     let index = backend.admission_webhooks().await;
-    let hooks: Vec<&Webhook> = index.validating().collect();
-    if hooks.is_empty() {
+    let hooks: Vec<&Webhook> = if webhooks_on { index.validating().collect() } else { Vec::new() };
+    let bindings =
+        if policies_on && !is_admission_configuration(resolved) { index.policy_bindings() } else { Vec::new() };
+    if hooks.is_empty() && bindings.is_empty() {
         return Ok(());
     }
     let request = Request {
@@ -496,6 +501,10 @@ pub async fn validate(
     let object = object.map(|o| Value::Object(o.clone()));
     let old = old.map(|o| Value::Object(o.clone()));
     let attrs = request.attributes(object.as_ref(), old.as_ref());
+    // kube's order: ValidatingAdmissionPolicy, then the validating webhooks.
+    if !bindings.is_empty() {
+        validate_policies(backend, &request, &attrs, &bindings).await?;
+    }
     let mut matching = Vec::new();
     for hook in hooks {
         match hook.matches(&attrs) {
@@ -531,6 +540,202 @@ pub async fn validate(
     Ok(())
 }
 
+/// kube's `IsExemptAdmissionConfigurationResource`: admission's own
+/// configuration is never admitted by policies or webhooks.
+fn is_admission_configuration(resolved: &Resolved) -> bool {
+    resolved.info.group == webhook::GROUP
+        && [
+            webhook::MUTATING,
+            webhook::VALIDATING,
+            webhook::POLICIES,
+            webhook::BINDINGS,
+            "mutatingadmissionpolicies",
+            "mutatingadmissionpolicybindings",
+        ]
+        .contains(&resolved.info.resource.as_str())
+}
+
+/// A binding's params: one object, every object its selector picks, or
+/// why there are none (kube's `CollectParams`).
+async fn collect_params(
+    backend: &impl Backend,
+    policy: &policy::Policy,
+    binding: &policy::Binding,
+    request_namespace: &str,
+) -> Result<Vec<Value>, String> {
+    let wanted = policy::params_wanted(policy, binding);
+    if wanted == policy::ParamsWanted::None {
+        return Ok(vec![Value::Null]);
+    }
+    if let policy::ParamsWanted::Misconfigured(why) = wanted {
+        return Err(why);
+    }
+    let Some((api_version, kind)) = &policy.param_kind else { return Ok(vec![Value::Null]) };
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version.as_str()));
+    let registry = backend.registry();
+    let Some(info) = registry.by_kind(group, version, kind).cloned() else {
+        return Err(format!("failed to find resource referenced by paramKind: '{api_version}, Kind={kind}'"));
+    };
+    let namespace_of = |given: &Option<String>| -> Result<String, String> {
+        if !info.namespaced {
+            return Ok(String::new());
+        }
+        match given.as_deref().filter(|n| !n.is_empty()).unwrap_or(request_namespace) {
+            "" => Err("cannot use namespaced paramRef in policy binding that matches cluster-scoped resources".into()),
+            ns => Ok(ns.to_string()),
+        }
+    };
+    let found: Vec<Value> = match wanted {
+        policy::ParamsWanted::Named { name, namespace } => {
+            let namespace = namespace_of(&namespace)?;
+            let (g, r) = info.storage_group_resource();
+            let key = ObjectKey::new(g, r, &namespace, &name);
+            let object = read_current(backend, &key, backend.committed_revision()).await.map_err(|e| e.to_string())?;
+            object.and_then(|o| serde_json::from_slice::<Value>(&o.json).ok()).into_iter().collect()
+        }
+        policy::ParamsWanted::Selected { selector, namespace } => {
+            let namespace = namespace_of(&namespace)?;
+            let namespace = (!namespace.is_empty()).then_some(namespace);
+            let objects = super::delete::list_current(backend, &info, namespace.as_deref(), None)
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut picked = Vec::new();
+            for o in objects {
+                let Ok(value) = serde_json::from_slice::<Value>(&o.json) else { continue };
+                let labels = value.pointer("/metadata/labels").and_then(Value::as_object);
+                if webhook::selector_matches(&selector, labels)? {
+                    picked.push(value);
+                }
+            }
+            picked
+        }
+        _ => Vec::new(),
+    };
+    if found.is_empty() {
+        let deny = binding.param_ref.as_ref().is_none_or(|p| p.deny_when_missing);
+        if deny {
+            return Err("no params found for policy binding with `Deny` parameterNotFoundAction".into());
+        }
+    }
+    // A param object carries its kind (kube's `wrappedParam`).
+    Ok(found
+        .into_iter()
+        .map(|mut p| {
+            if let Some(o) = p.as_object_mut() {
+                o.entry("apiVersion").or_insert_with(|| json!(api_version));
+                o.entry("kind").or_insert_with(|| json!(kind));
+            }
+            p
+        })
+        .collect())
+}
+
+/// kube's ValidatingAdmissionPolicy plugin over one request: every binding
+/// whose policy and own resources match, evaluated with its params; the
+/// first `Deny` denial refuses (kube's `admission.NewForbidden` with the
+/// validation's reason and code), `Warn` denials become warnings.
+async fn validate_policies(
+    backend: &impl Backend,
+    request: &Request<'_>,
+    attrs: &Attributes<'_>,
+    bindings: &[(&policy::Policy, &policy::Binding)],
+) -> Result<(), ApiError> {
+    let null = Value::Null;
+    let request_variable = policy::request_variable(attrs);
+    let namespace = attrs.namespace;
+    let is_namespace = attrs.group.is_empty() && attrs.resource == "namespaces";
+    let namespace_object = if namespace.is_empty() || is_namespace {
+        Value::Null
+    } else {
+        let key = ObjectKey::new("", "namespaces", "", namespace);
+        let found = read_current(backend, &key, backend.committed_revision()).await?;
+        policy::namespace_variable(found.and_then(|o| serde_json::from_slice::<Value>(&o.json).ok()).as_ref())
+    };
+    let mut denial: Option<(String, String, String, String)> = None; // policy, binding, message, reason
+    let mut warnings = Vec::new();
+    for (policy, binding) in bindings {
+        let configuration_error = |message: String| {
+            (!policy.ignore_failures).then(|| policy::Decision { deny: true, message, reason: String::new() })
+        };
+        let Some(constraints) = &policy.match_constraints else { continue };
+        let mut decisions = Vec::new();
+        match constraints.matches(attrs) {
+            Ok(false) => continue,
+            Ok(true) => {}
+            Err(e) => decisions.extend(configuration_error(format!("failed to configure policy: {e}"))),
+        }
+        if decisions.is_empty() {
+            if let Some(resources) = &binding.match_resources {
+                match resources.matches(attrs) {
+                    Ok(false) => continue,
+                    Ok(true) => {}
+                    Err(e) => decisions.extend(configuration_error(format!("failed to configure binding: {e}"))),
+                }
+            }
+        }
+        if decisions.is_empty() {
+            match collect_params(backend, policy, binding, namespace).await {
+                Err(e) => decisions.extend(configuration_error(format!("failed to configure binding: {e}"))),
+                Ok(params) => {
+                    for params in &params {
+                        let inputs = policy::Inputs {
+                            object: attrs.object.unwrap_or(&null),
+                            old_object: attrs.old_object.unwrap_or(&null),
+                            request: &request_variable,
+                            params,
+                            namespace_object: &namespace_object,
+                        };
+                        decisions.extend(policy::evaluate(policy, &inputs, &request.cel));
+                    }
+                }
+            }
+        }
+        for decision in decisions.into_iter().filter(|d| d.deny) {
+            for action in &binding.actions {
+                match action.as_str() {
+                    "Deny" if denial.is_none() => {
+                        denial = Some((
+                            policy.name.clone(),
+                            binding.name.clone(),
+                            decision.message.clone(),
+                            decision.reason.clone(),
+                        ));
+                    }
+                    "Warn" => warnings.push(policy::warning(&policy.name, &binding.name, &decision.message)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    add_warnings(request.head, &warnings);
+    let Some((policy_name, binding_name, message, reason)) = denial else { return Ok(()) };
+    let inner = policy::denial_message(&policy_name, &binding_name, &message);
+    let info = &request.resolved.info;
+    let resource =
+        if info.group.is_empty() { info.resource.clone() } else { format!("{}.{}", info.resource, info.group) };
+    let text = if request.name.is_empty() {
+        format!("{resource} is forbidden: {inner}")
+    } else {
+        format!("{resource} {:?} is forbidden: {inner}", request.name)
+    };
+    let reason = if reason.is_empty() { "Invalid".to_string() } else { reason };
+    let mut details = Map::new();
+    if !request.name.is_empty() {
+        details.insert("name".into(), json!(request.name));
+    }
+    if !info.group.is_empty() {
+        details.insert("group".into(), json!(info.group));
+    }
+    details.insert("kind".into(), json!(info.resource));
+    details.insert("causes".into(), json!([{"message": inner}]));
+    Err(ApiError::WebhookDenied {
+        code: policy::reason_code(&reason),
+        reason,
+        message: text,
+        details: Some(Value::Object(details)),
+    })
+}
+
 /// The webhooks of a delete: the mutating ones are called as kube's delete
 /// handler calls them (with neither object: a non-empty objectSelector
 /// never matches; a patch is kube's 500, there being no object to change),
@@ -542,7 +747,7 @@ pub async fn admit_delete(
     name: &str,
     old: &Object,
 ) -> Result<(), ApiError> {
-    if !active(backend, MUTATING) && !active(backend, VALIDATING) {
+    if !active(backend, MUTATING) && !active(backend, VALIDATING) && !active(backend, POLICY) {
         return Ok(());
     }
     let index = backend.admission_webhooks().await;

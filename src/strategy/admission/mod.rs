@@ -29,6 +29,7 @@ pub mod ingressclass;
 pub mod limitranger;
 pub mod nodetaint;
 pub mod podsecurity;
+pub mod policy;
 pub mod priority;
 pub mod pvcresize;
 pub mod quantity;
@@ -64,12 +65,14 @@ pub enum Plugin {
     PodTopologyLabels,
     /// The admission webhooks (`webhook.rs`; called by `api/handlers/webhooks.rs`).
     MutatingAdmissionWebhook,
+    /// ValidatingAdmissionPolicy (`policy.rs`; called by `api/handlers/webhooks.rs`).
+    ValidatingAdmissionPolicy,
     ValidatingAdmissionWebhook,
     ResourceQuota,
 }
 
 impl Plugin {
-    pub const ALL: [Plugin; 16] = [
+    pub const ALL: [Plugin; 17] = [
         Plugin::NamespaceLifecycle,
         Plugin::LimitRanger,
         Plugin::ServiceAccount,
@@ -84,6 +87,7 @@ impl Plugin {
         Plugin::DefaultIngressClass,
         Plugin::PodTopologyLabels,
         Plugin::MutatingAdmissionWebhook,
+        Plugin::ValidatingAdmissionPolicy,
         Plugin::ValidatingAdmissionWebhook,
         Plugin::ResourceQuota,
     ];
@@ -104,6 +108,7 @@ impl Plugin {
             Plugin::DefaultIngressClass => "DefaultIngressClass",
             Plugin::PodTopologyLabels => "PodTopologyLabels",
             Plugin::MutatingAdmissionWebhook => "MutatingAdmissionWebhook",
+            Plugin::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
             Plugin::ValidatingAdmissionWebhook => "ValidatingAdmissionWebhook",
             Plugin::ResourceQuota => "ResourceQuota",
         }

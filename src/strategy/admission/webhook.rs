@@ -36,6 +36,8 @@ use std::collections::BTreeMap;
 pub const GROUP: &str = "admissionregistration.k8s.io";
 pub const MUTATING: &str = "mutatingwebhookconfigurations";
 pub const VALIDATING: &str = "validatingwebhookconfigurations";
+pub const POLICIES: &str = "validatingadmissionpolicies";
+pub const BINDINGS: &str = "validatingadmissionpolicybindings";
 
 /// Resources kube never calls webhooks for (`IsExemptAdmissionConfigurationResource`):
 /// a broken webhook must not lock its own configuration.
@@ -132,12 +134,17 @@ pub struct Webhook {
 pub struct WebhookIndex {
     mutating: BTreeMap<String, Vec<Webhook>>,
     validating: BTreeMap<String, Vec<Webhook>>,
+    /// ValidatingAdmissionPolicies and their bindings, by name
+    /// (`policy.rs`; kube evaluates them in that order).
+    policies: BTreeMap<String, super::policy::Policy>,
+    bindings: BTreeMap<String, super::policy::Binding>,
 }
 
 /// Whether a log key holds a webhook configuration.
 pub fn is_webhook_key(key: &[u8]) -> bool {
-    crate::types::key::group_resource(key)
-        .is_some_and(|(group, resource)| group == GROUP && (resource == MUTATING || resource == VALIDATING))
+    crate::types::key::group_resource(key).is_some_and(|(group, resource)| {
+        group == GROUP && [MUTATING, VALIDATING, POLICIES, BINDINGS].contains(&resource.as_ref())
+    })
 }
 
 impl WebhookIndex {
@@ -148,13 +155,35 @@ impl WebhookIndex {
         if key.group != GROUP {
             return;
         }
+        let parsed = value.and_then(|v| serde_json::from_slice::<Value>(v).ok());
+        match key.resource.as_str() {
+            POLICIES => {
+                match parsed {
+                    Some(object) => {
+                        self.policies.insert(key.name.clone(), super::policy::parse_policy(&key.name, &object))
+                    }
+                    None => self.policies.remove(&key.name),
+                };
+                return;
+            }
+            BINDINGS => {
+                match parsed {
+                    Some(object) => {
+                        self.bindings.insert(key.name.clone(), super::policy::parse_binding(&key.name, &object))
+                    }
+                    None => self.bindings.remove(&key.name),
+                };
+                return;
+            }
+            _ => {}
+        }
         let mutating = match key.resource.as_str() {
             MUTATING => true,
             VALIDATING => false,
             _ => return,
         };
         let map = if mutating { &mut self.mutating } else { &mut self.validating };
-        match value.and_then(|v| serde_json::from_slice::<Value>(v).ok()) {
+        match parsed {
             Some(object) => {
                 map.insert(key.name.clone(), parse_configuration(&key.name, mutating, &object));
             }
@@ -165,7 +194,20 @@ impl WebhookIndex {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.mutating.is_empty() && self.validating.is_empty()
+        self.mutating.is_empty() && self.validating.is_empty() && self.bindings.is_empty()
+    }
+
+    /// Each binding with its policy, policies in name order and each one's
+    /// bindings in name order (kube's dispatch order); a binding whose
+    /// policy is not stored binds nothing.
+    pub fn policy_bindings(&self) -> Vec<(&super::policy::Policy, &super::policy::Binding)> {
+        let mut out = Vec::new();
+        for policy in self.policies.values() {
+            for binding in self.bindings.values().filter(|b| b.policy_name == policy.name) {
+                out.push((policy, binding));
+            }
+        }
+        out
     }
 
     /// The mutating webhooks, in kube's calling order.
@@ -349,7 +391,7 @@ impl Webhook {
 
 /// kube's rule matcher (`predicates/rules`): operation, group, version,
 /// resource (with `*`, `RESOURCE/*`, `*/SUBRESOURCE`, `*/*`) and scope.
-fn rule_matches(rule: &Rule, attrs: &Attributes<'_>) -> bool {
+pub(crate) fn rule_matches(rule: &Rule, attrs: &Attributes<'_>) -> bool {
     let op = attrs.operation.as_str();
     let any_or = |list: &[String], value: &str| list.iter().any(|x| x == "*" || x == value);
     if !any_or(&rule.operations, op) || !any_or(&rule.api_groups, attrs.group) {
@@ -382,11 +424,11 @@ fn rule_matches(rule: &Rule, attrs: &Attributes<'_>) -> bool {
     }
 }
 
-fn labels_of(object: &Value) -> Option<&Map<String, Value>> {
+pub(crate) fn labels_of(object: &Value) -> Option<&Map<String, Value>> {
     object.get("metadata").and_then(|m| m.get("labels")).and_then(Value::as_object)
 }
 
-fn selector_is_empty(selector: &Value) -> bool {
+pub(crate) fn selector_is_empty(selector: &Value) -> bool {
     let empty = |field: &str| {
         selector.get(field).is_none_or(|v| {
             v.is_null() || v.as_object().is_some_and(Map::is_empty) || v.as_array().is_some_and(Vec::is_empty)
@@ -502,7 +544,7 @@ fn run_conditions(conditions: &[(String, String)], object: &Value, old: &Value, 
 
 /// A JSON value as CEL sees it (integers as `int` where they fit, as
 /// kube's unstructured conversion makes them).
-fn to_cel(value: &Value) -> cel::Value {
+pub(crate) fn to_cel(value: &Value) -> cel::Value {
     use std::sync::Arc;
     match value {
         Value::Null => cel::Value::Null,
