@@ -287,8 +287,9 @@ pub struct JsonAnswer {
     pub warnings: Vec<String>,
 }
 
-/// Sends `method path` with `body` as `application/json` through the real
-/// handlers on `backend` and waits for the whole answer.
+/// Sends `method path` with `body` as `application/json` (a PATCH as
+/// `application/merge-patch+json`) through the real handlers on `backend`
+/// and waits for the whole answer.
 pub fn send_json(
     backend: &std::rc::Rc<MemoryBackend>,
     method: &str,
@@ -300,7 +301,7 @@ pub fn send_json(
     let request = http::Request::builder()
         .method(method)
         .uri(path)
-        .header("Content-Type", "application/json")
+        .header("Content-Type", if method == "PATCH" { "application/merge-patch+json" } else { "application/json" })
         .body(http_body_util::Full::new(bytes))
         .expect("a request from a method, a path and a body");
     futures_lite::future::block_on(async {

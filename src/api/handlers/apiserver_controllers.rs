@@ -321,25 +321,12 @@ mod tests {
     use super::*;
     use crate::api::testing::MemoryBackend;
     use crate::config::Config;
-    use bytes::Bytes;
     use futures_lite::future::block_on;
-    use http_body_util::{BodyExt, Full};
     use serde_json::json;
 
     fn request(backend: &Rc<MemoryBackend>, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let bytes = body.map(|b| Bytes::from(serde_json::to_vec(&b).unwrap())).unwrap_or_default();
-        let content_type = if method == "PATCH" { "application/merge-patch+json" } else { "application/json" };
-        let request = http::Request::builder()
-            .method(method)
-            .uri(path)
-            .header("Content-Type", content_type)
-            .body(Full::new(bytes));
-        block_on(async {
-            let response = crate::api::handle(backend, request.unwrap()).await;
-            let status = response.status().as_u16();
-            let body = response.into_body().collect().await.expect("body").to_bytes();
-            (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
-        })
+        let answer = crate::api::testing::send_json(backend, method, path, body);
+        (answer.code, answer.body)
     }
 
     fn facts() -> Facts {

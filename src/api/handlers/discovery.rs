@@ -196,37 +196,28 @@ pub async fn serve(
             }
             ok(json(&index))
         }
-        Route::OpenApiV3(path) if openapi::openapi_v3_document(path).is_none() => {
-            let path = path.trim_start_matches('/');
-            let found = custom_documents(registry, false).into_iter().find(|(p, _)| p == path);
-            let Some((_, doc)) = found else { return Err(ApiError::PathNotFound) };
-            let body = json(&doc);
-            let hash = openapi_crd::content_hash(&body);
+        Route::OpenApiV3(path) => {
+            let (body, hash) = match (openapi::openapi_v3_document(path), openapi::openapi_v3_document_hash(path)) {
+                (Some(doc), Some(hash)) => (doc, hash.to_string()),
+                _ => {
+                    let path = path.trim_start_matches('/');
+                    let found = custom_documents(registry, false).into_iter().find(|(p, _)| p == path);
+                    let Some((_, doc)) = found else { return Err(ApiError::PathNotFound) };
+                    let body = json(&doc);
+                    let hash = openapi_crd::content_hash(&body);
+                    (body, hash)
+                }
+            };
             let mut response = respond(StatusCode::OK, "application/json", body);
             if let Ok(v) = http::HeaderValue::from_str(&format!("\"{hash}\"")) {
                 response.headers_mut().insert(http::header::ETAG, v);
             }
+            // Documents are addressed by content hash: a matching ?hash= never changes.
             let fixed = head.query.as_deref().is_some_and(|q| q.contains(&format!("hash={hash}")));
             let cache = if fixed { "public, immutable" } else { "no-cache, private" };
             response.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static(cache));
             Ok(response)
         }
-        Route::OpenApiV3(path) => match openapi::openapi_v3_document(path) {
-            Some(doc) => {
-                let mut response = respond(StatusCode::OK, "application/json", doc);
-                if let Some(hash) = openapi::openapi_v3_document_hash(path) {
-                    if let Ok(v) = http::HeaderValue::from_str(&format!("\"{hash}\"")) {
-                        response.headers_mut().insert(http::header::ETAG, v);
-                    }
-                    // Documents are addressed by content hash: a matching ?hash= never changes.
-                    let fixed = head.query.as_deref().is_some_and(|q| q.contains(&format!("hash={hash}")));
-                    let cache = if fixed { "public, immutable" } else { "no-cache, private" };
-                    response.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static(cache));
-                }
-                Ok(response)
-            }
-            None => Err(ApiError::PathNotFound),
-        },
         Route::OpenApiV2 => {
             // kube-openapi's handler: JSON or gnostic protobuf by Accept (406
             // with an empty body for anything else), one ETag for both, gzip
