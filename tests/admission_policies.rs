@@ -139,6 +139,29 @@ fn params_warnings_selectors_and_reasons() {
     assert_eq!(status["reason"], "Forbidden");
     assert!(status["message"].as_str().unwrap().ends_with("denied request: at most 2 replicas"), "{status}");
 
+    // Under failurePolicy Ignore a configuration error (the params missing)
+    // passes the binding over: its validation, which would deny, is not run.
+    create(
+        &s,
+        POLICIES,
+        &json!({"metadata": {"name": "ignored"},
+                "spec": {"failurePolicy": "Ignore",
+                         "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                         "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["secrets"]}]},
+                         "validations": [{"expression": "false"}]}}),
+    );
+    create(
+        &s,
+        BINDINGS,
+        &json!({"metadata": {"name": "ignored-binding"},
+                "spec": {"policyName": "ignored", "validationActions": ["Deny"],
+                         "paramRef": {"name": "absent", "namespace": "default", "parameterNotFoundAction": "Deny"}}}),
+    );
+    create(&s, "/api/v1/namespaces/default/secrets", &json!({"metadata": {"name": "passes"}}));
+    create(&s, "/api/v1/namespaces/default/configmaps", &json!({"metadata": {"name": "absent"}}));
+    let r = s.post_json("/api/v1/namespaces/default/secrets", &json!({"metadata": {"name": "now-denied"}}));
+    assert_eq!(r.status, 422, "with its params present the validation runs: {}", r.text());
+
     // A Warn binding admits, with kube's warning; only in namespaces its selector picks.
     create(
         &s,

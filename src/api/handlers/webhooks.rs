@@ -658,24 +658,35 @@ async fn validate_policies(
             (!policy.ignore_failures).then(|| policy::Decision { deny: true, message, reason: String::new() })
         };
         let Some(constraints) = &policy.match_constraints else { continue };
+        // A configuration error denies under `Fail`; under `Ignore` the
+        // binding is passed over.
         let mut decisions = Vec::new();
         match constraints.matches(attrs) {
             Ok(false) => continue,
             Ok(true) => {}
-            Err(e) => decisions.extend(configuration_error(format!("failed to configure policy: {e}"))),
+            Err(e) => match configuration_error(format!("failed to configure policy: {e}")) {
+                Some(d) => decisions.push(d),
+                None => continue,
+            },
         }
         if decisions.is_empty() {
             if let Some(resources) = &binding.match_resources {
                 match resources.matches(attrs) {
                     Ok(false) => continue,
                     Ok(true) => {}
-                    Err(e) => decisions.extend(configuration_error(format!("failed to configure binding: {e}"))),
+                    Err(e) => match configuration_error(format!("failed to configure binding: {e}")) {
+                        Some(d) => decisions.push(d),
+                        None => continue,
+                    },
                 }
             }
         }
         if decisions.is_empty() {
             match collect_params(backend, policy, binding, namespace).await {
-                Err(e) => decisions.extend(configuration_error(format!("failed to configure binding: {e}"))),
+                Err(e) => match configuration_error(format!("failed to configure binding: {e}")) {
+                    Some(d) => decisions.push(d),
+                    None => continue,
+                },
                 Ok(params) => {
                     for params in &params {
                         let inputs = policy::Inputs {

@@ -395,9 +395,7 @@ fn run(policy: &Policy, values: &[Value; 5]) -> Vec<Decision> {
                     .unwrap_or_else(|| format!("failed expression: {}", v.expression.trim()));
                 decisions.push(Decision::denial(message, v.reason.as_deref().unwrap_or("Invalid")));
             }
-            Err(e) if policy.ignore_failures => {
-                let _ = e;
-            }
+            Err(_) if policy.ignore_failures => {}
             Err(e) => decisions.push(Decision::denial(e, "")),
         }
     }
