@@ -152,6 +152,23 @@ fn opaque_parameters(parameters: Option<&Value>, field: &str) -> Vec<FieldError>
 const REQUEST_REF_MSG: &str =
     "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'";
 
+/// A `requests` list of references (a config's or a constraint's): at most
+/// `REQUESTS_MAX` (past it only that error), each a request of the claim,
+/// none twice.
+fn request_refs(object: &Fields, at: &str, names: &RequestNames) -> Vec<FieldError> {
+    let refs = list(object, "requests");
+    if let Some(err) = too_many(refs, REQUESTS_MAX, at) {
+        return vec![err];
+    }
+    let refs: Vec<&str> = refs.iter().map(|r| r.as_str().unwrap_or_default()).collect();
+    let mut errs = Vec::new();
+    for (j, request) in refs.iter().enumerate() {
+        errs.extend(request_ref(request, &format!("{at}[{j}]"), names));
+    }
+    errs.extend(duplicates(refs.iter().copied(), at));
+    errs
+}
+
 /// `validateRequestNameRef`: `request` or `request/subrequest`, each a DNS
 /// label, naming a request (and subrequest) of the claim.
 fn request_ref(name: &str, field: &str, names: &RequestNames) -> Vec<FieldError> {
@@ -189,17 +206,7 @@ fn configurations(spec: &Fields, field: &str, requests: Option<&RequestNames>) -
         let config = config.as_object().unwrap_or(&empty);
         let path = format!("{field}[{i}]");
         if let Some(names) = requests {
-            let refs = list(config, "requests");
-            let at = format!("{path}.requests");
-            if let Some(err) = too_many(refs, REQUESTS_MAX, &at) {
-                errs.push(err);
-            } else {
-                let refs: Vec<&str> = refs.iter().map(|r| r.as_str().unwrap_or_default()).collect();
-                for (j, request) in refs.iter().enumerate() {
-                    errs.extend(request_ref(request, &format!("{at}[{j}]"), names));
-                }
-                errs.extend(duplicates(refs.iter().copied(), &at));
-            }
+            errs.extend(request_refs(config, &format!("{path}.requests"), names));
         }
         match obj(config, "opaque") {
             None => errs.push(FieldError::required(&format!("{path}.opaque"), "")),
@@ -300,17 +307,7 @@ fn constraints(devices: &Fields, field: &str, names: &RequestNames) -> Vec<Field
     for (i, constraint) in items.iter().enumerate() {
         let constraint = constraint.as_object().unwrap_or(&empty);
         let path = format!("{field}[{i}]");
-        let refs = list(constraint, "requests");
-        let at = format!("{path}.requests");
-        if let Some(err) = too_many(refs, REQUESTS_MAX, &at) {
-            errs.push(err);
-        } else {
-            let refs: Vec<&str> = refs.iter().map(|r| r.as_str().unwrap_or_default()).collect();
-            for (j, request) in refs.iter().enumerate() {
-                errs.extend(request_ref(request, &format!("{at}[{j}]"), names));
-            }
-            errs.extend(duplicates(refs.iter().copied(), &at));
-        }
+        errs.extend(request_refs(constraint, &format!("{path}.requests"), names));
         let set = |key: &str| constraint.get(key).is_some_and(|v| !v.is_null());
         if !set("matchAttribute") && !set("distinctAttribute") {
             // DRAConsumableCapacity (beta, on in v1.36) words it so.
