@@ -34,7 +34,9 @@
 //! caller (`api/handlers/webhooks.rs`); expressions run past
 //! `strategy::cel`'s bounds never reach the crate.
 
-use super::webhook::{labels_of, rule_matches, selector_is_empty, selector_matches, to_cel, Attributes, Rule};
+use super::webhook::{
+    labels_of, parse_rule, rule_matches, selector_is_empty, selector_matches, to_cel, Attributes, Rule,
+};
 use crate::strategy::cel::{expression_shape, CelLimits};
 use serde_json::{json, Map, Value};
 
@@ -106,16 +108,7 @@ fn named_rules(value: &Value) -> Vec<NamedRule> {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|r| NamedRule {
-            rule: Rule {
-                operations: strings(&r["operations"]),
-                api_groups: strings(&r["apiGroups"]),
-                api_versions: strings(&r["apiVersions"]),
-                resources: strings(&r["resources"]),
-                scope: r["scope"].as_str().unwrap_or("*").to_string(),
-            },
-            resource_names: strings(&r["resourceNames"]),
-        })
+        .map(|r| NamedRule { rule: parse_rule(r), resource_names: strings(&r["resourceNames"]) })
         .collect()
 }
 
@@ -268,16 +261,9 @@ pub struct Inputs<'a> {
     pub namespace_object: &'a Value,
 }
 
-/// kube's `CreateAdmissionRequest` as CEL's `request`: the review's request
-/// without the objects and uid.
+/// kube's `CreateAdmissionRequest` as CEL's `request`.
 pub fn request_variable(attrs: &Attributes<'_>) -> Value {
-    let mut request = super::webhook::review(attrs, "", "v1")["request"].take();
-    if let Some(r) = request.as_object_mut() {
-        r.remove("object");
-        r.remove("oldObject");
-        r.remove("uid");
-    }
-    request
+    super::webhook::cel_request(attrs)
 }
 
 /// kube's `CreateNamespaceObject`: the namespace's name, labels,

@@ -225,6 +225,17 @@ fn strings(value: &Value) -> Vec<String> {
     value.as_array().map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect()).unwrap_or_default()
 }
 
+/// One `RuleWithOperations` (scope defaulted to `*`, as kube defaults it).
+pub(crate) fn parse_rule(r: &Value) -> Rule {
+    Rule {
+        operations: strings(&r["operations"]),
+        api_groups: strings(&r["apiGroups"]),
+        api_versions: strings(&r["apiVersions"]),
+        resources: strings(&r["resources"]),
+        scope: r["scope"].as_str().unwrap_or("*").to_string(),
+    }
+}
+
 /// A configuration's webhooks, defaulted as kube's `SetDefaults_*Webhook`.
 pub fn parse_configuration(configuration: &str, mutating: bool, object: &Value) -> Vec<Webhook> {
     let Some(webhooks) = object.get("webhooks").and_then(Value::as_array) else { return Vec::new() };
@@ -244,21 +255,7 @@ fn parse_webhook(configuration: &str, mutating: bool, w: &Value) -> Webhook {
         .as_str()
         .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
         .unwrap_or_default();
-    let rules = w["rules"]
-        .as_array()
-        .map(|rules| {
-            rules
-                .iter()
-                .map(|r| Rule {
-                    operations: strings(&r["operations"]),
-                    api_groups: strings(&r["apiGroups"]),
-                    api_versions: strings(&r["apiVersions"]),
-                    resources: strings(&r["resources"]),
-                    scope: r["scope"].as_str().unwrap_or("*").to_string(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let rules = w["rules"].as_array().map(|rules| rules.iter().map(parse_rule).collect()).unwrap_or_default();
     let review_version =
         w["admissionReviewVersions"].as_array().into_iter().flatten().filter_map(Value::as_str).find_map(|v| match v {
             "v1" => Some("v1"),
@@ -480,12 +477,7 @@ fn evaluate_conditions(conditions: &[(String, String)], attrs: &Attributes<'_>) 
             Err(e) => errors.push(format!("compilation failed for match condition {name:?}: {e}")),
         }
     }
-    let mut request = review(attrs, "", "v1")["request"].take();
-    if let Some(request) = request.as_object_mut() {
-        request.remove("object");
-        request.remove("oldObject");
-        request.remove("uid");
-    }
+    let request = cel_request(attrs);
     let object = attrs.object.cloned().unwrap_or(Value::Null);
     let old = attrs.old_object.cloned().unwrap_or(Value::Null);
     // On a thread of its own: the interpreter's recursion gets a known stack.
@@ -562,6 +554,18 @@ pub(crate) fn to_cel(value: &Value) -> cel::Value {
             cel::Value::Map(cel::objects::Map { map: Arc::new(entries) })
         }
     }
+}
+
+/// kube's `CreateAdmissionRequest` as CEL's `request`: the review's request
+/// without the objects and uid (matchConditions and admission policies).
+pub(crate) fn cel_request(attrs: &Attributes<'_>) -> Value {
+    let mut request = review(attrs, "", "v1")["request"].take();
+    if let Some(r) = request.as_object_mut() {
+        r.remove("object");
+        r.remove("oldObject");
+        r.remove("uid");
+    }
+    request
 }
 
 /// The `AdmissionReview` a webhook is sent (kube's `CreateV1AdmissionReview`;
