@@ -136,8 +136,11 @@ where
     let received = std::time::Instant::now();
     // A handle on the header's bytes (no copy), read only if the answer is an error.
     let accept = request.headers().get(header::ACCEPT).cloned();
+    // The query is parsed again only when it names `pretty` (as kube's
+    // `isPrettyPrint` looks), not once more for every request.
+    let pretty_param = request.uri().query().filter(|q| q.contains("pretty"));
     let pretty = pretty::wanted(
-        Params::parse(request.uri().query()).ok().and_then(|p| p.pretty),
+        pretty_param.and_then(|q| Params::parse(Some(q)).ok()).and_then(|p| p.pretty),
         request.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()),
     );
     let mut held = Held { in_flight: None, record: None };
